@@ -1,0 +1,25 @@
+/* lc_err.h — the error codes every module returns, and their descriptions. */
+#ifndef LC_ERR_H
+#define LC_ERR_H
+
+/* 0 is success; functions return one of these otherwise. Details go into an
+ * errmsg buffer owned by the caller or the long-lived object. */
+enum {
+    LC_OK = 0,
+    LC_ENOMEM,     /* out of memory */
+    LC_EINVAL,     /* invalid argument or input */
+    LC_EPROTO,     /* malformed frame or protocol violation */
+    LC_EIO,        /* I/O error */
+    LC_ENOTFOUND,  /* no such object */
+    LC_ETOOBIG,    /* input exceeds a limit */
+    LC_ESTATE,     /* operation not allowed in the current state */
+    LC_ENOTLEADER, /* this master is not the leader */
+    LC_ECLOSED,    /* peer or object closed */
+    LC_EAGAIN,     /* not ready yet; try again */
+    LC_ERR_COUNT
+};
+
+/* Static description of an error code; never NULL. */
+const char *lc_strerror(int code);
+
+#endif

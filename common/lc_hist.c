@@ -1,0 +1,261 @@
+/* lc_hist.c — log-linear histograms: record, merge, percentiles, sparse encoding. */
+#include "lc_hist.h"
+
+#include <math.h>
+#include <stdlib.h>
+
+#include "lc_err.h"
+
+#define SUB_COUNT (1u << (LC_HIST_SUB_BITS - 1)) /* buckets per power of two */
+#define VARINT_MAX 10                             /* bytes of a 64-bit varint */
+
+/* Bucket layout: with k = floor(log2(v | 255)) and shift = k - 7, the index is
+ * shift * 128 + (v >> shift). Below 256 the shift is 0 and the index is v; at
+ * and above, v >> shift lies in [128, 256), so each power of two gets 128
+ * buckets following the previous one. */
+static inline uint32_t index_of(uint64_t v)
+{
+    unsigned k = 63u - (unsigned)__builtin_clzll(v | ((1u << LC_HIST_SUB_BITS) - 1));
+    unsigned shift = k - (LC_HIST_SUB_BITS - 1);
+    return (uint32_t)(shift * SUB_COUNT + (v >> shift));
+}
+
+static inline uint64_t clamp_value(uint64_t v)
+{
+    if (v < LC_HIST_MIN_US)
+        return LC_HIST_MIN_US;
+    if (v > LC_HIST_MAX_US)
+        return LC_HIST_MAX_US;
+    return v;
+}
+
+void lc_hist_init(lc_hist_t *h)
+{
+    *h = (lc_hist_t){0};
+    h->min = UINT64_MAX;
+}
+
+void lc_hist_record(lc_hist_t *h, uint64_t value_us)
+{
+    uint64_t v = clamp_value(value_us);
+
+    h->counts[index_of(v)]++;
+    h->total++;
+    h->sum += v;
+    if (v < h->min)
+        h->min = v;
+    if (v > h->max)
+        h->max = v;
+}
+
+void lc_hist_merge(lc_hist_t *dst, const lc_hist_t *src)
+{
+    for (uint32_t i = 0; i < LC_HIST_BUCKETS; i++)
+        dst->counts[i] += src->counts[i];
+    dst->total += src->total;
+    dst->sum += src->sum;
+    if (src->min < dst->min)
+        dst->min = src->min;
+    if (src->max > dst->max)
+        dst->max = src->max;
+}
+
+uint32_t lc_hist_bucket_of(uint64_t value_us)
+{
+    return index_of(clamp_value(value_us));
+}
+
+/* Out-of-range bucket numbers are treated as the last bucket. */
+uint64_t lc_hist_bucket_low(uint32_t bucket)
+{
+    if (bucket >= LC_HIST_BUCKETS)
+        bucket = LC_HIST_BUCKETS - 1;
+    if (bucket < 2 * SUB_COUNT)
+        return bucket;
+    unsigned shift = bucket / SUB_COUNT - 1;
+    return (uint64_t)(bucket % SUB_COUNT + SUB_COUNT) << shift;
+}
+
+uint64_t lc_hist_bucket_high(uint32_t bucket)
+{
+    if (bucket >= LC_HIST_BUCKETS)
+        bucket = LC_HIST_BUCKETS - 1;
+    if (bucket < 2 * SUB_COUNT)
+        return bucket;
+    unsigned shift = bucket / SUB_COUNT - 1;
+    return lc_hist_bucket_low(bucket) + ((uint64_t)1 << shift) - 1;
+}
+
+/* Rank (1-based) of percentile p among total values: the smallest rank whose
+ * share of values reaches p. The epsilon keeps 99.9 % of 100000 from rounding
+ * up to 99901 through floating-point noise. */
+static uint64_t rank_of(double p, uint64_t total)
+{
+    double r = ceil(p / 100.0 * (double)total - 1e-7);
+    if (r < 1.0)
+        return 1;
+    if (r >= (double)total)
+        return total;
+    return (uint64_t)r;
+}
+
+uint64_t lc_hist_percentile(const lc_hist_t *h, double p)
+{
+    if (h->total == 0)
+        return 0;
+    if (!(p > 0.0)) /* also catches NaN */
+        return h->min;
+    if (p >= 100.0)
+        return h->max;
+
+    uint64_t rank = rank_of(p, h->total), seen = 0;
+    uint32_t b = 0;
+    for (; b < LC_HIST_BUCKETS - 1; b++) {
+        seen += h->counts[b];
+        if (seen >= rank)
+            break;
+    }
+    uint64_t low = lc_hist_bucket_low(b), high = lc_hist_bucket_high(b);
+    uint64_t mid = low + (high - low) / 2;
+    if (mid < h->min)
+        return h->min;
+    if (mid > h->max)
+        return h->max;
+    return mid;
+}
+
+double lc_hist_mean(const lc_hist_t *h)
+{
+    if (h->total == 0)
+        return 0.0;
+    return (double)h->sum / (double)h->total;
+}
+
+static size_t put_varint(uint8_t *p, uint64_t v)
+{
+    size_t n = 0;
+    while (v >= 0x80) {
+        p[n++] = (uint8_t)(v | 0x80);
+        v >>= 7;
+    }
+    p[n++] = (uint8_t)v;
+    return n;
+}
+
+int lc_hist_encode(const lc_hist_t *h, uint8_t **out, size_t *out_len)
+{
+    size_t nonzero = 0;
+    for (uint32_t i = 0; i < LC_HIST_BUCKETS; i++)
+        nonzero += h->counts[i] != 0;
+
+    uint8_t *buf = malloc((4 + 2 * nonzero) * VARINT_MAX);
+    if (buf == NULL)
+        return LC_ENOMEM;
+
+    size_t n = 0;
+    n += put_varint(buf + n, h->total);
+    n += put_varint(buf + n, h->sum);
+    n += put_varint(buf + n, h->min);
+    n += put_varint(buf + n, h->max);
+    uint32_t prev = 0;
+    for (uint32_t i = 0; i < LC_HIST_BUCKETS; i++) {
+        if (h->counts[i] == 0)
+            continue;
+        n += put_varint(buf + n, i - prev);
+        n += put_varint(buf + n, h->counts[i]);
+        prev = i;
+    }
+    *out = buf;
+    *out_len = n;
+    return 0;
+}
+
+/* Reads one varint at *pos; returns -1 when truncated or longer than 64 bits. */
+static int get_varint(const uint8_t *buf, size_t len, size_t *pos, uint64_t *out)
+{
+    uint64_t v = 0;
+    for (unsigned i = 0; i < VARINT_MAX; i++) {
+        if (*pos >= len)
+            return -1;
+        uint8_t b = buf[(*pos)++];
+        if (i == VARINT_MAX - 1 && b > 1)
+            return -1;
+        v |= (uint64_t)(b & 0x7f) << (7 * i);
+        if (!(b & 0x80)) {
+            *out = v;
+            return 0;
+        }
+    }
+    return -1;
+}
+
+typedef struct {
+    uint64_t total, sum, min, max;
+} hist_header_t;
+
+/* Checks the header against itself: empty means exactly the init state, else
+ * min <= max within the clamp range and sum between total*min and total*max. */
+static int header_ok(const hist_header_t *hd)
+{
+    if (hd->total == 0)
+        return hd->sum == 0 && hd->min == UINT64_MAX && hd->max == 0;
+    if (hd->min < LC_HIST_MIN_US || hd->max > LC_HIST_MAX_US || hd->min > hd->max)
+        return 0;
+    uint64_t lo, hi;
+    if (!__builtin_mul_overflow(hd->total, hd->min, &lo) && hd->sum < lo)
+        return 0;
+    if (!__builtin_mul_overflow(hd->total, hd->max, &hi) && hd->sum > hi)
+        return 0;
+    return 1;
+}
+
+/* Walks the (delta, count) pairs after the header; adds them to h when h is
+ * not NULL. Returns -1 on any inconsistency; the first pass runs with h NULL
+ * so that a bad encoding never changes h. */
+static int walk_buckets(const uint8_t *buf, size_t len, size_t pos, const hist_header_t *hd,
+                        lc_hist_t *h)
+{
+    uint64_t seen = 0, idx = 0, delta, count;
+    uint64_t first = LC_HIST_BUCKETS, last = 0;
+
+    while (pos < len) {
+        if (get_varint(buf, len, &pos, &delta) || get_varint(buf, len, &pos, &count))
+            return -1;
+        if ((delta == 0 && first != LC_HIST_BUCKETS) || delta >= LC_HIST_BUCKETS - idx)
+            return -1; /* repeated or out-of-range bucket */
+        idx += delta;
+        if (count == 0 || __builtin_add_overflow(seen, count, &seen))
+            return -1;
+        if (first == LC_HIST_BUCKETS)
+            first = idx;
+        last = idx;
+        if (h != NULL)
+            h->counts[idx] += count;
+    }
+    if (seen != hd->total)
+        return -1;
+    if (seen != 0 && (first != index_of(hd->min) || last != index_of(hd->max)))
+        return -1;
+    return 0;
+}
+
+int lc_hist_decode_add(lc_hist_t *h, const uint8_t *buf, size_t len)
+{
+    hist_header_t hd;
+    size_t pos = 0;
+
+    if (get_varint(buf, len, &pos, &hd.total) || get_varint(buf, len, &pos, &hd.sum) ||
+        get_varint(buf, len, &pos, &hd.min) || get_varint(buf, len, &pos, &hd.max))
+        return LC_EPROTO;
+    if (!header_ok(&hd) || walk_buckets(buf, len, pos, &hd, NULL) != 0)
+        return LC_EPROTO;
+
+    walk_buckets(buf, len, pos, &hd, h);
+    h->total += hd.total;
+    h->sum += hd.sum;
+    if (hd.min < h->min)
+        h->min = hd.min;
+    if (hd.max > h->max)
+        h->max = hd.max;
+    return 0;
+}

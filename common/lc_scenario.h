@@ -1,0 +1,86 @@
+/* lc_scenario.h — the scenario JSON (v1): parsing, validation with errors that
+ * name the JSON path, defaults and bounds. */
+#ifndef LC_SCENARIO_H
+#define LC_SCENARIO_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include "lc_addr.h"
+
+#define LC_SCENARIO_MAX_BYTES (1u << 20) /* 1 MiB */
+#define LC_SCENARIO_MAX_USERS 1000000u
+#define LC_SCENARIO_MAX_TASKS 256u
+#define LC_SCENARIO_MAX_STAGES 100u
+#define LC_SCENARIO_MAX_HEADERS 64u
+
+typedef struct lc_header_s {
+    char *name;
+    char *value;
+} lc_header_t;
+
+typedef struct lc_task_s {
+    char *name;          /* default: "<METHOD> <path>" */
+    uint32_t weight;     /* default 1, 1..1000000 (0 is an error) */
+    char *method;        /* GET POST PUT PATCH DELETE HEAD OPTIONS; default GET */
+    char *path;          /* required, starts with '/'; may hold ${…} templates */
+    lc_header_t *headers;
+    size_t n_headers;
+    char *body;          /* NULL when absent; may hold templates */
+    int *expect_status;  /* empty: any status < 400 is a success */
+    size_t n_expect_status;
+    char *expect_body_contains; /* NULL when absent */
+} lc_task_t;
+
+typedef struct lc_stage_s {
+    uint64_t duration_ms;
+    uint32_t target;     /* users (closed model) or requests/s (open model) */
+} lc_stage_t;
+
+enum lc_policy { LC_POLICY_DEGRADE, LC_POLICY_QUEUE };
+
+typedef struct lc_scenario_s {
+    char *name;          /* required, 1..128 chars */
+    char *tenant;        /* default "default" */
+    char *target;        /* required URL text */
+    lc_url_t url;        /* parsed target */
+    uint64_t duration_ms; /* required unless stages given (then their sum); 1 s..7 d */
+    /* Closed model. */
+    uint32_t users;      /* 1..LC_SCENARIO_MAX_USERS; default 1 */
+    double spawn_rate;   /* users/s, > 0; default = users (all in the first second) */
+    uint32_t think_min_ms, think_max_ms; /* "think_time_ms": n or [min, max]; default 0 */
+    /* Open model: arrival_rate > 0 selects it. */
+    double arrival_rate; /* requests/s; 0 = closed model */
+    uint32_t max_users;  /* open model; default 1000 */
+    lc_stage_t *stages;
+    size_t n_stages;
+    struct {
+        bool insecure;
+        char *ca_file;   /* NULL: system default */
+    } tls;
+    lc_task_t *tasks;    /* 1..LC_SCENARIO_MAX_TASKS */
+    size_t n_tasks;
+    struct {
+        double p95_ms;   /* < 0 when unset */
+        double error_rate; /* < 0 when unset */
+        bool abort_on_fail;
+    } thresholds;
+    enum lc_policy policy;
+    uint32_t connect_timeout_ms; /* default 5000 */
+    uint32_t request_timeout_ms; /* default 30000 */
+} lc_scenario_t;
+
+/* Parses and validates; on success fills *out (free with lc_scenario_free).
+ * On failure returns LC_EINVAL and writes "<json path>: <what was expected>"
+ * into errmsg, e.g. "tasks[2].method: expected one of GET, POST, …", and *out
+ * is left zeroed. Unknown fields are errors. */
+int lc_scenario_parse(const char *json, size_t len, lc_scenario_t *out, char *errmsg,
+                      size_t errlen);
+void lc_scenario_free(lc_scenario_t *s);
+
+/* Parses a duration: a non-negative integer of seconds, or a string like
+ * "500ms", "30s", "5m", "1h", "1m30s". Returns 0 or LC_EINVAL. */
+int lc_duration_parse(const char *text, uint64_t *out_ms);
+
+#endif

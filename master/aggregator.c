@@ -1,0 +1,257 @@
+/* aggregator.c — StatsBatch queueing, RunSeconds proposals, StatsAck after
+ * commit. Deduplication by (worker, run, seq) happens here (cheaply, for
+ * batches already applied or in flight) and again in the FSM (exactly). */
+#include "aggregator.h"
+
+#include <stdlib.h>
+#include <string.h>
+
+#include "lc_err.h"
+#include "lc_log.h"
+#include "quorum.h"
+#include "runs.h"
+#include "state.pb-c.h"
+#include "store.h"
+
+#define MAX_BATCHES_PER_PROPOSAL 256
+
+typedef struct queued_s {
+    Lc__Envelope *env; /* its stats field is the batch */
+    struct queued_s *next;
+} queued_t;
+
+typedef struct proposal_s {
+    aggregator_t *agg; /* NULL once the aggregator closed */
+    uint64_t run;
+    queued_t *batches;
+    struct proposal_s *prev, *next;
+} proposal_t;
+
+struct aggregator_s {
+    master_t *m;
+    uv_timer_t flush_timer;
+    queued_t *queue_head, *queue_tail;
+    proposal_t *in_flight;
+};
+
+static void free_batches(queued_t *q)
+{
+    while (q != NULL) {
+        queued_t *next = q->next;
+        lc__envelope__free_unpacked(q->env, NULL);
+        free(q);
+        q = next;
+    }
+}
+
+static void send_ack(master_t *m, const Lc__StatsBatch *b)
+{
+    Lc__StatsAck ack = LC__STATS_ACK__INIT;
+    ack.run = b->run;
+    ack.seq = b->seq;
+    Lc__Envelope env = LC__ENVELOPE__INIT;
+    env.msg_case = LC__ENVELOPE__MSG_STATS_ACK;
+    env.stats_ack = &ack;
+    /* A disconnected worker replays the batch and is acknowledged then. */
+    fleet_send(m->fleet, b->worker_id, &env);
+}
+
+static void committed(master_t *m, const Lc__StatsBatch *b)
+{
+    send_ack(m, b);
+    if (b->final)
+        runs_on_final_committed(m->runs, b->run, b->worker_id);
+}
+
+static bool same_batch(const Lc__StatsBatch *x, const Lc__StatsBatch *y)
+{
+    return x->run == y->run && x->seq == y->seq && strcmp(x->worker_id, y->worker_id) == 0;
+}
+
+static bool seen(const aggregator_t *a, const Lc__StatsBatch *b)
+{
+    for (const queued_t *q = a->queue_head; q != NULL; q = q->next)
+        if (same_batch(q->env->stats, b))
+            return true;
+    for (const proposal_t *p = a->in_flight; p != NULL; p = p->next)
+        for (const queued_t *q = p->batches; q != NULL; q = q->next)
+            if (same_batch(q->env->stats, b))
+                return true;
+    return false;
+}
+
+void aggregator_add(aggregator_t *a, fleet_worker_t *w, Lc__Envelope *env)
+{
+    const Lc__StatsBatch *b = env->stats;
+    (void)w;
+    if (store_batch_applied(a->m->store, b->worker_id, b->run, b->seq)) {
+        committed(a->m, b); /* a replay of a batch that is already history */
+        lc__envelope__free_unpacked(env, NULL);
+        return;
+    }
+    if (seen(a, b)) {
+        lc__envelope__free_unpacked(env, NULL);
+        return;
+    }
+    queued_t *q = calloc(1, sizeof *q);
+    if (q == NULL) {
+        lc__envelope__free_unpacked(env, NULL); /* not acked: the worker will replay it */
+        return;
+    }
+    q->env = env;
+    if (a->queue_tail != NULL)
+        a->queue_tail->next = q;
+    else
+        a->queue_head = q;
+    a->queue_tail = q;
+    if (b->final)
+        aggregator_flush(a); /* the run is waiting for it */
+}
+
+static void unlink_proposal(proposal_t *p)
+{
+    if (p->agg == NULL)
+        return;
+    if (p->prev != NULL)
+        p->prev->next = p->next;
+    else
+        p->agg->in_flight = p->next;
+    if (p->next != NULL)
+        p->next->prev = p->prev;
+}
+
+static void applied_cb(void *arg, int status, int result)
+{
+    proposal_t *p = arg;
+    if (p->agg != NULL && status == 0) {
+        if (result != 0)
+            lc_warn("aggregator", "msg=\"stats not recorded\" run=%llu error=\"%s\"",
+                    (unsigned long long)p->run, lc_strerror(result));
+        for (queued_t *q = p->batches; q != NULL; q = q->next)
+            committed(p->agg->m, q->env->stats);
+    }
+    unlink_proposal(p);
+    free_batches(p->batches);
+    free(p);
+}
+
+/* Moves up to MAX_BATCHES_PER_PROPOSAL queued batches of one run into p. */
+static size_t take_run_batches(aggregator_t *a, proposal_t *p)
+{
+    queued_t **link = &a->queue_head, *tail = NULL, *last = NULL;
+    size_t n = 0;
+    while (*link != NULL && n < MAX_BATCHES_PER_PROPOSAL) {
+        queued_t *q = *link;
+        if (q->env->stats->run != p->run) {
+            last = q;
+            link = &q->next;
+            continue;
+        }
+        *link = q->next;
+        q->next = NULL;
+        if (tail != NULL)
+            tail->next = q;
+        else
+            p->batches = q;
+        tail = q;
+        n++;
+    }
+    /* Recompute the queue tail: the loop may have removed it. */
+    a->queue_tail = last;
+    for (queued_t *q = a->queue_head; q != NULL; q = q->next)
+        a->queue_tail = q;
+    return n;
+}
+
+static void propose_run(aggregator_t *a, uint64_t run)
+{
+    proposal_t *p = calloc(1, sizeof *p);
+    if (p == NULL)
+        return;
+    p->agg = a;
+    p->run = run;
+    size_t n = take_run_batches(a, p);
+    Lc__StatsBatch **batches = calloc(n, sizeof *batches);
+    if (batches == NULL) {
+        free_batches(p->batches);
+        free(p);
+        return;
+    }
+    size_t i = 0;
+    for (queued_t *q = p->batches; q != NULL; q = q->next)
+        batches[i++] = q->env->stats;
+    Lc__RunSeconds seconds = LC__RUN_SECONDS__INIT;
+    seconds.run = run;
+    seconds.batches = batches;
+    seconds.n_batches = n;
+    Lc__Command cmd = LC__COMMAND__INIT;
+    cmd.cmd_case = LC__COMMAND__CMD_RUN_SECONDS;
+    cmd.run_seconds = &seconds;
+    int rv = quorum_propose(a->m->quorum, &cmd, applied_cb, p);
+    free(batches);
+    if (rv != 0) {
+        /* Not acknowledged: workers keep the batches and replay them. */
+        free_batches(p->batches);
+        free(p);
+        return;
+    }
+    p->next = a->in_flight;
+    if (a->in_flight != NULL)
+        a->in_flight->prev = p;
+    a->in_flight = p;
+}
+
+void aggregator_flush(aggregator_t *a)
+{
+    while (a->queue_head != NULL)
+        propose_run(a, a->queue_head->env->stats->run);
+}
+
+bool aggregator_busy(aggregator_t *a, uint64_t run)
+{
+    for (const queued_t *q = a->queue_head; q != NULL; q = q->next)
+        if (q->env->stats->run == run)
+            return true;
+    for (const proposal_t *p = a->in_flight; p != NULL; p = p->next)
+        if (p->run == run)
+            return true;
+    return false;
+}
+
+void aggregator_reset(aggregator_t *a)
+{
+    free_batches(a->queue_head);
+    a->queue_head = a->queue_tail = NULL;
+}
+
+static void flush_timer_cb(uv_timer_t *t)
+{
+    aggregator_flush(t->data);
+}
+
+int aggregator_init(aggregator_t **out, master_t *m)
+{
+    aggregator_t *a = calloc(1, sizeof *a);
+    if (a == NULL)
+        return LC_ENOMEM;
+    a->m = m;
+    uv_timer_init(m->loop, &a->flush_timer);
+    a->flush_timer.data = a;
+    uv_timer_start(&a->flush_timer, flush_timer_cb, m->cfg.stats_interval_ms,
+                   m->cfg.stats_interval_ms);
+    *out = a;
+    return 0;
+}
+
+static void timer_closed_cb(uv_handle_t *h)
+{
+    free(h->data);
+}
+
+void aggregator_close(aggregator_t *a)
+{
+    aggregator_reset(a);
+    for (proposal_t *p = a->in_flight; p != NULL; p = p->next)
+        p->agg = NULL;
+    uv_close((uv_handle_t *)&a->flush_timer, timer_closed_cb);
+}

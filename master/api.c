@@ -1,0 +1,199 @@
+/* api.c — the JSON HTTP API on :8089: routing, validation, responses. */
+#include "api.h"
+
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "fleet.h"
+#include "lc_clock.h"
+#include "lc_err.h"
+#include "lc_log.h"
+#include "lc_scenario.h"
+#include "metrics.h"
+#include "quorum.h"
+#include "runs.h"
+#include "store.h"
+
+#define API_MAX_BODY (1u << 20)
+
+static void respond_json(lc_http_exchange_t *ex, int status, json_t *body)
+{
+    char *text = json_dumps(body, JSON_COMPACT);
+    json_decref(body);
+    if (text == NULL) {
+        const char *oom = "{\"error\":\"out of memory\"}";
+        lc_http_exchange_respond(ex, 500, "application/json", oom, strlen(oom), NULL);
+        return;
+    }
+    lc_http_exchange_respond(ex, status, "application/json", text, strlen(text), NULL);
+    free(text);
+}
+
+static void respond_error(lc_http_exchange_t *ex, int status, const char *fmt, ...)
+    __attribute__((format(printf, 3, 4)));
+
+static void respond_error(lc_http_exchange_t *ex, int status, const char *fmt, ...)
+{
+    char msg[512];
+    va_list ap;
+    va_start(ap, fmt);
+    vsnprintf(msg, sizeof msg, fmt, ap);
+    va_end(ap);
+    respond_json(ex, status, json_pack("{s:s}", "error", msg));
+}
+
+/* Parses "/api/v1/runs/<id>[/<rest>]": returns 1 with id and rest ("" when
+ * none), 0 when the path is not of that form. */
+static int parse_run_path(const char *path, uint64_t *id, const char **rest)
+{
+    static const char prefix[] = "/api/v1/runs/";
+    if (strncmp(path, prefix, sizeof prefix - 1) != 0)
+        return 0;
+    const char *p = path + sizeof prefix - 1;
+    if (*p < '1' || *p > '9')
+        return 0;
+    char *end;
+    unsigned long long v = strtoull(p, &end, 10);
+    if (end - p > 18 || (*end != '\0' && *end != '/'))
+        return 0;
+    *id = v;
+    *rest = end;
+    return 1;
+}
+
+typedef struct create_ctx_s {
+    lc_http_exchange_t *ex;
+    uint64_t id;
+} create_ctx_t;
+
+static void created_cb(void *arg, int status, int result)
+{
+    create_ctx_t *ctx = arg;
+    if (status != 0)
+        respond_error(ctx->ex, 503, "run not created: %s", lc_strerror(status));
+    else if (result != 0)
+        respond_error(ctx->ex, 500, "run not created: %s", lc_strerror(result));
+    else
+        respond_json(ctx->ex, 201, json_pack("{s:I}", "id", (json_int_t)ctx->id));
+    free(ctx);
+}
+
+static void create_run(master_t *m, lc_http_exchange_t *ex, const lc_http_request_t *req)
+{
+    lc_scenario_t sc;
+    char why[512];
+    if (lc_scenario_parse(req->body, req->body_len, &sc, why, sizeof why) != 0) {
+        respond_error(ex, 400, "%s", why);
+        return;
+    }
+    if (!quorum_is_leader(m->quorum)) {
+        lc_scenario_free(&sc);
+        respond_error(ex, 503, "this master is not the leader");
+        return;
+    }
+    create_ctx_t *ctx = calloc(1, sizeof *ctx);
+    Lc__CreateRun cr = LC__CREATE_RUN__INIT;
+    cr.id = runs_next_id(m->runs);
+    cr.tenant = sc.tenant;
+    cr.name = sc.name;
+    cr.scenario_json = (char *)req->body;
+    cr.users = sc.arrival_rate > 0 ? sc.max_users : sc.users;
+    cr.created_ms = lc_wall_ms();
+    Lc__Command cmd = LC__COMMAND__INIT;
+    cmd.cmd_case = LC__COMMAND__CMD_CREATE_RUN;
+    cmd.create_run = &cr;
+    int rv = ctx ? quorum_propose(m->quorum, &cmd, created_cb, ctx) : LC_ENOMEM;
+    lc_scenario_free(&sc);
+    if (rv != 0) {
+        free(ctx);
+        respond_error(ex, 503, "run not created: %s", lc_strerror(rv));
+        return;
+    }
+    ctx->ex = ex;
+    ctx->id = cr.id;
+}
+
+static void stop_run(master_t *m, lc_http_exchange_t *ex, uint64_t id)
+{
+    char why[256] = "";
+    int rv = runs_request_stop(m->runs, id, why, sizeof why);
+    switch (rv) {
+    case 0:
+        respond_json(ex, 202, json_pack("{s:I,s:s}", "id", (json_int_t)id, "state", "stopping"));
+        break;
+    case LC_ENOTFOUND:
+        respond_error(ex, 404, "run %llu not found", (unsigned long long)id);
+        break;
+    case LC_ESTATE:
+        respond_error(ex, 409, "%s", why);
+        break;
+    default:
+        respond_error(ex, 503, "cannot stop run %llu: %s", (unsigned long long)id, lc_strerror(rv));
+        break;
+    }
+}
+
+static void run_routes(master_t *m, lc_http_exchange_t *ex, const lc_http_request_t *req)
+{
+    bool get = strcmp(req->method, "GET") == 0, post = strcmp(req->method, "POST") == 0;
+    uint64_t id;
+    const char *rest;
+    if (strcmp(req->path, "/api/v1/runs") == 0) {
+        if (post)
+            create_run(m, ex, req);
+        else if (get)
+            respond_json(ex, 200, json_pack("{s:o}", "runs", store_runs_json(m->store, lc_wall_ms())));
+        else
+            respond_error(ex, 405, "%s not allowed on %s", req->method, req->path);
+        return;
+    }
+    if (!parse_run_path(req->path, &id, &rest)) {
+        respond_error(ex, 404, "no such endpoint: %s", req->path);
+        return;
+    }
+    if (rest[0] == '\0' && get) {
+        json_t *run = store_run_json(m->store, id, lc_wall_ms());
+        if (run == NULL)
+            respond_error(ex, 404, "run %llu not found", (unsigned long long)id);
+        else
+            respond_json(ex, 200, run);
+    } else if (strcmp(rest, "/stop") == 0 && post) {
+        stop_run(m, ex, id);
+    } else if (rest[0] == '\0' || strcmp(rest, "/stop") == 0) {
+        respond_error(ex, 405, "%s not allowed on %s", req->method, req->path);
+    } else {
+        respond_error(ex, 404, "no such endpoint: %s", req->path);
+    }
+}
+
+static void handle(void *arg, lc_http_exchange_t *ex, const lc_http_request_t *req)
+{
+    master_t *m = arg;
+    bool get = strcmp(req->method, "GET") == 0;
+    if (strcmp(req->path, "/healthz") == 0 && get) {
+        respond_json(ex, 200, json_pack("{s:s,s:s}", "status", "ok", "role",
+                                        quorum_is_leader(m->quorum) ? "leader" : "follower"));
+    } else if (strcmp(req->path, "/metrics") == 0 && get) {
+        char *text = metrics_render(m);
+        lc_http_exchange_respond(ex, 200, "text/plain; version=0.0.4", text ? text : "",
+                                 text ? strlen(text) : 0, NULL);
+        free(text);
+    } else if (strcmp(req->path, "/api/v1/workers") == 0) {
+        if (get)
+            respond_json(ex, 200, json_pack("{s:o}", "workers", fleet_workers_json(m->fleet)));
+        else
+            respond_error(ex, 405, "%s not allowed on %s", req->method, req->path);
+    } else if (strncmp(req->path, "/api/v1/runs", 12) == 0) {
+        run_routes(m, ex, req);
+    } else {
+        respond_error(ex, 404, "no such endpoint: %s", req->path);
+    }
+}
+
+int api_init(master_t *m, char *errmsg, size_t errlen)
+{
+    return lc_http_server_init(&m->api, m->loop, m->cfg.api_host, m->cfg.api_port, API_MAX_BODY,
+                               handle, m, errmsg, errlen);
+}

@@ -1,0 +1,88 @@
+/* fleet.h — the workers' side of the master: the TCP :5557 listener, one
+ * framed protobuf connection per worker, its Hello/Welcome handshake,
+ * heartbeats and liveness. Other modules see workers and send them frames. */
+#ifndef MASTER_FLEET_H
+#define MASTER_FLEET_H
+
+#include <jansson.h>
+#include <stdbool.h>
+#include <stdint.h>
+#include <uv.h>
+
+#include "cluster.pb-c.h"
+
+#define FLEET_ID_MAX 65
+#define FLEET_MAX_RUN_LOADS 64
+
+typedef struct fleet_s fleet_t;
+typedef struct fleet_conn_s fleet_conn_t;
+
+typedef struct fleet_run_load_s {
+    uint64_t run;
+    uint64_t generation;
+    uint32_t users;
+    uint32_t connections;
+} fleet_run_load_t;
+
+/* A worker the master knows: connected now, or disconnected for less than
+ * the loss timeout. */
+typedef struct fleet_worker_s {
+    char id[FLEET_ID_MAX];
+    char name[128];
+    char address[64];      /* peer address of its connection */
+    uint32_t threads;
+    uint32_t capacity;
+    double cpu_percent;
+    uint64_t rss_bytes;
+    uint64_t last_seen_ms; /* monotonic ms of the last frame */
+    fleet_run_load_t loads[FLEET_MAX_RUN_LOADS];
+    size_t n_loads;
+    fleet_conn_t *conn;    /* NULL while disconnected */
+} fleet_worker_t;
+
+typedef struct fleet_events_s {
+    void *arg;
+    /* A worker completed its handshake (new, or back after a disconnect).
+     * hello->running lists what it already runs. */
+    void (*on_join)(void *arg, fleet_worker_t *w, const Lc__Hello *hello);
+    /* A worker missed 3 heartbeat intervals: it is forgotten after this. */
+    void (*on_lost)(void *arg, fleet_worker_t *w);
+    /* A StatsBatch arrived; the callee owns env (free with
+     * lc__envelope__free_unpacked). */
+    void (*on_stats)(void *arg, fleet_worker_t *w, Lc__Envelope *env);
+} fleet_events_t;
+
+typedef struct fleet_config_s {
+    const char *listen_host;
+    uint16_t listen_port;
+    const char *advertise;   /* worker address of this master, for Welcome */
+    uint32_t heartbeat_ms;
+    uint32_t stats_interval_ms;
+} fleet_config_t;
+
+/* Starts listening. Returns 0 or LC_EIO with errmsg. */
+int fleet_init(fleet_t **out, uv_loop_t *loop, const fleet_config_t *cfg,
+               const fleet_events_t *events, char *errmsg, size_t errlen);
+/* Hello is answered with Welcome only while accepting is true (the leader);
+ * otherwise the connection is closed with a log line. */
+void fleet_set_accepting(fleet_t *f, bool accepting, uint64_t leader_id, uint64_t term);
+
+/* Sends one frame to a worker. Returns 0, LC_ENOTFOUND / LC_ECLOSED when it
+ * is unknown or disconnected. */
+int fleet_send(fleet_t *f, const char *worker_id, const Lc__Envelope *env);
+
+fleet_worker_t *fleet_find(fleet_t *f, const char *worker_id);
+/* Connected workers, in join order; *n set to their count. The array is
+ * valid until the next return to the event loop. */
+fleet_worker_t **fleet_connected(fleet_t *f, size_t *n);
+size_t fleet_count_connected(fleet_t *f);
+
+/* [{"id","name","address","threads","capacity","cpu_percent","rss_bytes",
+ *   "connected","last_seen_ms_ago","runs":[{"run","users","connections"}]}] */
+json_t *fleet_workers_json(fleet_t *f);
+
+/* Closes the listener and every connection; on_closed(arg) after all are
+ * closed and f is freed. */
+void fleet_close(fleet_t *f, void (*on_closed)(void *arg), void *arg);
+
+#endif

@@ -1,0 +1,50 @@
+/* master.h — the master process's one state struct, passed explicitly to the
+ * modules that coordinate others (runs, aggregator, api, metrics). */
+#ifndef MASTER_MASTER_H
+#define MASTER_MASTER_H
+
+#include <limits.h>
+#include <stdbool.h>
+#include <stdint.h>
+#include <uv.h>
+
+#include "lc_addr.h"
+#include "lc_http_server.h"
+
+typedef struct store_s store_t;
+typedef struct quorum_s quorum_t;
+typedef struct fleet_s fleet_t;
+typedef struct runs_s runs_t;
+typedef struct aggregator_s aggregator_t;
+
+typedef struct master_config_s {
+    char data_dir[PATH_MAX];
+    uint64_t id;
+    char raft_address[128];   /* IPv4 host:port */
+    char worker_host[LC_HOST_MAX]; /* listen address for workers */
+    uint16_t worker_port;
+    char worker_advertise[LC_HOST_MAX + 8]; /* how workers reach this master */
+    char api_host[LC_HOST_MAX];
+    uint16_t api_port;
+    unsigned election_timeout_ms;
+    unsigned heartbeat_timeout_ms;
+    unsigned snapshot_threshold;
+    unsigned snapshot_trailing;
+    uint32_t worker_heartbeat_ms;
+    uint32_t stats_interval_ms;
+} master_config_t;
+
+typedef struct master_s {
+    uv_loop_t *loop;
+    master_config_t cfg;
+    store_t *store;
+    quorum_t *quorum;
+    fleet_t *fleet;
+    runs_t *runs;
+    aggregator_t *agg;
+    lc_http_server_t *api;
+    uv_signal_t sigint, sigterm;
+    bool stopping;
+} master_t;
+
+#endif

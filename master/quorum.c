@@ -1,0 +1,210 @@
+/* quorum.c — canonical/raft 0.15 setup, proposals and role polling. */
+#include "quorum.h"
+
+#include <errno.h>
+#include <raft.h>
+#include <raft/uv.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+
+#include "fsm.h"
+#include "lc_err.h"
+#include "lc_log.h"
+
+/* raft 0.15 has no state-change callback: poll raft_state() this often. */
+#define ROLE_POLL_MS 50
+
+struct quorum_s {
+    struct raft raft;
+    struct raft_io io;
+    struct raft_uv_transport transport;
+    struct raft_fsm fsm;
+    uv_timer_t role_timer;
+    bool leader;
+    quorum_role_cb on_role;
+    void *role_arg;
+    void (*on_closed)(void *arg);
+    void *closed_arg;
+    int pending_closes;
+};
+
+typedef struct proposal_s {
+    struct raft_apply req;
+    quorum_applied_cb cb;
+    void *arg;
+} proposal_t;
+
+static void role_poll_cb(uv_timer_t *t)
+{
+    quorum_t *q = t->data;
+    bool leader = raft_state(&q->raft) == RAFT_LEADER;
+    if (leader == q->leader)
+        return;
+    q->leader = leader;
+    lc_info("quorum", "msg=\"role changed\" role=%s term=%llu", leader ? "leader" : "follower",
+            (unsigned long long)q->raft.current_term);
+    if (q->on_role != NULL)
+        q->on_role(q->role_arg, leader);
+}
+
+static int bootstrap_if_new(quorum_t *q, const quorum_config_t *cfg, char *errmsg, size_t errlen)
+{
+    struct raft_configuration conf;
+    raft_configuration_init(&conf);
+    int rv = raft_configuration_add(&conf, cfg->id, cfg->raft_address, RAFT_VOTER);
+    if (rv == 0)
+        rv = raft_bootstrap(&q->raft, &conf);
+    raft_configuration_close(&conf);
+    if (rv != 0 && rv != RAFT_CANTBOOTSTRAP) {
+        snprintf(errmsg, errlen, "quorum: bootstrap: %s", raft_errmsg(&q->raft));
+        return LC_EIO;
+    }
+    return 0;
+}
+
+static int start_raft(quorum_t *q, uv_loop_t *loop, const quorum_config_t *cfg, char *errmsg,
+                      size_t errlen)
+{
+    if (mkdir(cfg->data_dir, 0750) != 0 && errno != EEXIST) {
+        snprintf(errmsg, errlen, "quorum: create %s: %s", cfg->data_dir, strerror(errno));
+        return LC_EIO;
+    }
+    if (raft_uv_tcp_init(&q->transport, loop) != 0) {
+        snprintf(errmsg, errlen, "quorum: init raft transport");
+        return LC_EIO;
+    }
+    if (raft_uv_init(&q->io, loop, cfg->data_dir, &q->transport) != 0) {
+        snprintf(errmsg, errlen, "quorum: open %s: %s", cfg->data_dir, q->io.errmsg);
+        raft_uv_tcp_close(&q->transport);
+        return LC_EIO;
+    }
+    if (raft_init(&q->raft, &q->io, &q->fsm, cfg->id, cfg->raft_address) != 0) {
+        snprintf(errmsg, errlen, "quorum: init raft: %s", raft_errmsg(&q->raft));
+        raft_uv_close(&q->io);
+        raft_uv_tcp_close(&q->transport);
+        return LC_EIO;
+    }
+    raft_set_election_timeout(&q->raft, cfg->election_timeout_ms);
+    raft_set_heartbeat_timeout(&q->raft, cfg->heartbeat_timeout_ms);
+    raft_set_snapshot_threshold(&q->raft, cfg->snapshot_threshold);
+    raft_set_snapshot_trailing(&q->raft, cfg->snapshot_trailing);
+    int rv = bootstrap_if_new(q, cfg, errmsg, errlen);
+    if (rv == 0 && raft_start(&q->raft) != 0) {
+        snprintf(errmsg, errlen, "quorum: start raft on %s: %s", cfg->raft_address,
+                 raft_errmsg(&q->raft));
+        rv = LC_EIO;
+    }
+    return rv;
+}
+
+int quorum_init(quorum_t **out, uv_loop_t *loop, store_t *store, const quorum_config_t *cfg,
+                quorum_role_cb on_role, void *role_arg, char *errmsg, size_t errlen)
+{
+    quorum_t *q = calloc(1, sizeof *q);
+    if (q == NULL)
+        return LC_ENOMEM;
+    q->on_role = on_role;
+    q->role_arg = role_arg;
+    fsm_init(&q->fsm, store);
+    int rv = start_raft(q, loop, cfg, errmsg, errlen);
+    if (rv != 0) {
+        /* raft_init succeeded only if the raft struct has its io set. */
+        free(q);
+        return rv;
+    }
+    uv_timer_init(loop, &q->role_timer);
+    q->role_timer.data = q;
+    uv_timer_start(&q->role_timer, role_poll_cb, 0, ROLE_POLL_MS);
+    *out = q;
+    return 0;
+}
+
+bool quorum_is_leader(quorum_t *q)
+{
+    return raft_state(&q->raft) == RAFT_LEADER;
+}
+
+uint64_t quorum_term(quorum_t *q)
+{
+    return q->raft.current_term;
+}
+
+uint64_t quorum_id(quorum_t *q)
+{
+    return q->raft.id;
+}
+
+static void apply_cb(struct raft_apply *req, int status, void *result)
+{
+    proposal_t *p = (proposal_t *)req;
+    if (p->cb != NULL) {
+        if (status == 0)
+            p->cb(p->arg, 0, fsm_result_code(result));
+        else
+            p->cb(p->arg, status == RAFT_NOTLEADER || status == RAFT_LEADERSHIPLOST ? LC_ENOTLEADER
+                                                                                    : LC_EIO,
+                  0);
+    }
+    free(p);
+}
+
+int quorum_propose(quorum_t *q, const Lc__Command *cmd, quorum_applied_cb cb, void *arg)
+{
+    if (!quorum_is_leader(q))
+        return LC_ENOTLEADER;
+    size_t len = lc__command__get_packed_size(cmd);
+    proposal_t *p = calloc(1, sizeof *p);
+    struct raft_buffer buf = {.base = raft_malloc(len ? len : 1), .len = len};
+    if (p == NULL || buf.base == NULL) {
+        free(p);
+        raft_free(buf.base);
+        return LC_ENOMEM;
+    }
+    lc__command__pack(cmd, buf.base);
+    p->req.data = p;
+    p->cb = cb;
+    p->arg = arg;
+    int rv = raft_apply(&q->raft, &p->req, &buf, 1, apply_cb);
+    if (rv != 0) {
+        lc_warn("quorum", "msg=\"proposal refused\" error=\"%s\"", raft_strerror(rv));
+        raft_free(buf.base);
+        free(p);
+        return rv == RAFT_NOTLEADER ? LC_ENOTLEADER : LC_EIO;
+    }
+    return 0;
+}
+
+static void maybe_finish_close(quorum_t *q)
+{
+    if (--q->pending_closes > 0)
+        return;
+    raft_uv_close(&q->io);
+    raft_uv_tcp_close(&q->transport);
+    void (*on_closed)(void *) = q->on_closed;
+    void *arg = q->closed_arg;
+    free(q);
+    if (on_closed != NULL)
+        on_closed(arg);
+}
+
+static void raft_closed_cb(struct raft *r)
+{
+    maybe_finish_close(r->data);
+}
+
+static void timer_closed_cb(uv_handle_t *h)
+{
+    maybe_finish_close(h->data);
+}
+
+void quorum_close(quorum_t *q, void (*on_closed)(void *arg), void *arg)
+{
+    q->on_closed = on_closed;
+    q->closed_arg = arg;
+    q->pending_closes = 2;
+    q->raft.data = q;
+    uv_close((uv_handle_t *)&q->role_timer, timer_closed_cb);
+    raft_close(&q->raft, raft_closed_cb);
+}

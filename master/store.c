@@ -1,0 +1,210 @@
+/* store.c — SQLite schema, command application and snapshots. */
+#include "store.h"
+
+#include <sqlite3.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "lc_err.h"
+#include "lc_hist.h"
+#include "lc_log.h"
+#include "store_internal.h"
+
+static const char schema_sql[] =
+    "CREATE TABLE IF NOT EXISTS runs(id INTEGER PRIMARY KEY, tenant TEXT NOT NULL,"
+    " name TEXT NOT NULL, scenario_json TEXT NOT NULL, users INTEGER NOT NULL,"
+    " state TEXT NOT NULL, created INTEGER NOT NULL, started INTEGER NOT NULL DEFAULT 0,"
+    " finished INTEGER NOT NULL DEFAULT 0, verdict TEXT NOT NULL DEFAULT '',"
+    " reason TEXT NOT NULL DEFAULT '');"
+    "CREATE TABLE IF NOT EXISTS run_seconds(run INTEGER NOT NULL, t INTEGER NOT NULL,"
+    " endpoint TEXT NOT NULL, method TEXT NOT NULL, count INTEGER NOT NULL,"
+    " failures INTEGER NOT NULL, bytes INTEGER NOT NULL, hist BLOB,"
+    " PRIMARY KEY(run, t, endpoint));"
+    "CREATE TABLE IF NOT EXISTS run_endpoints(run INTEGER NOT NULL, endpoint TEXT NOT NULL,"
+    " method TEXT NOT NULL, count INTEGER NOT NULL, failures INTEGER NOT NULL,"
+    " bytes INTEGER NOT NULL, hist BLOB, PRIMARY KEY(run, endpoint));"
+    "CREATE TABLE IF NOT EXISTS run_errors(run INTEGER NOT NULL, endpoint TEXT NOT NULL,"
+    " kind TEXT NOT NULL, count INTEGER NOT NULL, PRIMARY KEY(run, endpoint, kind));"
+    "CREATE TABLE IF NOT EXISTS run_users(run INTEGER NOT NULL, t INTEGER NOT NULL,"
+    " users INTEGER NOT NULL, PRIMARY KEY(run, t));"
+    "CREATE TABLE IF NOT EXISTS acks(worker TEXT NOT NULL, run INTEGER NOT NULL,"
+    " seq INTEGER NOT NULL, PRIMARY KEY(worker, run, seq));";
+
+int store_open(store_t **out, char *errmsg, size_t errlen)
+{
+    store_t *s = calloc(1, sizeof *s);
+    if (s == NULL)
+        return LC_ENOMEM;
+    if (sqlite3_open_v2(":memory:", &s->db, SQLITE_OPEN_READWRITE | SQLITE_OPEN_CREATE, NULL) !=
+            SQLITE_OK ||
+        sqlite3_exec(s->db, schema_sql, NULL, NULL, NULL) != SQLITE_OK) {
+        snprintf(errmsg, errlen, "store: open database: %s",
+                 s->db ? sqlite3_errmsg(s->db) : "out of memory");
+        store_close(s);
+        return LC_EIO;
+    }
+    *out = s;
+    return 0;
+}
+
+void store_close(store_t *s)
+{
+    if (s == NULL)
+        return;
+    sqlite3_close(s->db);
+    free(s);
+}
+
+int store_exec(store_t *s, const char *sql)
+{
+    if (sqlite3_exec(s->db, sql, NULL, NULL, NULL) != SQLITE_OK) {
+        lc_error("store", "msg=\"sql failed\" sql=\"%.40s\" error=\"%s\"", sql, sqlite3_errmsg(s->db));
+        return LC_EIO;
+    }
+    return 0;
+}
+
+sqlite3_stmt *store_prepare(store_t *s, const char *sql)
+{
+    sqlite3_stmt *st = NULL;
+    if (sqlite3_prepare_v2(s->db, sql, -1, &st, NULL) != SQLITE_OK) {
+        lc_error("store", "msg=\"prepare failed\" error=\"%s\"", sqlite3_errmsg(s->db));
+        return NULL;
+    }
+    return st;
+}
+
+/* Steps a write statement to completion and finalizes it. */
+static int step_done(store_t *s, sqlite3_stmt *st)
+{
+    int rc = st ? sqlite3_step(st) : SQLITE_ERROR;
+    sqlite3_finalize(st);
+    if (rc != SQLITE_DONE) {
+        lc_error("store", "msg=\"write failed\" error=\"%s\"", sqlite3_errmsg(s->db));
+        return LC_EIO;
+    }
+    return 0;
+}
+
+static int run_exists(store_t *s, uint64_t id)
+{
+    sqlite3_stmt *st = store_prepare(s, "SELECT 1 FROM runs WHERE id = ?");
+    if (st == NULL)
+        return 0;
+    sqlite3_bind_int64(st, 1, (sqlite3_int64)id);
+    int found = sqlite3_step(st) == SQLITE_ROW;
+    sqlite3_finalize(st);
+    return found;
+}
+
+static int apply_create_run(store_t *s, const Lc__CreateRun *c)
+{
+    if (run_exists(s, c->id))
+        return LC_ESTATE;
+    sqlite3_stmt *st = store_prepare(
+        s, "INSERT INTO runs(id, tenant, name, scenario_json, users, state, created)"
+           " VALUES (?, ?, ?, ?, ?, 'pending', ?)");
+    if (st == NULL)
+        return LC_EIO;
+    sqlite3_bind_int64(st, 1, (sqlite3_int64)c->id);
+    sqlite3_bind_text(st, 2, c->tenant, -1, SQLITE_STATIC);
+    sqlite3_bind_text(st, 3, c->name, -1, SQLITE_STATIC);
+    sqlite3_bind_text(st, 4, c->scenario_json, -1, SQLITE_STATIC);
+    sqlite3_bind_int64(st, 5, c->users);
+    sqlite3_bind_int64(st, 6, (sqlite3_int64)c->created_ms);
+    return step_done(s, st);
+}
+
+static int apply_run_state(store_t *s, const Lc__RunState *c)
+{
+    if (!run_exists(s, c->run))
+        return LC_ENOTFOUND;
+    /* started is set on the first move to running; reason is kept once given. */
+    sqlite3_stmt *st = store_prepare(
+        s, "UPDATE runs SET state = ?1,"
+           " started = CASE WHEN ?1 = 'running' AND started = 0 THEN ?2 ELSE started END,"
+           " reason = CASE WHEN ?3 <> '' THEN ?3 ELSE reason END WHERE id = ?4");
+    if (st == NULL)
+        return LC_EIO;
+    sqlite3_bind_text(st, 1, c->state, -1, SQLITE_STATIC);
+    sqlite3_bind_int64(st, 2, (sqlite3_int64)c->at_ms);
+    sqlite3_bind_text(st, 3, c->reason, -1, SQLITE_STATIC);
+    sqlite3_bind_int64(st, 4, (sqlite3_int64)c->run);
+    return step_done(s, st);
+}
+
+static int apply_run_finished(store_t *s, const Lc__RunFinished *c)
+{
+    if (!run_exists(s, c->run))
+        return LC_ENOTFOUND;
+    sqlite3_stmt *st = store_prepare(
+        s, "UPDATE runs SET state = ?, finished = ?, verdict = ? WHERE id = ?");
+    if (st == NULL)
+        return LC_EIO;
+    sqlite3_bind_text(st, 1, c->state, -1, SQLITE_STATIC);
+    sqlite3_bind_int64(st, 2, (sqlite3_int64)c->at_ms);
+    sqlite3_bind_text(st, 3, c->verdict, -1, SQLITE_STATIC);
+    sqlite3_bind_int64(st, 4, (sqlite3_int64)c->run);
+    return step_done(s, st);
+}
+
+static int apply_one(store_t *s, const Lc__Command *cmd)
+{
+    switch (cmd->cmd_case) {
+    case LC__COMMAND__CMD_CREATE_RUN:
+        return apply_create_run(s, cmd->create_run);
+    case LC__COMMAND__CMD_RUN_STATE:
+        return apply_run_state(s, cmd->run_state);
+    case LC__COMMAND__CMD_RUN_SECONDS:
+        return store_apply_run_seconds(s, cmd->run_seconds);
+    case LC__COMMAND__CMD_RUN_FINISHED:
+        return apply_run_finished(s, cmd->run_finished);
+    default:
+        return LC_EINVAL;
+    }
+}
+
+int store_apply(store_t *s, const Lc__Command *cmd)
+{
+    if (store_exec(s, "BEGIN") != 0)
+        return LC_EIO;
+    int rv = apply_one(s, cmd);
+    if (rv == 0)
+        return store_exec(s, "COMMIT");
+    store_exec(s, "ROLLBACK");
+    return rv;
+}
+
+int store_serialize(store_t *s, uint8_t **out, size_t *out_len)
+{
+    sqlite3_int64 size = 0;
+    unsigned char *image = sqlite3_serialize(s->db, "main", &size, 0);
+    if (image == NULL)
+        return LC_ENOMEM;
+    *out = malloc((size_t)size);
+    if (*out == NULL) {
+        sqlite3_free(image);
+        return LC_ENOMEM;
+    }
+    memcpy(*out, image, (size_t)size);
+    *out_len = (size_t)size;
+    sqlite3_free(image);
+    return 0;
+}
+
+int store_deserialize(store_t *s, const uint8_t *buf, size_t len)
+{
+    /* SQLite takes ownership of a buffer from sqlite3_malloc64 and may grow it. */
+    unsigned char *image = sqlite3_malloc64(len);
+    if (image == NULL)
+        return LC_ENOMEM;
+    memcpy(image, buf, len);
+    int rc = sqlite3_deserialize(s->db, "main", image, (sqlite3_int64)len, (sqlite3_int64)len,
+                                 SQLITE_DESERIALIZE_FREEONCLOSE | SQLITE_DESERIALIZE_RESIZEABLE);
+    if (rc != SQLITE_OK) {
+        lc_error("store", "msg=\"restore failed\" error=\"%s\"", sqlite3_errmsg(s->db));
+        return LC_EIO;
+    }
+    return store_exec(s, schema_sql);
+}

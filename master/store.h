@@ -1,0 +1,69 @@
+/* store.h — the cluster state in SQLite (the Raft state machine's data): the
+ * only module that talks to sqlite3. Writes come from applied commands only. */
+#ifndef MASTER_STORE_H
+#define MASTER_STORE_H
+
+#include <jansson.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include "state.pb-c.h"
+
+typedef struct store_s store_t;
+
+/* Opens an empty in-memory database with the schema. The state is rebuilt by
+ * Raft from the latest snapshot and the log on every start.
+ * Returns 0 or LC_EIO with errmsg. */
+int store_open(store_t **out, char *errmsg, size_t errlen);
+void store_close(store_t *s);
+
+/* Applies one command as one transaction. Application-level problems (a run
+ * that does not exist, a batch already applied) are not errors of the store:
+ * they return LC_ENOTFOUND / LC_ESTATE and change nothing. LC_EIO means SQLite
+ * itself failed. */
+int store_apply(store_t *s, const Lc__Command *cmd);
+
+/* Serializes the whole database into a malloc'd buffer (snapshot). */
+int store_serialize(store_t *s, uint8_t **out, size_t *out_len);
+/* Replaces the whole database with a serialized image (restore). */
+int store_deserialize(store_t *s, const uint8_t *buf, size_t len);
+
+/* Runs ---------------------------------------------------------------- */
+
+typedef struct store_run_s {
+    uint64_t id;
+    char tenant[128];
+    char name[256];
+    char state[16];
+    uint32_t users;
+    uint64_t created_ms, started_ms, finished_ms; /* 0 when unset */
+    char reason[256];
+    char verdict[16];
+    char *scenario_json; /* malloc'd; caller frees (store_run_free) */
+} store_run_t;
+
+void store_run_free(store_run_t *r);
+/* Loads one run. Returns 0, LC_ENOTFOUND or LC_EIO. */
+int store_run_get(store_t *s, uint64_t id, store_run_t *out);
+/* Ids of runs in the given state ("pending", "running", …), oldest first;
+ * *ids is malloc'd. */
+int store_runs_in_state(store_t *s, const char *state, uint64_t **ids, size_t *n);
+/* Largest run id ever created (0 when none). */
+uint64_t store_max_run_id(store_t *s);
+/* True when (worker, run, seq) has been applied already. */
+int store_batch_applied(store_t *s, const char *worker, uint64_t run, uint64_t seq);
+
+/* JSON views for the API (new references; NULL on LC_ENOTFOUND). ----- */
+
+/* The run list: [{"id","name","tenant","state",…,"requests","rps","p95_ms"}]. */
+json_t *store_runs_json(store_t *s, uint64_t now_ms);
+/* One run with totals, endpoints, errors and the latest second. */
+json_t *store_run_json(store_t *s, uint64_t id, uint64_t now_ms);
+
+/* Totals per run and endpoint for /metrics: calls fn once per row. */
+typedef void (*store_endpoint_fn)(void *arg, uint64_t run, const char *state,
+                                  const char *endpoint, const char *method,
+                                  uint64_t count, uint64_t failures);
+int store_each_endpoint(store_t *s, store_endpoint_fn fn, void *arg);
+
+#endif

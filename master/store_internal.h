@@ -1,0 +1,23 @@
+/* store_internal.h — what the store's source files share; not for other modules. */
+#ifndef MASTER_STORE_INTERNAL_H
+#define MASTER_STORE_INTERNAL_H
+
+#include <sqlite3.h>
+
+#include "lc_hist.h"
+#include "store.h"
+
+struct store_s {
+    sqlite3 *db;
+};
+
+/* Runs SQL without results; logs and returns LC_EIO on failure. */
+int store_exec(store_t *s, const char *sql);
+/* Prepares a statement; logs and returns NULL on failure. */
+sqlite3_stmt *store_prepare(store_t *s, const char *sql);
+/* Applies a RunSeconds command (inside the caller's transaction). */
+int store_apply_run_seconds(store_t *s, const Lc__RunSeconds *c);
+/* Adds an encoded histogram column to h; a NULL or bad blob adds nothing. */
+void store_hist_add_column(lc_hist_t *h, sqlite3_stmt *st, int col);
+
+#endif

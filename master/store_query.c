@@ -1,0 +1,305 @@
+/* store_query.c — reading runs back: single rows, id lists, and the JSON views
+ * the API serves. */
+#include <stdlib.h>
+#include <string.h>
+
+#include "lc_clock.h"
+#include "lc_err.h"
+#include "store_internal.h"
+
+void store_run_free(store_run_t *r)
+{
+    free(r->scenario_json);
+    r->scenario_json = NULL;
+}
+
+static void copy_col(char *dst, size_t cap, sqlite3_stmt *st, int col)
+{
+    const unsigned char *text = sqlite3_column_text(st, col);
+    snprintf(dst, cap, "%s", text ? (const char *)text : "");
+}
+
+int store_run_get(store_t *s, uint64_t id, store_run_t *out)
+{
+    memset(out, 0, sizeof *out);
+    sqlite3_stmt *st = store_prepare(
+        s, "SELECT id, tenant, name, state, users, created, started, finished, reason, verdict,"
+           " scenario_json FROM runs WHERE id = ?");
+    if (st == NULL)
+        return LC_EIO;
+    sqlite3_bind_int64(st, 1, (sqlite3_int64)id);
+    int rv = LC_ENOTFOUND;
+    if (sqlite3_step(st) == SQLITE_ROW) {
+        out->id = (uint64_t)sqlite3_column_int64(st, 0);
+        copy_col(out->tenant, sizeof out->tenant, st, 1);
+        copy_col(out->name, sizeof out->name, st, 2);
+        copy_col(out->state, sizeof out->state, st, 3);
+        out->users = (uint32_t)sqlite3_column_int64(st, 4);
+        out->created_ms = (uint64_t)sqlite3_column_int64(st, 5);
+        out->started_ms = (uint64_t)sqlite3_column_int64(st, 6);
+        out->finished_ms = (uint64_t)sqlite3_column_int64(st, 7);
+        copy_col(out->reason, sizeof out->reason, st, 8);
+        copy_col(out->verdict, sizeof out->verdict, st, 9);
+        const char *scenario = (const char *)sqlite3_column_text(st, 10);
+        out->scenario_json = strdup(scenario ? scenario : "");
+        rv = out->scenario_json ? 0 : LC_ENOMEM;
+    }
+    sqlite3_finalize(st);
+    return rv;
+}
+
+int store_runs_in_state(store_t *s, const char *state, uint64_t **ids, size_t *n)
+{
+    *ids = NULL;
+    *n = 0;
+    sqlite3_stmt *st = store_prepare(s, "SELECT id FROM runs WHERE state = ? ORDER BY id");
+    if (st == NULL)
+        return LC_EIO;
+    sqlite3_bind_text(st, 1, state, -1, SQLITE_STATIC);
+    size_t cap = 0;
+    while (sqlite3_step(st) == SQLITE_ROW) {
+        if (*n == cap) {
+            cap = cap ? cap * 2 : 8;
+            uint64_t *grown = realloc(*ids, cap * sizeof **ids);
+            if (grown == NULL) {
+                sqlite3_finalize(st);
+                return LC_ENOMEM;
+            }
+            *ids = grown;
+        }
+        (*ids)[(*n)++] = (uint64_t)sqlite3_column_int64(st, 0);
+    }
+    sqlite3_finalize(st);
+    return 0;
+}
+
+uint64_t store_max_run_id(store_t *s)
+{
+    sqlite3_stmt *st = store_prepare(s, "SELECT COALESCE(MAX(id), 0) FROM runs");
+    uint64_t id = 0;
+    if (st != NULL && sqlite3_step(st) == SQLITE_ROW)
+        id = (uint64_t)sqlite3_column_int64(st, 0);
+    sqlite3_finalize(st);
+    return id;
+}
+
+/* JSON helpers ---------------------------------------------------------- */
+
+static json_t *time_json(uint64_t ms)
+{
+    if (ms == 0)
+        return json_null();
+    char buf[32];
+    lc_iso8601(ms, buf, sizeof buf);
+    return json_string(buf);
+}
+
+static double ms_of(uint64_t us)
+{
+    return (double)us / 1000.0;
+}
+
+static json_t *latency_json(const lc_hist_t *h)
+{
+    if (h->total == 0)
+        return json_pack("{s:n,s:n,s:n,s:n,s:n,s:n,s:n}", "min", "mean", "p50", "p90", "p95",
+                         "p99", "max");
+    return json_pack("{s:f,s:f,s:f,s:f,s:f,s:f,s:f}", "min", ms_of(h->min), "mean",
+                     lc_hist_mean(h) / 1000.0, "p50", ms_of(lc_hist_percentile(h, 50)), "p90",
+                     ms_of(lc_hist_percentile(h, 90)), "p95", ms_of(lc_hist_percentile(h, 95)),
+                     "p99", ms_of(lc_hist_percentile(h, 99)), "max", ms_of(h->max));
+}
+
+/* Seconds the run has been going: to its end, or to now while it runs. */
+static double run_duration_s(const store_run_t *r, uint64_t now_ms)
+{
+    if (r->started_ms == 0)
+        return 0;
+    uint64_t end = r->finished_ms ? r->finished_ms : now_ms;
+    return end > r->started_ms ? (double)(end - r->started_ms) / 1000.0 : 0;
+}
+
+static double rate(uint64_t count, double seconds)
+{
+    return seconds > 0 ? (double)count / seconds : 0;
+}
+
+static json_t *run_head_json(const store_run_t *r, uint64_t now_ms)
+{
+    return json_pack("{s:I,s:s,s:s,s:s,s:o,s:o,s:o,s:i,s:f,s:s,s:s}", "id", (json_int_t)r->id,
+                     "name", r->name, "tenant", r->tenant, "state", r->state, "created_at",
+                     time_json(r->created_ms), "started_at", time_json(r->started_ms),
+                     "finished_at", time_json(r->finished_ms), "users", (int)r->users,
+                     "duration_s", run_duration_s(r, now_ms), "reason", r->reason, "verdict",
+                     r->verdict);
+}
+
+/* Endpoints of a run as JSON rows; totals accumulated into *total. */
+static json_t *endpoints_json(store_t *s, uint64_t run, double secs, lc_hist_t *total,
+                              uint64_t sums[3])
+{
+    json_t *rows = json_array();
+    sqlite3_stmt *st = store_prepare(s, "SELECT endpoint, method, count, failures, bytes, hist"
+                                        " FROM run_endpoints WHERE run = ? ORDER BY endpoint");
+    if (st == NULL)
+        return rows;
+    sqlite3_bind_int64(st, 1, (sqlite3_int64)run);
+    lc_hist_t *h = malloc(sizeof *h);
+    while (h != NULL && sqlite3_step(st) == SQLITE_ROW) {
+        lc_hist_init(h);
+        store_hist_add_column(h, st, 5);
+        lc_hist_merge(total, h);
+        uint64_t count = (uint64_t)sqlite3_column_int64(st, 2);
+        uint64_t failures = (uint64_t)sqlite3_column_int64(st, 3);
+        uint64_t bytes = (uint64_t)sqlite3_column_int64(st, 4);
+        sums[0] += count;
+        sums[1] += failures;
+        sums[2] += bytes;
+        json_array_append_new(
+            rows, json_pack("{s:s,s:s,s:I,s:I,s:I,s:f,s:o}", "name",
+                            (const char *)sqlite3_column_text(st, 0), "method",
+                            (const char *)sqlite3_column_text(st, 1), "requests",
+                            (json_int_t)count, "failures", (json_int_t)failures, "bytes",
+                            (json_int_t)bytes, "rps", rate(count, secs), "latency_ms",
+                            latency_json(h)));
+    }
+    free(h);
+    sqlite3_finalize(st);
+    return rows;
+}
+
+static json_t *errors_json(store_t *s, uint64_t run)
+{
+    json_t *rows = json_array();
+    sqlite3_stmt *st = store_prepare(s, "SELECT endpoint, kind, count FROM run_errors"
+                                        " WHERE run = ? ORDER BY count DESC, endpoint, kind");
+    if (st == NULL)
+        return rows;
+    sqlite3_bind_int64(st, 1, (sqlite3_int64)run);
+    while (sqlite3_step(st) == SQLITE_ROW)
+        json_array_append_new(rows, json_pack("{s:s,s:s,s:I}", "endpoint",
+                                              (const char *)sqlite3_column_text(st, 0), "kind",
+                                              (const char *)sqlite3_column_text(st, 1), "count",
+                                              (json_int_t)sqlite3_column_int64(st, 2)));
+    sqlite3_finalize(st);
+    return rows;
+}
+
+/* The latest complete second of a run (the newest may still be filling). */
+static json_t *current_json(store_t *s, const store_run_t *r)
+{
+    sqlite3_stmt *st = store_prepare(s, "SELECT MAX(t) FROM run_seconds WHERE run = ?");
+    if (st == NULL)
+        return json_null();
+    sqlite3_bind_int64(st, 1, (sqlite3_int64)r->id);
+    int64_t t = -1;
+    if (sqlite3_step(st) == SQLITE_ROW && sqlite3_column_type(st, 0) != SQLITE_NULL)
+        t = sqlite3_column_int64(st, 0);
+    sqlite3_finalize(st);
+    if (t < 0)
+        return json_null();
+    if (t > 0 && strcmp(r->state, "running") == 0)
+        t--;
+    st = store_prepare(s, "SELECT SUM(count), SUM(failures), hist FROM run_seconds"
+                          " WHERE run = ?1 AND t = ?2 GROUP BY run");
+    if (st == NULL)
+        return json_null();
+    sqlite3_bind_int64(st, 1, (sqlite3_int64)r->id);
+    sqlite3_bind_int64(st, 2, t);
+    uint64_t count = 0, failures = 0;
+    if (sqlite3_step(st) == SQLITE_ROW) {
+        count = (uint64_t)sqlite3_column_int64(st, 0);
+        failures = (uint64_t)sqlite3_column_int64(st, 1);
+    }
+    sqlite3_finalize(st);
+    lc_hist_t *h = malloc(sizeof *h);
+    if (h == NULL)
+        return json_null();
+    lc_hist_init(h);
+    st = store_prepare(s, "SELECT hist FROM run_seconds WHERE run = ?1 AND t = ?2");
+    sqlite3_bind_int64(st, 1, (sqlite3_int64)r->id);
+    sqlite3_bind_int64(st, 2, t);
+    while (st != NULL && sqlite3_step(st) == SQLITE_ROW)
+        store_hist_add_column(h, st, 0);
+    sqlite3_finalize(st);
+    st = store_prepare(s, "SELECT users FROM run_users WHERE run = ?1 AND t = ?2");
+    sqlite3_bind_int64(st, 1, (sqlite3_int64)r->id);
+    sqlite3_bind_int64(st, 2, t);
+    int64_t users = (st != NULL && sqlite3_step(st) == SQLITE_ROW) ? sqlite3_column_int64(st, 0) : 0;
+    sqlite3_finalize(st);
+    json_t *cur = json_pack("{s:I,s:I,s:f,s:f,s:I}", "t", (json_int_t)t, "users",
+                            (json_int_t)users, "rps", (double)count, "p95_ms",
+                            h->total ? ms_of(lc_hist_percentile(h, 95)) : 0.0, "failures",
+                            (json_int_t)failures);
+    free(h);
+    return cur;
+}
+
+json_t *store_run_json(store_t *s, uint64_t id, uint64_t now_ms)
+{
+    store_run_t r;
+    if (store_run_get(s, id, &r) != 0)
+        return NULL;
+    double secs = run_duration_s(&r, now_ms);
+    json_t *run = run_head_json(&r, now_ms);
+    lc_hist_t *total = malloc(sizeof *total);
+    if (total == NULL || run == NULL) {
+        free(total);
+        json_decref(run);
+        store_run_free(&r);
+        return NULL;
+    }
+    lc_hist_init(total);
+    uint64_t sums[3] = {0, 0, 0};
+    json_object_set_new(run, "endpoints", endpoints_json(s, id, secs, total, sums));
+    json_object_set_new(run, "totals",
+                        json_pack("{s:I,s:I,s:I,s:f,s:o}", "requests", (json_int_t)sums[0],
+                                  "failures", (json_int_t)sums[1], "bytes", (json_int_t)sums[2],
+                                  "rps", rate(sums[0], secs), "latency_ms", latency_json(total)));
+    json_object_set_new(run, "errors", errors_json(s, id));
+    json_object_set_new(run, "current", current_json(s, &r));
+    free(total);
+    store_run_free(&r);
+    return run;
+}
+
+json_t *store_runs_json(store_t *s, uint64_t now_ms)
+{
+    json_t *list = json_array();
+    sqlite3_stmt *st = store_prepare(s, "SELECT id FROM runs ORDER BY id DESC LIMIT 1000");
+    while (st != NULL && sqlite3_step(st) == SQLITE_ROW) {
+        json_t *run = store_run_json(s, (uint64_t)sqlite3_column_int64(st, 0), now_ms);
+        if (run == NULL)
+            continue;
+        json_t *totals = json_object_get(run, "totals");
+        json_t *summary = json_pack(
+            "{s:O,s:O,s:O,s:O,s:O,s:O,s:O,s:O,s:O,s:O,s:O,s:O}", "id", json_object_get(run, "id"),
+            "name", json_object_get(run, "name"), "tenant", json_object_get(run, "tenant"),
+            "state", json_object_get(run, "state"), "created_at",
+            json_object_get(run, "created_at"), "started_at", json_object_get(run, "started_at"),
+            "finished_at", json_object_get(run, "finished_at"), "users",
+            json_object_get(run, "users"), "requests", json_object_get(totals, "requests"),
+            "failures", json_object_get(totals, "failures"), "rps",
+            json_object_get(totals, "rps"), "p95_ms",
+            json_object_get(json_object_get(totals, "latency_ms"), "p95"));
+        json_array_append_new(list, summary);
+        json_decref(run);
+    }
+    sqlite3_finalize(st);
+    return list;
+}
+
+int store_each_endpoint(store_t *s, store_endpoint_fn fn, void *arg)
+{
+    sqlite3_stmt *st = store_prepare(
+        s, "SELECT e.run, r.state, e.endpoint, e.method, e.count, e.failures"
+           " FROM run_endpoints e JOIN runs r ON r.id = e.run ORDER BY e.run, e.endpoint");
+    if (st == NULL)
+        return LC_EIO;
+    while (sqlite3_step(st) == SQLITE_ROW)
+        fn(arg, (uint64_t)sqlite3_column_int64(st, 0), (const char *)sqlite3_column_text(st, 1),
+           (const char *)sqlite3_column_text(st, 2), (const char *)sqlite3_column_text(st, 3),
+           (uint64_t)sqlite3_column_int64(st, 4), (uint64_t)sqlite3_column_int64(st, 5));
+    sqlite3_finalize(st);
+    return 0;
+}

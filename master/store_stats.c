@@ -1,0 +1,190 @@
+/* store_stats.c — applying RunSeconds: per-second and total counters,
+ * merged histograms and errors, each worker batch applied at most once. */
+#include <stdlib.h>
+#include <string.h>
+
+#include "lc_err.h"
+#include "lc_log.h"
+#include "store_internal.h"
+
+void store_hist_add_column(lc_hist_t *h, sqlite3_stmt *st, int col)
+{
+    const void *blob = sqlite3_column_blob(st, col);
+    int len = sqlite3_column_bytes(st, col);
+    if (blob != NULL && len > 0 && lc_hist_decode_add(h, blob, (size_t)len) != 0)
+        lc_warn("store", "msg=\"ignoring corrupt histogram\" bytes=%d", len);
+}
+
+static int step_done(sqlite3_stmt *st)
+{
+    int rc = st ? sqlite3_step(st) : SQLITE_ERROR;
+    sqlite3_finalize(st);
+    return rc == SQLITE_DONE ? 0 : LC_EIO;
+}
+
+/* Reads the stored histogram of one row (select returns it as column 0),
+ * adds `add` to it and returns the new encoding. */
+static int merged_hist(store_t *s, sqlite3_stmt *select, const ProtobufCBinaryData *add,
+                       uint8_t **out, size_t *out_len)
+{
+    lc_hist_t *h = malloc(sizeof *h);
+    if (h == NULL)
+        return LC_ENOMEM;
+    lc_hist_init(h);
+    if (select != NULL && sqlite3_step(select) == SQLITE_ROW)
+        store_hist_add_column(h, select, 0);
+    sqlite3_finalize(select);
+    if (add->len > 0 && lc_hist_decode_add(h, add->data, add->len) != 0)
+        lc_warn("store", "msg=\"batch histogram is corrupt; counts kept, latencies dropped\"");
+    int rv = lc_hist_encode(h, out, out_len);
+    free(h);
+    (void)s;
+    return rv;
+}
+
+static int add_second(store_t *s, uint64_t run, uint32_t t, const Lc__EndpointStats *e)
+{
+    sqlite3_stmt *sel = store_prepare(
+        s, "SELECT hist FROM run_seconds WHERE run = ? AND t = ? AND endpoint = ?");
+    if (sel == NULL)
+        return LC_EIO;
+    sqlite3_bind_int64(sel, 1, (sqlite3_int64)run);
+    sqlite3_bind_int64(sel, 2, t);
+    sqlite3_bind_text(sel, 3, e->name, -1, SQLITE_STATIC);
+    uint8_t *hist;
+    size_t hist_len;
+    int rv = merged_hist(s, sel, &e->hist, &hist, &hist_len);
+    if (rv != 0)
+        return rv;
+    sqlite3_stmt *st = store_prepare(
+        s, "INSERT INTO run_seconds(run, t, endpoint, method, count, failures, bytes, hist)"
+           " VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8) ON CONFLICT(run, t, endpoint) DO UPDATE SET"
+           " count = count + ?5, failures = failures + ?6, bytes = bytes + ?7, hist = ?8");
+    if (st != NULL) {
+        sqlite3_bind_int64(st, 1, (sqlite3_int64)run);
+        sqlite3_bind_int64(st, 2, t);
+        sqlite3_bind_text(st, 3, e->name, -1, SQLITE_STATIC);
+        sqlite3_bind_text(st, 4, e->method, -1, SQLITE_STATIC);
+        sqlite3_bind_int64(st, 5, (sqlite3_int64)e->count);
+        sqlite3_bind_int64(st, 6, (sqlite3_int64)e->failures);
+        sqlite3_bind_int64(st, 7, (sqlite3_int64)e->bytes);
+        sqlite3_bind_blob(st, 8, hist, (int)hist_len, SQLITE_STATIC);
+    }
+    rv = step_done(st);
+    free(hist);
+    return rv;
+}
+
+static int add_total(store_t *s, uint64_t run, const Lc__EndpointStats *e)
+{
+    sqlite3_stmt *sel =
+        store_prepare(s, "SELECT hist FROM run_endpoints WHERE run = ? AND endpoint = ?");
+    if (sel == NULL)
+        return LC_EIO;
+    sqlite3_bind_int64(sel, 1, (sqlite3_int64)run);
+    sqlite3_bind_text(sel, 2, e->name, -1, SQLITE_STATIC);
+    uint8_t *hist;
+    size_t hist_len;
+    int rv = merged_hist(s, sel, &e->hist, &hist, &hist_len);
+    if (rv != 0)
+        return rv;
+    sqlite3_stmt *st = store_prepare(
+        s, "INSERT INTO run_endpoints(run, endpoint, method, count, failures, bytes, hist)"
+           " VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7) ON CONFLICT(run, endpoint) DO UPDATE SET"
+           " count = count + ?4, failures = failures + ?5, bytes = bytes + ?6, hist = ?7");
+    if (st != NULL) {
+        sqlite3_bind_int64(st, 1, (sqlite3_int64)run);
+        sqlite3_bind_text(st, 2, e->name, -1, SQLITE_STATIC);
+        sqlite3_bind_text(st, 3, e->method, -1, SQLITE_STATIC);
+        sqlite3_bind_int64(st, 4, (sqlite3_int64)e->count);
+        sqlite3_bind_int64(st, 5, (sqlite3_int64)e->failures);
+        sqlite3_bind_int64(st, 6, (sqlite3_int64)e->bytes);
+        sqlite3_bind_blob(st, 7, hist, (int)hist_len, SQLITE_STATIC);
+    }
+    rv = step_done(st);
+    free(hist);
+    return rv;
+}
+
+static int add_error(store_t *s, uint64_t run, const Lc__ErrorCount *e)
+{
+    sqlite3_stmt *st = store_prepare(
+        s, "INSERT INTO run_errors(run, endpoint, kind, count) VALUES (?1, ?2, ?3, ?4)"
+           " ON CONFLICT(run, endpoint, kind) DO UPDATE SET count = count + ?4");
+    if (st == NULL)
+        return LC_EIO;
+    sqlite3_bind_int64(st, 1, (sqlite3_int64)run);
+    sqlite3_bind_text(st, 2, e->endpoint, -1, SQLITE_STATIC);
+    sqlite3_bind_text(st, 3, e->kind, -1, SQLITE_STATIC);
+    sqlite3_bind_int64(st, 4, (sqlite3_int64)e->count);
+    return step_done(st);
+}
+
+static int add_users_and_ack(store_t *s, const Lc__StatsBatch *b)
+{
+    sqlite3_stmt *st = store_prepare(
+        s, "INSERT INTO run_users(run, t, users) VALUES (?1, ?2, ?3)"
+           " ON CONFLICT(run, t) DO UPDATE SET users = users + ?3");
+    if (st == NULL)
+        return LC_EIO;
+    sqlite3_bind_int64(st, 1, (sqlite3_int64)b->run);
+    sqlite3_bind_int64(st, 2, b->interval);
+    sqlite3_bind_int64(st, 3, b->users);
+    if (step_done(st) != 0)
+        return LC_EIO;
+    st = store_prepare(s, "INSERT INTO acks(worker, run, seq) VALUES (?, ?, ?)");
+    if (st == NULL)
+        return LC_EIO;
+    sqlite3_bind_text(st, 1, b->worker_id, -1, SQLITE_STATIC);
+    sqlite3_bind_int64(st, 2, (sqlite3_int64)b->run);
+    sqlite3_bind_int64(st, 3, (sqlite3_int64)b->seq);
+    return step_done(st);
+}
+
+static int apply_batch(store_t *s, const Lc__StatsBatch *b)
+{
+    int rv = add_users_and_ack(s, b);
+    for (size_t i = 0; rv == 0 && i < b->n_endpoints; i++) {
+        rv = add_second(s, b->run, b->interval, b->endpoints[i]);
+        if (rv == 0)
+            rv = add_total(s, b->run, b->endpoints[i]);
+    }
+    for (size_t i = 0; rv == 0 && i < b->n_errors; i++)
+        rv = add_error(s, b->run, b->errors[i]);
+    return rv;
+}
+
+int store_batch_applied(store_t *s, const char *worker, uint64_t run, uint64_t seq)
+{
+    sqlite3_stmt *st = store_prepare(s, "SELECT 1 FROM acks WHERE worker = ? AND run = ? AND seq = ?");
+    if (st == NULL)
+        return 0;
+    sqlite3_bind_text(st, 1, worker, -1, SQLITE_STATIC);
+    sqlite3_bind_int64(st, 2, (sqlite3_int64)run);
+    sqlite3_bind_int64(st, 3, (sqlite3_int64)seq);
+    int found = sqlite3_step(st) == SQLITE_ROW;
+    sqlite3_finalize(st);
+    return found;
+}
+
+int store_apply_run_seconds(store_t *s, const Lc__RunSeconds *c)
+{
+    sqlite3_stmt *st = store_prepare(s, "SELECT 1 FROM runs WHERE id = ?");
+    if (st == NULL)
+        return LC_EIO;
+    sqlite3_bind_int64(st, 1, (sqlite3_int64)c->run);
+    int exists = sqlite3_step(st) == SQLITE_ROW;
+    sqlite3_finalize(st);
+    if (!exists)
+        return LC_ENOTFOUND;
+    for (size_t i = 0; i < c->n_batches; i++) {
+        const Lc__StatsBatch *b = c->batches[i];
+        /* A replayed batch (after a reconnect or failover) is skipped whole. */
+        if (b->run != c->run || store_batch_applied(s, b->worker_id, b->run, b->seq))
+            continue;
+        int rv = apply_batch(s, b);
+        if (rv != 0)
+            return rv;
+    }
+    return 0;
+}
