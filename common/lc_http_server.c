@@ -1,0 +1,796 @@
+/* lc_http_server.c — HTTP/1.1 API server on libuv + llhttp: one exchange in flight per connection. */
+#include "lc_http_server.h"
+
+#include <llhttp.h>
+#include <netdb.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <strings.h>
+#include <sys/socket.h>
+
+#include "lc_err.h"
+
+#define BACKLOG 128
+#define MAX_CONNS 1024
+#define IDLE_MS 60000      /* a connection with nothing in flight closes after this */
+#define LINGER_MS 2000     /* how long to drain a peer after a closing response */
+#define IN_CAP (64u << 10) /* stop reading while an exchange is unanswered past this */
+#define READ_CHUNK (16u << 10)
+#define HDR_NAME_MAX 32 /* longer header names are never ones we keep */
+
+/* Response flags: which Connection header, and whether the body is sent (not for HEAD). */
+enum { RESP_CLOSE = 1, RESP_KEEP_ALIVE = 2, RESP_HEAD = 4 };
+
+typedef struct buf_s {
+    char *p; /* NUL-terminated when non-NULL */
+    size_t len, cap;
+} buf_t;
+
+typedef struct conn_s conn_t;
+
+/* The parts of a request an exchange keeps, in buffers indexed by these. */
+enum { B_URL, B_AUTH, B_CTYPE, B_HOST, B_EXPECT, B_BODY, B_COUNT };
+
+struct lc_http_exchange_s {
+    conn_t *conn; /* NULL once the connection is gone: answering only frees */
+    lc_http_request_t req;
+    int flags;        /* RESP_* for the answer */
+    unsigned present; /* bit i: header buffer i was seen */
+    buf_t bufs[B_COUNT];
+};
+
+struct conn_s {
+    uv_tcp_t tcp;
+    uv_timer_t timer; /* idle timeout, then linger timeout */
+    uv_shutdown_t shutdown;
+    lc_http_server_t *srv;
+    conn_t *prev, *next;
+    llhttp_t parser;
+    char *in; /* received bytes not yet parsed: in[in_off..in_len) */
+    size_t in_len, in_off, in_cap;
+    lc_http_exchange_t *building; /* request being parsed */
+    lc_http_exchange_t *active;   /* parsed and with the handler, unanswered */
+    struct {                      /* per-request parse state, zeroed at message begin */
+        buf_t *hdr_target;        /* value buffer of the header being parsed */
+        char hdr_name[HDR_NAME_MAX];
+        size_t hdr_name_len, hdr_bytes, hdr_raw;
+        unsigned nheaders;
+        int in_headers, err_status;
+    } m;
+    unsigned writes;
+    int handles_open, reading, closing, close_after_write, lingering, peer_eof;
+};
+
+struct lc_http_server_s {
+    uv_loop_t *loop;
+    uv_tcp_t listener;
+    llhttp_settings_t settings;
+    lc_http_handler_cb handler;
+    void *arg;
+    size_t max_body;
+    uint16_t port;
+    int closing, listener_closed;
+    conn_t *conns;
+    unsigned nconns;
+};
+
+typedef struct write_req_s {
+    uv_write_t req;
+    conn_t *conn;
+    char *data;
+} write_req_t;
+
+static void process_input(conn_t *c);
+static void conn_close(conn_t *c);
+
+static int buf_append(buf_t *b, const char *data, size_t len)
+{
+    if (b->len + len + 1 > b->cap) {
+        size_t cap = b->cap ? b->cap : 64;
+        while (cap < b->len + len + 1)
+            cap *= 2;
+        char *p = realloc(b->p, cap);
+        if (!p)
+            return -1;
+        b->p = p;
+        b->cap = cap;
+    }
+    if (len)
+        memcpy(b->p + b->len, data, len);
+    b->len += len;
+    b->p[b->len] = '\0';
+    return 0;
+}
+
+static const char *buf_str(const buf_t *b)
+{
+    return b->p ? b->p : "";
+}
+
+static void ex_free(lc_http_exchange_t *ex)
+{
+    if (!ex)
+        return;
+    for (int i = 0; i < B_COUNT; i++)
+        free(ex->bufs[i].p);
+    free(ex);
+}
+
+/* ---- responses ---- */
+
+static const struct {
+    int status;
+    const char *reason;
+} reasons[] = {
+    {100, "Continue"}, {200, "OK"}, {201, "Created"}, {202, "Accepted"},
+    {204, "No Content"}, {301, "Moved Permanently"}, {302, "Found"},
+    {304, "Not Modified"}, {307, "Temporary Redirect"}, {400, "Bad Request"},
+    {401, "Unauthorized"}, {403, "Forbidden"}, {404, "Not Found"},
+    {405, "Method Not Allowed"}, {409, "Conflict"}, {413, "Payload Too Large"},
+    {415, "Unsupported Media Type"}, {429, "Too Many Requests"},
+    {431, "Request Header Fields Too Large"}, {500, "Internal Server Error"},
+    {501, "Not Implemented"}, {503, "Service Unavailable"},
+};
+
+static const char *reason_phrase(int status)
+{
+    for (size_t i = 0; i < sizeof reasons / sizeof reasons[0]; i++)
+        if (reasons[i].status == status)
+            return reasons[i].reason;
+    return "Unknown";
+}
+
+static int buf_puts(buf_t *b, const char *str)
+{
+    return buf_append(b, str, strlen(str));
+}
+
+/* Builds a whole response in one malloc'd buffer; NULL when out of memory. */
+static char *build_response(int status, const char *ctype, const char *body, size_t body_len,
+                            const char *headers, int flags, size_t *out_len)
+{
+    buf_t b = {0};
+    char line[96];
+    int no_body = status == 204 || status == 304 || status < 200;
+    snprintf(line, sizeof line, "HTTP/1.1 %d %s\r\n", status, reason_phrase(status));
+    int rv = buf_puts(&b, line);
+    if (ctype && !no_body)
+        rv |= buf_puts(&b, "Content-Type: ") | buf_puts(&b, ctype) | buf_puts(&b, "\r\n");
+    snprintf(line, sizeof line, "Content-Length: %zu\r\n", body_len);
+    rv |= no_body ? 0 : buf_puts(&b, line);
+    if (flags & RESP_CLOSE)
+        rv |= buf_puts(&b, "Connection: close\r\n");
+    else if (flags & RESP_KEEP_ALIVE)
+        rv |= buf_puts(&b, "Connection: keep-alive\r\n");
+    rv |= buf_puts(&b, headers ? headers : "") | buf_puts(&b, "\r\n");
+    if (!no_body && !(flags & RESP_HEAD))
+        rv |= buf_append(&b, body, body_len);
+    if (rv != 0) {
+        free(b.p);
+        return NULL;
+    }
+    *out_len = b.len;
+    return b.p;
+}
+
+static void on_write(uv_write_t *req, int status);
+
+/* Queues bytes (taking ownership of data); writes complete in order. */
+static void conn_write(conn_t *c, char *data, size_t len)
+{
+    write_req_t *w = malloc(sizeof *w);
+    uv_buf_t b = uv_buf_init(data, (unsigned)len);
+    if (w) {
+        w->conn = c;
+        w->data = data;
+    }
+    if (!w || uv_write(&w->req, (uv_stream_t *)&c->tcp, &b, 1, on_write) != 0) {
+        free(data);
+        free(w);
+        conn_close(c);
+        return;
+    }
+    c->writes++;
+}
+
+static void conn_read_stop(conn_t *c)
+{
+    if (c->reading) {
+        uv_read_stop((uv_stream_t *)&c->tcp);
+        c->reading = 0;
+    }
+}
+
+static void send_response(conn_t *c, int status, const char *ctype, const char *body,
+                          size_t body_len, const char *headers, int flags)
+{
+    size_t len = 0;
+    if (c->closing)
+        return;
+    char *out = build_response(status, ctype, body, body_len, headers, flags, &len);
+    if (!out) {
+        conn_close(c);
+        return;
+    }
+    if (flags & RESP_CLOSE) {
+        c->close_after_write = 1;
+        conn_read_stop(c);
+    }
+    conn_write(c, out, len);
+}
+
+/* Answers a request that never reached the handler, then closes. */
+static void send_error(conn_t *c, int status, const char *what, const char *reason)
+{
+    char body[512];
+    size_t n = (size_t)snprintf(body, sizeof body, "{\"error\":\"%s", what);
+    for (const char *p = reason; p && *p && n < sizeof body - 8; p++) {
+        unsigned char ch = (unsigned char)*p;
+        if (ch == '"' || ch == '\\')
+            body[n++] = '\\';
+        body[n++] = ch < 0x20 ? ' ' : (char)ch;
+    }
+    n += (size_t)snprintf(body + n, sizeof body - n, "\"}");
+    send_response(c, status, "application/json", body, n, NULL, RESP_CLOSE);
+}
+
+/* ---- connection lifetime ---- */
+
+static void maybe_free_server(lc_http_server_t *s)
+{
+    if (s->closing && s->listener_closed && !s->conns)
+        free(s);
+}
+
+static void on_conn_handle_closed(uv_handle_t *h)
+{
+    conn_t *c = h->data;
+    if (--c->handles_open > 0)
+        return;
+    lc_http_server_t *s = c->srv;
+    if (c->prev)
+        c->prev->next = c->next;
+    else
+        s->conns = c->next;
+    if (c->next)
+        c->next->prev = c->prev;
+    s->nconns--;
+    free(c->in);
+    free(c);
+    maybe_free_server(s);
+}
+
+/* Starts closing; the struct lives until both handles' close callbacks ran. */
+static void conn_close(conn_t *c)
+{
+    if (c->closing)
+        return;
+    c->closing = 1;
+    if (c->active) {
+        c->active->conn = NULL; /* the handler still owns it; answering frees it */
+        c->active = NULL;
+    }
+    ex_free(c->building);
+    c->building = NULL;
+    uv_close((uv_handle_t *)&c->timer, on_conn_handle_closed);
+    uv_close((uv_handle_t *)&c->tcp, on_conn_handle_closed);
+}
+
+static void on_timer(uv_timer_t *t)
+{
+    conn_close(t->data);
+}
+
+/* Restarts the idle timeout unless the handler owes an answer or we are draining. */
+static void conn_touch(conn_t *c)
+{
+    if (!c->closing && !c->active && !c->lingering)
+        uv_timer_start(&c->timer, on_timer, IDLE_MS, 0);
+}
+
+static void on_shutdown(uv_shutdown_t *req, int status)
+{
+    if (status < 0)
+        conn_close(req->data);
+}
+
+/* ---- reading ---- */
+
+static void on_alloc(uv_handle_t *h, size_t suggested, uv_buf_t *buf)
+{
+    conn_t *c = h->data;
+    if (c->lingering)
+        c->in_len = c->in_off = 0;
+    if (c->in_cap - c->in_len < READ_CHUNK) {
+        size_t cap = c->in_len + 4 * READ_CHUNK;
+        char *p = realloc(c->in, cap);
+        if (!p) {
+            *buf = uv_buf_init(NULL, 0); /* libuv reports UV_ENOBUFS */
+            return;
+        }
+        c->in = p;
+        c->in_cap = cap;
+    }
+    *buf = uv_buf_init(c->in + c->in_len, (unsigned)(c->in_cap - c->in_len));
+}
+
+static void on_read(uv_stream_t *stream, ssize_t nread, const uv_buf_t *buf)
+{
+    conn_t *c = stream->data;
+    if (nread == 0 || c->closing)
+        return;
+    if (nread < 0) {
+        /* A half-closing peer still gets the answer already being written. */
+        if (nread == UV_EOF && !c->active && c->writes > 0 && !c->lingering) {
+            c->peer_eof = c->close_after_write = 1;
+            conn_read_stop(c);
+            return;
+        }
+        conn_close(c);
+        return;
+    }
+    if (c->lingering)
+        return; /* drained and discarded */
+    c->in_len += (size_t)nread;
+    conn_touch(c);
+    if (c->active || c->writes > 0) {
+        if (c->in_len - c->in_off >= IN_CAP)
+            conn_read_stop(c);
+        return;
+    }
+    process_input(c);
+}
+
+static void conn_read_start(conn_t *c)
+{
+    if (c->reading || c->closing)
+        return;
+    if (uv_read_start((uv_stream_t *)&c->tcp, on_alloc, on_read) != 0)
+        conn_close(c);
+    else
+        c->reading = 1;
+}
+
+/* After a closing response: send FIN, then drain what the peer still sends so
+ * that our close does not turn into a reset that destroys the response. */
+static void conn_linger(conn_t *c)
+{
+    if (c->peer_eof) {
+        conn_close(c);
+        return;
+    }
+    c->lingering = 1;
+    c->in_len = c->in_off = 0;
+    c->shutdown.data = c;
+    if (uv_shutdown(&c->shutdown, (uv_stream_t *)&c->tcp, on_shutdown) != 0) {
+        conn_close(c);
+        return;
+    }
+    uv_timer_start(&c->timer, on_timer, LINGER_MS, 0);
+    conn_read_start(c);
+}
+
+static void on_write(uv_write_t *req, int status)
+{
+    write_req_t *w = (write_req_t *)req;
+    conn_t *c = w->conn;
+    free(w->data);
+    free(w);
+    c->writes--;
+    if (c->closing)
+        return;
+    if (status < 0) {
+        conn_close(c);
+        return;
+    }
+    if (c->writes > 0)
+        return;
+    if (c->close_after_write)
+        conn_linger(c);
+    else {
+        conn_touch(c);
+        process_input(c);
+    }
+}
+
+/* ---- parsing ---- */
+
+static void fail_request(conn_t *c, llhttp_errno_t e)
+{
+    int status = c->m.err_status ? c->m.err_status : 400;
+    ex_free(c->building);
+    c->building = NULL;
+    c->in_off = c->in_len;
+    const char *reason = llhttp_get_error_reason(&c->parser);
+    if (status == 400)
+        send_error(c, 400, "bad request: ", reason ? reason : llhttp_errno_name(e));
+    else
+        send_error(c, status, status == 413   ? "request body too large"
+                              : status == 431 ? "request header fields too large"
+                                              : "internal error",
+                   NULL);
+}
+
+/* Parses buffered input until a request is handed out, more bytes are needed,
+ * or the connection must close. */
+static void process_input(conn_t *c)
+{
+    while (!c->closing && !c->close_after_write && !c->active && c->writes == 0
+           && c->in_off < c->in_len) {
+        const char *p = c->in + c->in_off;
+        size_t n = c->in_len - c->in_off;
+        llhttp_errno_t e = llhttp_execute(&c->parser, p, n);
+        if (c->closing)
+            break;
+        if (e == HPE_OK) {
+            c->in_off = c->in_len;
+            c->m.hdr_raw += c->m.in_headers ? n : 0;
+            if (c->m.hdr_raw > LC_HTTP_MAX_HEADER_BYTES) {
+                c->m.err_status = 431;
+                fail_request(c, HPE_USER);
+            }
+        } else if (e == HPE_PAUSED) {
+            c->in_off += (size_t)(llhttp_get_error_pos(&c->parser) - p);
+            llhttp_resume(&c->parser);
+            uv_timer_stop(&c->timer);
+            c->srv->handler(c->srv->arg, c->active, &c->active->req);
+        } else if (e == HPE_PAUSED_UPGRADE) {
+            c->in_off = c->in_len; /* upgrades are answered and then closed */
+        } else {
+            fail_request(c, e);
+        }
+    }
+    if (c->closing || c->lingering)
+        return;
+    if (c->in_off > 0) {
+        memmove(c->in, c->in + c->in_off, c->in_len - c->in_off);
+        c->in_len -= c->in_off;
+        c->in_off = 0;
+    }
+    if (c->close_after_write || c->in_len >= IN_CAP)
+        conn_read_stop(c);
+    else
+        conn_read_start(c);
+}
+
+/* ---- llhttp callbacks ---- */
+
+static int user_error(llhttp_t *p, int status, const char *reason)
+{
+    conn_t *c = p->data;
+    c->m.err_status = status;
+    llhttp_set_error_reason(p, reason);
+    return HPE_USER;
+}
+
+static int count_header_bytes(llhttp_t *p, size_t n)
+{
+    conn_t *c = p->data;
+    c->m.hdr_bytes += n;
+    if (c->m.hdr_bytes > LC_HTTP_MAX_HEADER_BYTES)
+        return user_error(p, 431, "headers too large");
+    return 0;
+}
+
+static int on_message_begin(llhttp_t *p)
+{
+    conn_t *c = p->data;
+    ex_free(c->building);
+    c->building = calloc(1, sizeof *c->building);
+    if (!c->building)
+        return user_error(p, 500, "out of memory");
+    memset(&c->m, 0, sizeof c->m);
+    c->m.hdr_bytes = 4; /* request line: two spaces and CRLF */
+    c->m.in_headers = 1;
+    return 0;
+}
+
+/* Counts a request-line or header span, appending it to dst when we keep it. */
+static int keep_span(llhttp_t *p, buf_t *dst, const char *at, size_t len)
+{
+    if (count_header_bytes(p, len) != 0)
+        return HPE_USER;
+    if (dst && buf_append(dst, at, len) != 0)
+        return user_error(p, 500, "out of memory");
+    return 0;
+}
+
+static int on_span_counted(llhttp_t *p, const char *at, size_t len)
+{
+    return keep_span(p, NULL, at, len);
+}
+
+static int on_url(llhttp_t *p, const char *at, size_t len)
+{
+    conn_t *c = p->data;
+    return keep_span(p, &c->building->bufs[B_URL], at, len);
+}
+
+static int on_header_field(llhttp_t *p, const char *at, size_t len)
+{
+    conn_t *c = p->data;
+    if (count_header_bytes(p, len) != 0)
+        return HPE_USER;
+    if (c->m.hdr_name_len + len < sizeof c->m.hdr_name)
+        memcpy(c->m.hdr_name + c->m.hdr_name_len, at, len);
+    c->m.hdr_name_len += len; /* past the buffer: a name we never keep */
+    return 0;
+}
+
+static int on_header_field_complete(llhttp_t *p)
+{
+    static const struct {
+        const char *name;
+        int buf;
+    } kept[] = {{"authorization", B_AUTH}, {"content-type", B_CTYPE}, {"host", B_HOST},
+                {"expect", B_EXPECT}};
+    conn_t *c = p->data;
+    lc_http_exchange_t *ex = c->building;
+    if (++c->m.nheaders > LC_HTTP_MAX_HEADERS)
+        return user_error(p, 431, "too many headers");
+    if (count_header_bytes(p, 4) != 0) /* ": " and CRLF */
+        return HPE_USER;
+    c->m.hdr_target = NULL;
+    int too_long = c->m.hdr_name_len >= sizeof c->m.hdr_name;
+    c->m.hdr_name[too_long ? 0 : c->m.hdr_name_len] = '\0';
+    c->m.hdr_name_len = 0; /* the next header's name starts fresh */
+    for (size_t i = 0; i < sizeof kept / sizeof kept[0]; i++) {
+        if (strcasecmp(c->m.hdr_name, kept[i].name) == 0) {
+            c->m.hdr_target = &ex->bufs[kept[i].buf];
+            c->m.hdr_target->len = 0; /* a repeated header: the last one wins */
+            ex->present |= 1u << kept[i].buf;
+        }
+    }
+    return 0;
+}
+
+static int on_header_value(llhttp_t *p, const char *at, size_t len)
+{
+    conn_t *c = p->data;
+    return keep_span(p, c->m.hdr_target, at, len);
+}
+
+static int on_headers_complete(llhttp_t *p)
+{
+    conn_t *c = p->data;
+    lc_http_exchange_t *ex = c->building;
+    c->m.in_headers = 0;
+    if ((p->flags & F_CONTENT_LENGTH) && p->content_length > c->srv->max_body)
+        return user_error(p, 413, "body too large");
+    /* Clients that wait for permission before sending a body get it now. */
+    if (strcasecmp(buf_str(&ex->bufs[B_EXPECT]), "100-continue") == 0
+        && p->http_major == 1 && p->http_minor >= 1) {
+        static const char cont[] = "HTTP/1.1 100 Continue\r\n\r\n";
+        char *msg = strdup(cont);
+        if (!msg)
+            return user_error(p, 500, "out of memory");
+        conn_write(c, msg, sizeof cont - 1);
+        if (c->closing)
+            return user_error(p, 500, "write failed");
+    }
+    return 0;
+}
+
+static int on_body(llhttp_t *p, const char *at, size_t len)
+{
+    conn_t *c = p->data;
+    lc_http_exchange_t *ex = c->building;
+    if (ex->bufs[B_BODY].len + len > c->srv->max_body)
+        return user_error(p, 413, "body too large");
+    if (buf_append(&ex->bufs[B_BODY], at, len) != 0)
+        return user_error(p, 500, "out of memory");
+    return 0;
+}
+
+static const char *header_or_null(const lc_http_exchange_t *ex, int i)
+{
+    return (ex->present & (1u << i)) ? buf_str(&ex->bufs[i]) : NULL;
+}
+
+/* Completes the request and pauses the parser until it has been answered. */
+static int on_message_complete(llhttp_t *p)
+{
+    conn_t *c = p->data;
+    lc_http_exchange_t *ex = c->building;
+    lc_http_request_t *r = &ex->req;
+    c->building = NULL;
+    ex->conn = c;
+    if (!llhttp_should_keep_alive(p) || p->upgrade)
+        ex->flags |= RESP_CLOSE;
+    else if (p->http_major == 1 && p->http_minor == 0)
+        ex->flags |= RESP_KEEP_ALIVE; /* HTTP/1.0 keep-alive must be confirmed */
+    if (p->method == HTTP_HEAD)
+        ex->flags |= RESP_HEAD;
+    r->method = llhttp_method_name((llhttp_method_t)p->method);
+    char *url = ex->bufs[B_URL].p, *q = url ? strchr(url, '?') : NULL;
+    if (q)
+        *q = '\0';
+    r->path = buf_str(&ex->bufs[B_URL]);
+    r->query = q ? q + 1 : "";
+    r->authorization = header_or_null(ex, B_AUTH);
+    r->content_type = header_or_null(ex, B_CTYPE);
+    r->host = header_or_null(ex, B_HOST);
+    r->body = buf_str(&ex->bufs[B_BODY]);
+    r->body_len = ex->bufs[B_BODY].len;
+    c->active = ex;
+    return HPE_PAUSED;
+}
+
+static void settings_init(llhttp_settings_t *st)
+{
+    llhttp_settings_init(st);
+    st->on_message_begin = on_message_begin;
+    st->on_method = on_span_counted;
+    st->on_version = on_span_counted;
+    st->on_url = on_url;
+    st->on_header_field = on_header_field;
+    st->on_header_field_complete = on_header_field_complete;
+    st->on_header_value = on_header_value;
+    st->on_headers_complete = on_headers_complete;
+    st->on_body = on_body;
+    st->on_message_complete = on_message_complete;
+}
+
+/* ---- accepting ---- */
+
+static void on_connection(uv_stream_t *listener, int status)
+{
+    lc_http_server_t *s = listener->data;
+    if (status < 0 || s->closing)
+        return;
+    conn_t *c = calloc(1, sizeof *c);
+    if (!c)
+        return;
+    if (uv_tcp_init(s->loop, &c->tcp) != 0) {
+        free(c);
+        return;
+    }
+    uv_timer_init(s->loop, &c->timer);
+    c->tcp.data = c->timer.data = c;
+    c->handles_open = 2;
+    c->srv = s;
+    c->next = s->conns;
+    if (s->conns)
+        s->conns->prev = c;
+    s->conns = c;
+    int over = s->nconns >= MAX_CONNS;
+    s->nconns++;
+    if (uv_accept(listener, (uv_stream_t *)&c->tcp) != 0 || over) {
+        conn_close(c); /* beyond the cap: accepted only to be closed */
+        return;
+    }
+    uv_tcp_nodelay(&c->tcp, 1);
+    llhttp_init(&c->parser, HTTP_REQUEST, &s->settings);
+    c->parser.data = c;
+    conn_touch(c);
+    conn_read_start(c);
+}
+
+static void on_listener_closed(uv_handle_t *h)
+{
+    lc_http_server_t *s = h->data;
+    s->listener_closed = 1;
+    maybe_free_server(s);
+}
+
+/* Fills addr from an IP literal, or the first address a name resolves to (IPv4 preferred). */
+static int resolve(uv_loop_t *loop, const char *host, uint16_t port,
+                   struct sockaddr_storage *addr, char *errmsg, size_t errlen)
+{
+    if (!host || !*host)
+        host = "0.0.0.0";
+    if (uv_ip4_addr(host, port, (struct sockaddr_in *)addr) == 0
+        || uv_ip6_addr(host, port, (struct sockaddr_in6 *)addr) == 0)
+        return 0;
+    uv_getaddrinfo_t req;
+    char service[8];
+    snprintf(service, sizeof service, "%u", port);
+    struct addrinfo hints = {.ai_family = AF_UNSPEC, .ai_socktype = SOCK_STREAM,
+                             .ai_flags = AI_NUMERICSERV};
+    int rv = uv_getaddrinfo(loop, &req, NULL, host, service, &hints);
+    if (rv != 0) {
+        snprintf(errmsg, errlen, "http: resolve %s: %s", host, uv_strerror(rv));
+        return LC_EIO;
+    }
+    struct addrinfo *pick = req.addrinfo;
+    for (struct addrinfo *ai = req.addrinfo; ai; ai = ai->ai_next)
+        if (ai->ai_family == AF_INET) {
+            pick = ai;
+            break;
+        }
+    memcpy(addr, pick->ai_addr, pick->ai_addrlen);
+    uv_freeaddrinfo(req.addrinfo);
+    return 0;
+}
+
+static uint16_t bound_port(uv_tcp_t *t)
+{
+    struct sockaddr_storage ss;
+    int len = sizeof ss;
+    if (uv_tcp_getsockname(t, (struct sockaddr *)&ss, &len) != 0)
+        return 0;
+    if (ss.ss_family == AF_INET)
+        return ntohs(((struct sockaddr_in *)&ss)->sin_port);
+    return ntohs(((struct sockaddr_in6 *)&ss)->sin6_port);
+}
+
+/* ---- public API ---- */
+
+int lc_http_server_init(lc_http_server_t **out, uv_loop_t *loop, const char *host,
+                        uint16_t port, size_t max_body, lc_http_handler_cb handler,
+                        void *arg, char *errmsg, size_t errlen)
+{
+    struct sockaddr_storage addr;
+    memset(&addr, 0, sizeof addr);
+    *out = NULL;
+    if (resolve(loop, host, port, &addr, errmsg, errlen) != 0)
+        return LC_EIO;
+    lc_http_server_t *s = calloc(1, sizeof *s);
+    if (!s) {
+        snprintf(errmsg, errlen, "http: out of memory");
+        return LC_EIO;
+    }
+    s->loop = loop;
+    s->handler = handler;
+    s->arg = arg;
+    s->max_body = max_body;
+    settings_init(&s->settings);
+    int rv = uv_tcp_init(loop, &s->listener);
+    if (rv != 0) {
+        snprintf(errmsg, errlen, "http: tcp init: %s", uv_strerror(rv));
+        free(s);
+        return LC_EIO;
+    }
+    s->listener.data = s;
+    /* libuv sets SO_REUSEADDR on every TCP bind on Unix. */
+    rv = uv_tcp_bind(&s->listener, (const struct sockaddr *)&addr, 0);
+    if (rv == 0)
+        rv = uv_listen((uv_stream_t *)&s->listener, BACKLOG, on_connection);
+    if (rv != 0) {
+        snprintf(errmsg, errlen, "http: listen %s:%u: %s", host ? host : "", port,
+                 uv_strerror(rv));
+        goto err_after_tcp_init;
+    }
+    s->port = bound_port(&s->listener);
+    *out = s;
+    return 0;
+
+err_after_tcp_init:
+    s->closing = 1; /* freed in the close callback */
+    uv_close((uv_handle_t *)&s->listener, on_listener_closed);
+    return LC_EIO;
+}
+
+uint16_t lc_http_server_port(const lc_http_server_t *s)
+{
+    return s->port;
+}
+
+void lc_http_server_close(lc_http_server_t *s)
+{
+    if (!s || s->closing)
+        return;
+    s->closing = 1;
+    for (conn_t *c = s->conns; c; c = c->next)
+        conn_close(c);
+    uv_close((uv_handle_t *)&s->listener, on_listener_closed);
+}
+
+void lc_http_exchange_respond(lc_http_exchange_t *ex, int status, const char *content_type,
+                              const char *body, size_t body_len, const char *headers)
+{
+    conn_t *c = ex->conn; /* NULL when the client or the server went away */
+    if (c && !c->closing) {
+        /* The body may point into the request: build the response before freeing it. */
+        c->active = NULL;
+        send_response(c, status, content_type, body, body_len, headers, ex->flags);
+        conn_touch(c);
+    }
+    ex_free(ex);
+}
+
+const lc_http_request_t *lc_http_exchange_request(const lc_http_exchange_t *ex)
+{
+    return &ex->req;
+}

@@ -1,0 +1,425 @@
+/* ctl_http.c — blocking HTTP/1.1 requests with connect/receive timeouts, llhttp parsing and redirects. */
+#include "ctl_http.h"
+
+#include <errno.h>
+#include <fcntl.h>
+#include <netdb.h>
+#include <poll.h>
+#include <stdbool.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <strings.h>
+#include <sys/socket.h>
+#include <sys/time.h>
+#include <unistd.h>
+
+#include <llhttp.h>
+
+#define CONNECT_TIMEOUT_MS 5000
+#define IO_TIMEOUT_S 30
+#define MAX_LOCATION 2048
+
+typedef struct ctl_url_s {
+    char host[256];  /* without IPv6 brackets */
+    char port[8];
+    char path[1024]; /* "" or "/prefix..." */
+    bool ipv6;
+} ctl_url_t;
+
+/* State of one response parse, reached from llhttp's data pointer. */
+typedef struct parse_ctx_s {
+    ctl_http_response_t *resp;
+    size_t cap;
+    char field[32];
+    size_t field_len;
+    bool field_is_location;
+    char location[MAX_LOCATION];
+    size_t location_len;
+    bool complete;
+    bool too_big;
+    bool nomem;
+} parse_ctx_t;
+
+static int parse_host_port(const char *s, size_t len, ctl_url_t *u)
+{
+    const char *end = s + len, *colon = NULL;
+    if (len > 0 && s[0] == '[') {
+        const char *rb = memchr(s, ']', len);
+        if (rb == NULL || rb - s - 1 <= 0 || (size_t)(rb - s - 1) >= sizeof(u->host))
+            return -1;
+        memcpy(u->host, s + 1, (size_t)(rb - s - 1));
+        u->host[rb - s - 1] = '\0';
+        u->ipv6 = true;
+        if (rb + 1 < end && rb[1] != ':')
+            return -1;
+        colon = rb + 1 < end ? rb + 1 : NULL;
+    } else {
+        colon = memchr(s, ':', len);
+        size_t hlen = colon ? (size_t)(colon - s) : len;
+        if (hlen == 0 || hlen >= sizeof(u->host))
+            return -1;
+        memcpy(u->host, s, hlen);
+        u->host[hlen] = '\0';
+    }
+    if (colon == NULL) {
+        strcpy(u->port, "8089");
+        return 0;
+    }
+    size_t plen = (size_t)(end - colon - 1);
+    if (plen == 0 || plen >= 6 || strspn(colon + 1, "0123456789") < plen)
+        return -1;
+    memcpy(u->port, colon + 1, plen);
+    u->port[plen] = '\0';
+    long port = strtol(u->port, NULL, 10);
+    return port >= 1 && port <= 65535 ? 0 : -1;
+}
+
+static int url_parse(const char *url, ctl_url_t *u, char *errmsg, size_t errlen)
+{
+    memset(u, 0, sizeof(*u));
+    const char *rest = url;
+    const char *sep = strstr(url, "://");
+    if (sep != NULL) {
+        if (strncasecmp(url, "http://", 7) != 0) {
+            snprintf(errmsg, errlen, "%s: only http:// URLs are supported", url);
+            return CTL_HTTP_EURL;
+        }
+        rest = sep + 3;
+    }
+    size_t hp_len = strcspn(rest, "/?#");
+    if (strpbrk(url, " \t\r\n") != NULL || parse_host_port(rest, hp_len, u) != 0) {
+        snprintf(errmsg, errlen, "%s: not a valid http://host[:port] URL", url);
+        return CTL_HTTP_EURL;
+    }
+    const char *path = rest + hp_len;
+    size_t plen = strcspn(path, "#");
+    size_t lead = path[0] == '?'; /* "http://h?x" means "/?x" */
+    if (lead + plen >= sizeof(u->path)) {
+        snprintf(errmsg, errlen, "%s: URL too long", url);
+        return CTL_HTTP_EURL;
+    }
+    u->path[0] = '/';
+    memcpy(u->path + lead, path, plen);
+    u->path[lead + plen] = '\0';
+    return CTL_HTTP_OK;
+}
+
+int ctl_http_check_url(const char *url, char *errmsg, size_t errlen)
+{
+    ctl_url_t u;
+    return url_parse(url, &u, errmsg, errlen);
+}
+
+static void url_display(const ctl_url_t *u, char *buf, size_t len)
+{
+    snprintf(buf, len, u->ipv6 ? "http://[%s]:%s" : "http://%s:%s", u->host, u->port);
+}
+
+/* Connects fd to ai within CONNECT_TIMEOUT_MS; returns 0 or an errno value. */
+static int connect_timeout(int fd, const struct addrinfo *ai)
+{
+    int flags = fcntl(fd, F_GETFL);
+    if (flags < 0 || fcntl(fd, F_SETFL, flags | O_NONBLOCK) < 0)
+        return errno;
+    if (connect(fd, ai->ai_addr, ai->ai_addrlen) != 0) {
+        if (errno != EINPROGRESS)
+            return errno;
+        struct pollfd pfd = {.fd = fd, .events = POLLOUT};
+        int n = poll(&pfd, 1, CONNECT_TIMEOUT_MS);
+        if (n < 0)
+            return errno;
+        if (n == 0)
+            return ETIMEDOUT;
+        int soerr = 0;
+        socklen_t sl = sizeof(soerr);
+        if (getsockopt(fd, SOL_SOCKET, SO_ERROR, &soerr, &sl) != 0)
+            return errno;
+        if (soerr != 0)
+            return soerr;
+    }
+    if (fcntl(fd, F_SETFL, flags) < 0)
+        return errno;
+    struct timeval tv = {.tv_sec = IO_TIMEOUT_S};
+    if (setsockopt(fd, SOL_SOCKET, SO_RCVTIMEO, &tv, sizeof(tv)) != 0 ||
+        setsockopt(fd, SOL_SOCKET, SO_SNDTIMEO, &tv, sizeof(tv)) != 0)
+        return errno;
+    return 0;
+}
+
+/* Returns a connected socket, or -1 with errmsg set (*rv says which error). */
+static int open_connection(const ctl_url_t *u, int *rv, char *errmsg, size_t errlen)
+{
+    char shown[300];
+    url_display(u, shown, sizeof(shown));
+    struct addrinfo hints = {.ai_family = AF_UNSPEC, .ai_socktype = SOCK_STREAM};
+    struct addrinfo *res = NULL;
+    int gai = getaddrinfo(u->host, u->port, &hints, &res);
+    if (gai != 0) {
+        *rv = CTL_HTTP_EREACH;
+        snprintf(errmsg, errlen, "cannot reach %s: %s", shown, gai_strerror(gai));
+        return -1;
+    }
+    int err = 0;
+    for (struct addrinfo *ai = res; ai != NULL; ai = ai->ai_next) {
+        int fd = socket(ai->ai_family, ai->ai_socktype | SOCK_CLOEXEC, ai->ai_protocol);
+        if (fd < 0) {
+            err = errno;
+            continue;
+        }
+        err = connect_timeout(fd, ai);
+        if (err == 0) {
+            freeaddrinfo(res);
+            return fd;
+        }
+        close(fd);
+        if (err == EINTR)
+            break;
+    }
+    freeaddrinfo(res);
+    *rv = err == EINTR ? CTL_HTTP_EINTR : CTL_HTTP_EREACH;
+    snprintf(errmsg, errlen, "cannot reach %s: %s", shown,
+             err == ETIMEDOUT ? "connect timed out after 5 s" : strerror(err));
+    return -1;
+}
+
+static int send_all(int fd, const char *buf, size_t len)
+{
+    while (len > 0) {
+        ssize_t n = send(fd, buf, len, MSG_NOSIGNAL);
+        if (n < 0)
+            return errno;
+        buf += n;
+        len -= (size_t)n;
+    }
+    return 0;
+}
+
+static int send_request(int fd, const ctl_url_t *u, const char *token, const char *method,
+                        const char *target, const char *body, size_t body_len)
+{
+    char *head = NULL;
+    int n = asprintf(&head,
+                     "%s %s HTTP/1.1\r\nHost: %s%s%s:%s\r\nUser-Agent: loadctl/%s\r\n"
+                     "Accept: application/json\r\nConnection: close\r\n"
+                     "Content-Length: %zu\r\n%s%s%s%s\r\n",
+                     method, target, u->ipv6 ? "[" : "", u->host, u->ipv6 ? "]" : "", u->port,
+                     LC_VERSION, body_len, body_len > 0 ? "Content-Type: application/json\r\n" : "",
+                     token ? "Authorization: Bearer " : "", token ? token : "", token ? "\r\n" : "");
+    if (n < 0)
+        return ENOMEM;
+    int err = send_all(fd, head, (size_t)n);
+    free(head);
+    if (err == 0 && body_len > 0)
+        err = send_all(fd, body, body_len);
+    return err;
+}
+
+static int on_header_field(llhttp_t *p, const char *at, size_t len)
+{
+    parse_ctx_t *c = p->data;
+    size_t room = sizeof(c->field) - 1 - c->field_len;
+    size_t n = len < room ? len : room;
+    memcpy(c->field + c->field_len, at, n);
+    c->field_len += n;
+    c->field[c->field_len] = '\0';
+    return 0;
+}
+
+static int on_header_field_complete(llhttp_t *p)
+{
+    parse_ctx_t *c = p->data;
+    c->field_is_location = strcasecmp(c->field, "location") == 0;
+    if (c->field_is_location)
+        c->location_len = 0;
+    c->field_len = 0;
+    c->field[0] = '\0';
+    return 0;
+}
+
+static int on_header_value(llhttp_t *p, const char *at, size_t len)
+{
+    parse_ctx_t *c = p->data;
+    if (!c->field_is_location)
+        return 0;
+    if (len >= MAX_LOCATION - c->location_len)
+        return -1;
+    memcpy(c->location + c->location_len, at, len);
+    c->location_len += len;
+    c->location[c->location_len] = '\0';
+    return 0;
+}
+
+static int on_body(llhttp_t *p, const char *at, size_t len)
+{
+    parse_ctx_t *c = p->data;
+    ctl_http_response_t *r = c->resp;
+    if (len > CTL_HTTP_MAX_BODY - r->body_len) {
+        c->too_big = true;
+        return -1;
+    }
+    if (r->body_len + len + 1 > c->cap) {
+        size_t cap = c->cap ? c->cap : 16384;
+        while (cap < r->body_len + len + 1)
+            cap *= 2;
+        char *nb = realloc(r->body, cap);
+        if (nb == NULL) {
+            c->nomem = true;
+            return -1;
+        }
+        r->body = nb;
+        c->cap = cap;
+    }
+    memcpy(r->body + r->body_len, at, len);
+    r->body_len += len;
+    r->body[r->body_len] = '\0';
+    return 0;
+}
+
+static int on_message_complete(llhttp_t *p)
+{
+    parse_ctx_t *c = p->data;
+    c->complete = true;
+    c->resp->status = p->status_code;
+    return HPE_PAUSED;
+}
+
+/* Feeds the socket to llhttp until the response is complete. */
+static int read_response(int fd, parse_ctx_t *ctx, const char *shown, char *errmsg, size_t errlen)
+{
+    llhttp_settings_t settings;
+    llhttp_settings_init(&settings);
+    settings.on_header_field = on_header_field;
+    settings.on_header_field_complete = on_header_field_complete;
+    settings.on_header_value = on_header_value;
+    settings.on_body = on_body;
+    settings.on_message_complete = on_message_complete;
+    llhttp_t parser;
+    llhttp_init(&parser, HTTP_RESPONSE, &settings);
+    parser.data = ctx;
+    char buf[16384];
+    while (!ctx->complete) {
+        ssize_t n = recv(fd, buf, sizeof(buf), 0);
+        if (n < 0 && errno == EINTR)
+            return CTL_HTTP_EINTR;
+        if (n < 0) {
+            bool timeout = errno == EAGAIN || errno == EWOULDBLOCK;
+            snprintf(errmsg, errlen, "cannot reach %s: %s", shown,
+                     timeout ? "no response within 30 s" : strerror(errno));
+            return CTL_HTTP_EREACH;
+        }
+        llhttp_errno_t e = n == 0 ? llhttp_finish(&parser) : llhttp_execute(&parser, buf, (size_t)n);
+        if (n == 0 && !ctx->complete) {
+            snprintf(errmsg, errlen, "cannot reach %s: connection closed before the response "
+                     "was complete", shown);
+            return CTL_HTTP_EREACH;
+        }
+        if (e != HPE_OK && e != HPE_PAUSED) {
+            if (ctx->nomem)
+                return CTL_HTTP_ENOMEM;
+            snprintf(errmsg, errlen, "%s: bad HTTP response: %s", shown,
+                     ctx->too_big ? "body larger than 64 MiB" : llhttp_get_error_reason(&parser));
+            return CTL_HTTP_EPROTO;
+        }
+    }
+    return CTL_HTTP_OK;
+}
+
+/* One request/response exchange on a fresh connection. OUT: location (the
+ * Location header, "" when absent). */
+static int exchange(const ctl_url_t *u, const char *target, const char *token,
+                    const char *method, const char *body, size_t body_len,
+                    ctl_http_response_t *resp, char *location, char *errmsg, size_t errlen)
+{
+    char shown[300];
+    url_display(u, shown, sizeof(shown));
+    int rv = CTL_HTTP_OK;
+    int fd = open_connection(u, &rv, errmsg, errlen);
+    if (fd < 0)
+        return rv;
+    int err = send_request(fd, u, token, method, target, body, body_len);
+    if (err != 0) {
+        close(fd);
+        snprintf(errmsg, errlen, "cannot reach %s: sending the request: %s", shown, strerror(err));
+        return err == EINTR ? CTL_HTTP_EINTR : CTL_HTTP_EREACH;
+    }
+    parse_ctx_t *ctx = calloc(1, sizeof(*ctx));
+    if (ctx == NULL) {
+        close(fd);
+        return CTL_HTTP_ENOMEM;
+    }
+    memset(resp, 0, sizeof(*resp));
+    ctx->resp = resp;
+    rv = read_response(fd, ctx, shown, errmsg, errlen);
+    close(fd);
+    if (rv == CTL_HTTP_OK && resp->body == NULL && (resp->body = calloc(1, 1)) == NULL)
+        rv = CTL_HTTP_ENOMEM;
+    memcpy(location, ctx->location, ctx->location_len + 1);
+    free(ctx);
+    if (rv != CTL_HTTP_OK)
+        ctl_http_response_free(resp);
+    if (rv == CTL_HTTP_ENOMEM)
+        snprintf(errmsg, errlen, "out of memory");
+    return rv;
+}
+
+/* Points u/target at a redirect's Location: an absolute http URL or a path. */
+static int follow_location(const char *location, ctl_url_t *u, char *target, size_t tlen,
+                           char *errmsg, size_t errlen)
+{
+    if (location[0] == '\0') {
+        snprintf(errmsg, errlen, "redirect without a Location header");
+        return CTL_HTTP_EPROTO;
+    }
+    if (strpbrk(location, " \t\r\n") != NULL) {
+        snprintf(errmsg, errlen, "redirect to an invalid Location");
+        return CTL_HTTP_EPROTO;
+    }
+    if (location[0] == '/' && location[1] != '/') {
+        snprintf(target, tlen, "%s", location);
+        return CTL_HTTP_OK;
+    }
+    int rv = url_parse(location, u, errmsg, errlen);
+    if (rv != CTL_HTTP_OK)
+        return rv;
+    snprintf(target, tlen, "%s", u->path[0] ? u->path : "/");
+    return CTL_HTTP_OK;
+}
+
+int ctl_http_request(const char *base_url, const char *token, const char *method,
+                     const char *path, const char *body, size_t body_len,
+                     ctl_http_response_t *resp, char *errmsg, size_t errlen)
+{
+    ctl_url_t u;
+    int rv = url_parse(base_url, &u, errmsg, errlen);
+    if (rv != CTL_HTTP_OK)
+        return rv;
+    size_t plen = strlen(u.path);
+    while (plen > 0 && u.path[plen - 1] == '/')
+        u.path[--plen] = '\0';
+    char target[MAX_LOCATION + 1024];
+    snprintf(target, sizeof(target), "%s%s", u.path, path);
+    char location[MAX_LOCATION];
+    for (int hops = 0;; hops++) {
+        rv = exchange(&u, target, token, method, body, body_len, resp, location, errmsg, errlen);
+        if (rv != CTL_HTTP_OK)
+            return rv;
+        if (resp->status != 307 && resp->status != 308)
+            return CTL_HTTP_OK;
+        ctl_http_response_free(resp);
+        if (hops == CTL_HTTP_MAX_REDIRECTS) {
+            snprintf(errmsg, errlen, "more than %d redirects", CTL_HTTP_MAX_REDIRECTS);
+            return CTL_HTTP_EPROTO;
+        }
+        rv = follow_location(location, &u, target, sizeof(target), errmsg, errlen);
+        if (rv != CTL_HTTP_OK)
+            return rv;
+    }
+}
+
+void ctl_http_response_free(ctl_http_response_t *resp)
+{
+    free(resp->body);
+    resp->body = NULL;
+    resp->body_len = 0;
+}

@@ -1,0 +1,342 @@
+/* ctl_print.c — loadctl's tables (runs, workers, a run's report) built from the master's JSON. */
+#include "ctl_print.h"
+
+#include <math.h>
+#include <stdbool.h>
+#include <stdint.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "lc_report.h"
+
+/* ---- reading JSON fields: missing, null or mistyped values become "unknown" ---- */
+
+static double jnum(const json_t *obj, const char *key)
+{
+    const json_t *v = json_is_object(obj) ? json_object_get(obj, key) : NULL;
+    return json_is_number(v) ? json_number_value(v) : NAN;
+}
+
+/* A non-negative count, or UINT64_MAX (printed "-") when unknown. */
+static uint64_t jcount(const json_t *obj, const char *key)
+{
+    double d = jnum(obj, key);
+    if (isnan(d) || d < 0 || d >= 1.8e19)
+        return UINT64_MAX;
+    const json_t *v = json_object_get(obj, key);
+    return json_is_integer(v) ? (uint64_t)json_integer_value(v) : (uint64_t)llround(d);
+}
+
+static const char *jstr(const json_t *obj, const char *key)
+{
+    const json_t *v = json_is_object(obj) ? json_object_get(obj, key) : NULL;
+    return json_is_string(v) ? json_string_value(v) : NULL;
+}
+
+/* Copies s into buf with control characters replaced, so text from the
+ * server cannot move the terminal's cursor; NULL or "" becomes "-". */
+static const char *clean(const char *s, char *buf, size_t len)
+{
+    if (s == NULL || s[0] == '\0')
+        s = "-";
+    size_t i = 0;
+    for (; s[i] != '\0' && i + 1 < len; i++) {
+        unsigned char c = (unsigned char)s[i];
+        buf[i] = c < 0x20 || c == 0x7f ? '?' : (char)c;
+    }
+    buf[i] = '\0';
+    return buf;
+}
+
+/* Any scalar as text: numbers, strings, booleans; "-" for null or missing. */
+static const char *scalar(const json_t *obj, const char *key, char *buf, size_t len)
+{
+    const json_t *v = json_is_object(obj) ? json_object_get(obj, key) : NULL;
+    if (json_is_integer(v))
+        snprintf(buf, len, "%" JSON_INTEGER_FORMAT, json_integer_value(v));
+    else if (json_is_real(v))
+        snprintf(buf, len, "%g", json_real_value(v));
+    else if (json_is_boolean(v))
+        snprintf(buf, len, "%s", json_is_true(v) ? "true" : "false");
+    else
+        return clean(json_is_string(v) ? json_string_value(v) : NULL, buf, len);
+    return buf;
+}
+
+/* ---- formatting cells ---- */
+
+static bool utf8_cont(unsigned char c)
+{
+    return (c & 0xc0) == 0x80;
+}
+
+/* Prints s in width columns (one per code point), cut with "~" when longer. */
+static void cell(FILE *out, const char *s, size_t width, bool right)
+{
+    char buf[512];
+    clean(s, buf, sizeof(buf));
+    size_t cols = 0, cut = 0;
+    for (size_t i = 0; buf[i] != '\0'; i++) {
+        if (utf8_cont((unsigned char)buf[i]))
+            continue;
+        if (cols == width - 1)
+            cut = i;
+        cols++;
+    }
+    if (cols > width) {
+        fprintf(out, "%.*s~", (int)cut, buf);
+        return;
+    }
+    if (right)
+        fprintf(out, "%*s%s", (int)(width - cols), "", buf);
+    else
+        fprintf(out, "%s%*s", buf, (int)(width - cols), "");
+}
+
+static const char *fmt_count(uint64_t v, char *buf, size_t len)
+{
+    if (v == UINT64_MAX)
+        return "-";
+    snprintf(buf, len, "%llu", (unsigned long long)v);
+    return buf;
+}
+
+static const char *fmt_fixed(double v, int decimals, char *buf, size_t len)
+{
+    if (isnan(v))
+        return "-";
+    snprintf(buf, len, "%.*f", decimals, v);
+    return buf;
+}
+
+static const char *fmt_ms(double ms, char *buf, size_t len)
+{
+    if (isnan(ms) || ms < 0)
+        return "-";
+    snprintf(buf, len, "%.*fms", ms < 100 ? 2 : ms < 1000 ? 1 : 0, ms);
+    return buf;
+}
+
+/* "2026-11-30T05:51:25.123Z" → "2026-11-30 05:51:25" (UTC); other text as is. */
+static const char *fmt_time(const char *iso, char *buf, size_t len)
+{
+    clean(iso, buf, len);
+    if (strlen(buf) >= 19 && buf[10] == 'T' && len > 19) {
+        buf[10] = ' ';
+        buf[19] = '\0';
+    }
+    return buf;
+}
+
+static const json_t *array_field(const json_t *obj, const char *key)
+{
+    const json_t *v = json_is_object(obj) ? json_object_get(obj, key) : NULL;
+    return json_is_array(v) ? v : NULL;
+}
+
+/* ---- loadctl runs ---- */
+
+static void print_run_row(FILE *out, const json_t *r)
+{
+    char b[64], t[64];
+    cell(out, scalar(r, "id", b, sizeof(b)), 5, true);
+    fputc(' ', out);
+    cell(out, jstr(r, "name"), 16, false);
+    fputc(' ', out);
+    cell(out, jstr(r, "tenant"), 10, false);
+    fputc(' ', out);
+    cell(out, jstr(r, "state"), 9, false);
+    fputc(' ', out);
+    cell(out, fmt_time(jstr(r, "created_at"), t, sizeof(t)), 19, false);
+    cell(out, fmt_count(jcount(r, "users"), b, sizeof(b)), 7, true);
+    cell(out, fmt_count(jcount(r, "requests"), b, sizeof(b)), 11, true);
+    cell(out, fmt_count(jcount(r, "failures"), b, sizeof(b)), 10, true);
+    cell(out, fmt_fixed(jnum(r, "rps"), 1, b, sizeof(b)), 10, true);
+    cell(out, fmt_ms(jnum(r, "p95_ms"), b, sizeof(b)), 10, true);
+    fputc('\n', out);
+}
+
+int ctl_print_runs(FILE *out, const json_t *root)
+{
+    const json_t *runs = array_field(root, "runs");
+    if (runs == NULL)
+        return -1;
+    if (json_array_size(runs) == 0) {
+        fprintf(out, "no runs\n");
+        return 0;
+    }
+    fprintf(out, "%5s %-16s %-10s %-9s %-19s%7s%11s%10s%10s%10s\n", "ID", "NAME", "TENANT",
+            "STATE", "CREATED (UTC)", "USERS", "REQUESTS", "FAILURES", "RPS", "P95");
+    size_t i;
+    const json_t *r;
+    json_array_foreach(runs, i, r)
+        print_run_row(out, r);
+    return 0;
+}
+
+/* ---- loadctl workers ---- */
+
+static const char *fmt_bytes(uint64_t v, char *buf, size_t len)
+{
+    if (v == UINT64_MAX)
+        return "-";
+    if (v >= (1ull << 30))
+        snprintf(buf, len, "%.1f GiB", (double)v / (double)(1ull << 30));
+    else if (v >= (1ull << 20))
+        snprintf(buf, len, "%.1f MiB", (double)v / (double)(1ull << 20));
+    else
+        snprintf(buf, len, "%.1f KiB", (double)v / 1024.0);
+    return buf;
+}
+
+/* "3:25 4:10" — each assignment as run:users. */
+static const char *fmt_assignments(const json_t *w, char *buf, size_t len)
+{
+    const json_t *runs = array_field(w, "runs");
+    if (runs == NULL || json_array_size(runs) == 0)
+        return "-";
+    size_t used = 0, i;
+    const json_t *a;
+    buf[0] = '\0';
+    json_array_foreach(runs, i, a) {
+        char id[32], users[32];
+        int n = snprintf(buf + used, len - used, "%s%s:%s", i ? " " : "",
+                         scalar(a, "run", id, sizeof(id)), fmt_count(jcount(a, "users"), users,
+                                                                      sizeof(users)));
+        if (n < 0 || (size_t)n >= len - used)
+            break;
+        used += (size_t)n;
+    }
+    return buf;
+}
+
+static void print_worker_row(FILE *out, const json_t *w)
+{
+    char b[64], runs[256], shown[256];
+    cell(out, scalar(w, "id", b, sizeof(b)), 4, true);
+    fputc(' ', out);
+    cell(out, jstr(w, "name"), 16, false);
+    fputc(' ', out);
+    cell(out, jstr(w, "address"), 21, false);
+    cell(out, fmt_count(jcount(w, "threads"), b, sizeof(b)), 8, true);
+    cell(out, fmt_count(jcount(w, "capacity"), b, sizeof(b)), 9, true);
+    cell(out, fmt_fixed(jnum(w, "cpu_percent"), 1, b, sizeof(b)), 6, true);
+    cell(out, fmt_bytes(jcount(w, "rss_bytes"), b, sizeof(b)), 11, true);
+    double seen = jnum(w, "last_seen_ms_ago");
+    if (!isnan(seen))
+        snprintf(b, sizeof(b), "%.1fs", seen / 1000.0);
+    cell(out, isnan(seen) ? "-" : b, 8, true);
+    fprintf(out, "  %s\n", clean(fmt_assignments(w, runs, sizeof(runs)), shown, sizeof(shown)));
+}
+
+int ctl_print_workers(FILE *out, const json_t *root)
+{
+    const json_t *workers = array_field(root, "workers");
+    if (workers == NULL)
+        return -1;
+    if (json_array_size(workers) == 0) {
+        fprintf(out, "no workers\n");
+        return 0;
+    }
+    fprintf(out, "%4s %-16s %-21s%8s%9s%6s%11s%8s  %s\n", "ID", "NAME", "ADDRESS", "THREADS",
+            "CAPACITY", "CPU%", "RSS", "SEEN", "RUNS (run:users)");
+    size_t i;
+    const json_t *w;
+    json_array_foreach(workers, i, w)
+        print_worker_row(out, w);
+    return 0;
+}
+
+/* ---- a run's report ---- */
+
+static void fill_row(const json_t *obj, lc_report_row_t *row)
+{
+    const json_t *lat = json_is_object(obj) ? json_object_get(obj, "latency_ms") : NULL;
+    row->requests = jcount(obj, "requests");
+    row->failures = jcount(obj, "failures");
+    row->rps = jnum(obj, "rps");
+    row->latency = (lc_report_latency_t){
+        .min = jnum(lat, "min"), .mean = jnum(lat, "mean"), .p50 = jnum(lat, "p50"),
+        .p90 = jnum(lat, "p90"), .p95 = jnum(lat, "p95"), .p99 = jnum(lat, "p99"),
+        .max = jnum(lat, "max"),
+    };
+}
+
+const char *ctl_run_state(const json_t *run)
+{
+    return jstr(run, "state");
+}
+
+int ctl_print_report(FILE *out, const json_t *run)
+{
+    if (!json_is_object(run))
+        return -1;
+    const json_t *eps = array_field(run, "endpoints"), *errs = array_field(run, "errors");
+    size_t n_rows = json_array_size(eps), n_errors = json_array_size(errs);
+    lc_report_row_t *rows = calloc(n_rows ? n_rows : 1, sizeof(*rows));
+    lc_report_error_t *errors = calloc(n_errors ? n_errors : 1, sizeof(*errors));
+    if (rows == NULL || errors == NULL) {
+        free(rows);
+        free(errors);
+        return -1;
+    }
+    for (size_t i = 0; i < n_rows; i++) {
+        const json_t *ep = json_array_get(eps, i);
+        fill_row(ep, &rows[i]);
+        rows[i].name = jstr(ep, "name");
+        rows[i].method = jstr(ep, "method");
+    }
+    for (size_t i = 0; i < n_errors; i++) {
+        const json_t *e = json_array_get(errs, i);
+        errors[i] = (lc_report_error_t){jstr(e, "endpoint"), jstr(e, "kind"), jcount(e, "count")};
+    }
+    char id[32], title[512];
+    snprintf(title, sizeof(title), "run %s %s: %s", scalar(run, "id", id, sizeof(id)),
+             jstr(run, "name") ? jstr(run, "name") : "-",
+             ctl_run_state(run) ? ctl_run_state(run) : "-");
+    lc_report_t report = {.title = title, .duration_s = jnum(run, "duration_s"), .rows = rows,
+                          .n_rows = n_rows, .errors = errors, .n_errors = n_errors};
+    fill_row(json_object_get(run, "totals"), &report.total);
+    report.total.name = "Total";
+    lc_report_print(out, &report);
+    free(rows);
+    free(errors);
+    return 0;
+}
+
+int ctl_print_run(FILE *out, const json_t *run)
+{
+    if (!json_is_object(run))
+        return -1;
+    char b[512];
+    fprintf(out, "%-10s%s\n", "Tenant", clean(jstr(run, "tenant"), b, sizeof(b)));
+    fprintf(out, "%-10s%s\n", "State", clean(jstr(run, "state"), b, sizeof(b)));
+    fprintf(out, "%-10s%s\n", "Users", fmt_count(jcount(run, "users"), b, sizeof(b)));
+    fprintf(out, "%-10s%s\n", "Created", fmt_time(jstr(run, "created_at"), b, sizeof(b)));
+    fprintf(out, "%-10s%s\n", "Started", fmt_time(jstr(run, "started_at"), b, sizeof(b)));
+    fprintf(out, "%-10s%s\n", "Finished", fmt_time(jstr(run, "finished_at"), b, sizeof(b)));
+    if (jstr(run, "reason") != NULL && jstr(run, "reason")[0] != '\0')
+        fprintf(out, "%-10s%s\n", "Reason", clean(jstr(run, "reason"), b, sizeof(b)));
+    uint64_t bytes = jcount(json_object_get(run, "totals"), "bytes");
+    if (bytes != UINT64_MAX)
+        fprintf(out, "%-10s%s (%llu bytes)\n", "Received", fmt_bytes(bytes, b, sizeof(b)),
+                (unsigned long long)bytes);
+    fputc('\n', out);
+    return ctl_print_report(out, run);
+}
+
+void ctl_print_progress(FILE *out, const json_t *run, long elapsed_s)
+{
+    const json_t *cur = json_object_get(run, "current");
+    double t = jnum(cur, "t");
+    uint64_t users = jcount(cur, "users");
+    if (users == UINT64_MAX)
+        users = jcount(run, "users");
+    char st[64], u[32], rps[32], p95[32], errs[32];
+    fprintf(out, "[%4lds] state=%s users=%s rps=%s p95=%s errors=%s\n",
+            isnan(t) || t < 0 ? elapsed_s : (long)t, clean(ctl_run_state(run), st, sizeof(st)),
+            fmt_count(users, u, sizeof(u)), fmt_fixed(jnum(cur, "rps"), 1, rps, sizeof(rps)),
+            fmt_ms(jnum(cur, "p95_ms"), p95, sizeof(p95)),
+            fmt_count(jcount(cur, "failures"), errs, sizeof(errs)));
+    fflush(out);
+}

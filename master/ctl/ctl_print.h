@@ -1,0 +1,24 @@
+/* ctl_print.h — turns the master API's JSON answers into loadctl's tables and progress lines. */
+#ifndef CTL_PRINT_H
+#define CTL_PRINT_H
+
+#include <stdio.h>
+
+#include <jansson.h>
+
+/* Each returns 0, or -1 when the JSON does not have the expected shape at
+ * all (missing or null fields inside are printed as "-"). */
+int ctl_print_runs(FILE *out, const json_t *root);
+int ctl_print_workers(FILE *out, const json_t *root);
+/* `loadctl show`: state, times, then the report table. */
+int ctl_print_run(FILE *out, const json_t *run);
+/* The report table of a run (lc_report_print of its endpoints, totals, errors). */
+int ctl_print_report(FILE *out, const json_t *run);
+/* One `--wait` line: "[  12s] state=running users=50 rps=1503.2 p95=1.42ms errors=0";
+ * elapsed_s is used when the run has no "current.t". */
+void ctl_print_progress(FILE *out, const json_t *run, long elapsed_s);
+
+/* The run's "state" string, or NULL. */
+const char *ctl_run_state(const json_t *run);
+
+#endif

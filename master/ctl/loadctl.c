@@ -1,0 +1,471 @@
+/* loadctl.c — the command-line client of the master's HTTP API: run, runs, show, stop, workers. */
+#include <errno.h>
+#include <signal.h>
+#include <stdbool.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+#include <jansson.h>
+
+#include "ctl_http.h"
+#include "ctl_print.h"
+
+/* Exit codes, documented in the usage text. */
+enum { CTL_EXIT_OK = 0, CTL_EXIT_FAIL = 1, CTL_EXIT_USAGE = 2, CTL_EXIT_UNREACHABLE = 3,
+       CTL_EXIT_INTERRUPTED = 130 };
+
+#define DEFAULT_MASTER "http://127.0.0.1:8089"
+#define MAX_ARGS 4
+#define WAIT_MAX_UNREACHABLE 10 /* consecutive failed polls before --wait gives up */
+
+typedef struct ctl_opts_s {
+    const char *master;
+    const char *token; /* NULL when none */
+    bool json;
+    bool wait;
+    const char *args[MAX_ARGS]; /* the command and its operands */
+    int n_args;
+} ctl_opts_t;
+
+/* Set by SIGINT while `run --wait` polls; the only mutable global. */
+static volatile sig_atomic_t interrupted;
+
+static void usage(FILE *out)
+{
+    fprintf(out,
+            "usage: loadctl [--master URL] [--token T] [--json] COMMAND [ARGS]\n"
+            "\n"
+            "commands:\n"
+            "  run SCENARIO.json [--wait]  create a run (\"-\" reads stdin);\n"
+            "                              --wait follows it and prints the report\n"
+            "  runs                        list runs\n"
+            "  show ID                     a run's state, times and report\n"
+            "  stop ID                     stop a run\n"
+            "  workers                     list connected workers\n"
+            "\n"
+            "options (before or after the command):\n"
+            "  --master URL   master API (default $LOADCTL_MASTER, else " DEFAULT_MASTER ")\n"
+            "  --token T      bearer token (default $LOADCTL_TOKEN)\n"
+            "  --json         print the API's JSON instead of tables\n"
+            "  --help, --version\n"
+            "\n"
+            "exit status: 0 ok, 1 API error or run not finished, 2 usage or local error,\n"
+            "3 master unreachable, 130 interrupted\n");
+}
+
+static int usage_error(const char *fmt, const char *arg)
+{
+    fprintf(stderr, "loadctl: ");
+    fprintf(stderr, fmt, arg);
+    fprintf(stderr, "\n");
+    usage(stderr);
+    return CTL_EXIT_USAGE;
+}
+
+/* Matches "--name VALUE" and "--name=VALUE"; advances *i past the value. */
+static int option_value(int argc, char **argv, int *i, const char *name, const char **value)
+{
+    size_t n = strlen(name);
+    if (strncmp(argv[*i], name, n) != 0)
+        return 0;
+    if (argv[*i][n] == '=') {
+        *value = argv[*i] + n + 1;
+        return 1;
+    }
+    if (argv[*i][n] != '\0')
+        return 0;
+    if (*i + 1 >= argc)
+        return -1;
+    *value = argv[++*i];
+    return 1;
+}
+
+/* Returns -1 to go on, else the exit code (after --help/--version or an error). */
+static int parse_args(int argc, char **argv, ctl_opts_t *o)
+{
+    bool operands_only = false;
+    for (int i = 1; i < argc; i++) {
+        const char *a = argv[i];
+        int m;
+        if (operands_only || a[0] != '-' || a[1] == '\0') {
+            if (o->n_args == MAX_ARGS)
+                return usage_error("too many arguments at '%s'", a);
+            o->args[o->n_args++] = a;
+        } else if (strcmp(a, "--") == 0) {
+            operands_only = true;
+        } else if ((m = option_value(argc, argv, &i, "--master", &o->master)) != 0 ||
+                   (m = option_value(argc, argv, &i, "--token", &o->token)) != 0) {
+            if (m < 0)
+                return usage_error("%s needs a value", a);
+        } else if (strcmp(a, "--json") == 0) {
+            o->json = true;
+        } else if (strcmp(a, "--wait") == 0) {
+            o->wait = true;
+        } else if (strcmp(a, "--help") == 0 || strcmp(a, "-h") == 0) {
+            usage(stdout);
+            return CTL_EXIT_OK;
+        } else if (strcmp(a, "--version") == 0) {
+            printf("loadctl %s\n", LC_VERSION);
+            return CTL_EXIT_OK;
+        } else {
+            return usage_error("unknown option '%s'", a);
+        }
+    }
+    return -1;
+}
+
+/* Checks the master URL and token; returns -1 when usable, else an exit code. */
+static int check_opts(ctl_opts_t *o)
+{
+    if (o->token != NULL && o->token[0] == '\0')
+        o->token = NULL;
+    for (const char *p = o->token; p != NULL && *p != '\0'; p++)
+        if ((unsigned char)*p <= 0x20 || (unsigned char)*p == 0x7f) {
+            fprintf(stderr, "loadctl: the token contains spaces or control characters\n");
+            return CTL_EXIT_USAGE;
+        }
+    char err[512];
+    if (ctl_http_check_url(o->master, err, sizeof(err)) != CTL_HTTP_OK) {
+        fprintf(stderr, "loadctl: --master %s\n", err);
+        return CTL_EXIT_USAGE;
+    }
+    return -1;
+}
+
+/* Prints an API error answer: "loadctl: <status>: <error field>". */
+static void print_api_error(const ctl_opts_t *o, const ctl_http_response_t *resp)
+{
+    json_t *root = json_loadb(resp->body, resp->body_len, 0, NULL);
+    const json_t *e = json_object_get(root, "error");
+    char msg[512];
+    if (json_is_string(e)) {
+        snprintf(msg, sizeof(msg), "%s", json_string_value(e));
+    } else {
+        size_t n = strcspn(resp->body, "\r\n");
+        if (n == 0)
+            snprintf(msg, sizeof(msg), "(no error message)");
+        else
+            snprintf(msg, sizeof(msg), "%.*s", (int)(n < 200 ? n : 200), resp->body);
+    }
+    for (char *p = msg; *p; p++)
+        if ((unsigned char)*p < 0x20 || *p == 0x7f)
+            *p = '?';
+    fprintf(stderr, "loadctl: %d: %s\n", resp->status, msg);
+    if (resp->status == 401 && o->token == NULL)
+        fprintf(stderr, "loadctl: no token given; use --token or LOADCTL_TOKEN\n");
+    json_decref(root);
+}
+
+/* One API call. Returns 0 with resp filled (and *json parsed when json is
+ * non-NULL) for a 2xx answer; otherwise prints why and returns an exit code. */
+static int api_call(const ctl_opts_t *o, const char *method, const char *path, const char *body,
+                    size_t body_len, ctl_http_response_t *resp, json_t **json)
+{
+    char err[1024];
+    int rv = ctl_http_request(o->master, o->token, method, path, body, body_len, resp, err,
+                              sizeof(err));
+    if (rv == CTL_HTTP_EINTR)
+        return CTL_EXIT_INTERRUPTED;
+    if (rv != CTL_HTTP_OK) {
+        fprintf(stderr, "loadctl: %s\n", err);
+        return rv == CTL_HTTP_EREACH ? CTL_EXIT_UNREACHABLE : CTL_EXIT_FAIL;
+    }
+    if (resp->status < 200 || resp->status > 299) {
+        print_api_error(o, resp);
+        ctl_http_response_free(resp);
+        return CTL_EXIT_FAIL;
+    }
+    if (json == NULL)
+        return CTL_EXIT_OK;
+    json_error_t jerr;
+    *json = json_loadb(resp->body, resp->body_len, 0, &jerr);
+    if (*json == NULL) {
+        fprintf(stderr, "loadctl: bad answer from the master (%d): %s\n", resp->status, jerr.text);
+        ctl_http_response_free(resp);
+        return CTL_EXIT_FAIL;
+    }
+    return CTL_EXIT_OK;
+}
+
+static void print_raw(FILE *out, const ctl_http_response_t *resp)
+{
+    fwrite(resp->body, 1, resp->body_len, out);
+    if (resp->body_len == 0 || resp->body[resp->body_len - 1] != '\n')
+        fputc('\n', out);
+}
+
+static int bad_shape(const char *what)
+{
+    fprintf(stderr, "loadctl: bad answer from the master: unexpected shape of %s\n", what);
+    return CTL_EXIT_FAIL;
+}
+
+/* GETs path and prints it as a table with print, or raw with --json. */
+static int get_and_print(const ctl_opts_t *o, const char *path,
+                         int (*print)(FILE *, const json_t *), const char *what)
+{
+    ctl_http_response_t resp;
+    json_t *root = NULL;
+    int rv = api_call(o, "GET", path, NULL, 0, &resp, o->json ? NULL : &root);
+    if (rv != CTL_EXIT_OK)
+        return rv;
+    if (o->json)
+        print_raw(stdout, &resp);
+    else if (print(stdout, root) != 0)
+        rv = bad_shape(what);
+    json_decref(root);
+    ctl_http_response_free(&resp);
+    return rv;
+}
+
+/* Reads a whole file (at most CTL_HTTP_MAX_BODY bytes); returns NULL with errno set. */
+static char *read_file(const char *path, size_t *len)
+{
+    FILE *f = strcmp(path, "-") == 0 ? stdin : fopen(path, "rb");
+    if (f == NULL)
+        return NULL;
+    size_t cap = 65536, used = 0;
+    char *buf = malloc(cap);
+    while (buf != NULL) {
+        used += fread(buf + used, 1, cap - used, f);
+        if (ferror(f) || used > CTL_HTTP_MAX_BODY) {
+            int e = ferror(f) ? EIO : EFBIG;
+            free(buf);
+            buf = NULL;
+            errno = e;
+        } else if (feof(f)) {
+            break;
+        } else if (used == cap) {
+            char *nb = realloc(buf, cap * 2);
+            if (nb == NULL)
+                free(buf);
+            buf = nb;
+            cap *= 2;
+        }
+    }
+    int saved = errno;
+    if (f != stdin)
+        fclose(f);
+    errno = saved;
+    *len = used;
+    return buf;
+}
+
+static bool valid_id(const char *s)
+{
+    size_t n = strspn(s, "0123456789");
+    return n > 0 && n <= 18 && s[n] == '\0';
+}
+
+static void on_sigint(int sig)
+{
+    interrupted = 1;
+}
+
+static int stop_waiting(const char *id)
+{
+    fflush(stdout);
+    fprintf(stderr, "\nloadctl: stopped waiting; run %s continues (stop it with: loadctl stop %s)\n",
+            id, id);
+    return CTL_EXIT_INTERRUPTED;
+}
+
+/* Sleeps until *next (monotonic), then advances it by a second; false if interrupted. */
+static bool sleep_tick(struct timespec *next)
+{
+    next->tv_sec += 1;
+    while (!interrupted) {
+        int e = clock_nanosleep(CLOCK_MONOTONIC, TIMER_ABSTIME, next, NULL);
+        if (e == 0)
+            return true;
+        if (e != EINTR)
+            return true;
+    }
+    return false;
+}
+
+static bool is_terminal(const char *state)
+{
+    return state != NULL && (strcmp(state, "finished") == 0 || strcmp(state, "failed") == 0 ||
+                             strcmp(state, "aborted") == 0);
+}
+
+/* Prints the final state of a finished run; exit 0 only for "finished". */
+static int wait_done(const ctl_opts_t *o, const ctl_http_response_t *resp, const json_t *run)
+{
+    if (o->json)
+        print_raw(stdout, resp);
+    else if (ctl_print_report(stdout, run) != 0)
+        return bad_shape("the run");
+    return strcmp(ctl_run_state(run), "finished") == 0 ? CTL_EXIT_OK : CTL_EXIT_FAIL;
+}
+
+/* One poll: prints a progress line; returns -1 to keep waiting, else the exit code. */
+static int poll_run(const ctl_opts_t *o, const char *path, long elapsed, int *unreachable)
+{
+    ctl_http_response_t resp;
+    json_t *run = NULL;
+    int rv = api_call(o, "GET", path, NULL, 0, &resp, &run);
+    if (rv == CTL_EXIT_UNREACHABLE && !interrupted && ++*unreachable < WAIT_MAX_UNREACHABLE) {
+        fprintf(stderr, "loadctl: retrying (%d/%d)\n", *unreachable, WAIT_MAX_UNREACHABLE - 1);
+        return -1;
+    }
+    if (rv != CTL_EXIT_OK)
+        return rv;
+    *unreachable = 0;
+    rv = -1;
+    ctl_print_progress(o->json ? stderr : stdout, run, elapsed);
+    if (is_terminal(ctl_run_state(run)))
+        rv = wait_done(o, &resp, run);
+    json_decref(run);
+    ctl_http_response_free(&resp);
+    return rv;
+}
+
+/* Polls the run once a second until it ends. Ctrl-C only stops the waiting. */
+static int wait_run(const ctl_opts_t *o, const char *id)
+{
+    struct sigaction sa = {.sa_handler = on_sigint}; /* no SA_RESTART: a poll must give way */
+    sigemptyset(&sa.sa_mask);
+    sigaction(SIGINT, &sa, NULL);
+    char path[64];
+    snprintf(path, sizeof(path), "/api/v1/runs/%s", id);
+    struct timespec start, next;
+    clock_gettime(CLOCK_MONOTONIC, &start);
+    next = start;
+    for (int unreachable = 0;;) {
+        long elapsed = (long)(next.tv_sec - start.tv_sec);
+        int rv = interrupted ? CTL_EXIT_INTERRUPTED : poll_run(o, path, elapsed, &unreachable);
+        if (rv == -1 && sleep_tick(&next))
+            continue;
+        if (rv == -1 || rv == CTL_EXIT_INTERRUPTED || (interrupted && rv == CTL_EXIT_UNREACHABLE))
+            return stop_waiting(id);
+        return rv;
+    }
+}
+
+static int cmd_run(const ctl_opts_t *o)
+{
+    size_t len = 0;
+    char *scenario = read_file(o->args[1], &len);
+    if (scenario == NULL) {
+        fprintf(stderr, "loadctl: cannot read %s: %s\n", o->args[1],
+                errno == EFBIG ? "larger than 64 MiB" : strerror(errno));
+        return CTL_EXIT_USAGE;
+    }
+    ctl_http_response_t resp;
+    json_t *created = NULL;
+    int rv = api_call(o, "POST", "/api/v1/runs", scenario, len, &resp, &created);
+    free(scenario);
+    if (rv != CTL_EXIT_OK)
+        return rv;
+    const json_t *id = json_object_get(created, "id");
+    char ids[32];
+    if (json_is_integer(id) && json_integer_value(id) >= 0)
+        snprintf(ids, sizeof(ids), "%" JSON_INTEGER_FORMAT, json_integer_value(id));
+    else
+        rv = bad_shape("the created run");
+    if (rv == CTL_EXIT_OK && o->json && !o->wait)
+        print_raw(stdout, &resp);
+    else if (rv == CTL_EXIT_OK)
+        fprintf(o->json ? stderr : stdout, "run %s created\n", ids);
+    json_decref(created);
+    ctl_http_response_free(&resp);
+    if (rv == CTL_EXIT_OK && o->wait)
+        rv = wait_run(o, ids);
+    return rv;
+}
+
+static int cmd_show(const ctl_opts_t *o)
+{
+    char path[64];
+    snprintf(path, sizeof(path), "/api/v1/runs/%s", o->args[1]);
+    return get_and_print(o, path, ctl_print_run, "the run");
+}
+
+static int cmd_stop(const ctl_opts_t *o)
+{
+    char path[64];
+    snprintf(path, sizeof(path), "/api/v1/runs/%s/stop", o->args[1]);
+    ctl_http_response_t resp;
+    int rv = api_call(o, "POST", path, NULL, 0, &resp, NULL);
+    if (rv != CTL_EXIT_OK)
+        return rv;
+    if (o->json)
+        print_raw(stdout, &resp);
+    else
+        printf("run %s stopping\n", o->args[1]);
+    ctl_http_response_free(&resp);
+    return CTL_EXIT_OK;
+}
+
+static int cmd_runs(const ctl_opts_t *o)
+{
+    return get_and_print(o, "/api/v1/runs", ctl_print_runs, "the run list");
+}
+
+static int cmd_workers(const ctl_opts_t *o)
+{
+    return get_and_print(o, "/api/v1/workers", ctl_print_workers, "the worker list");
+}
+
+typedef struct ctl_command_s {
+    const char *name;
+    int n_operands;
+    const char *operand; /* its name in messages, or NULL */
+    int (*run)(const ctl_opts_t *o);
+} ctl_command_t;
+
+static const ctl_command_t commands[] = {
+    {"run", 1, "SCENARIO.json", cmd_run}, {"runs", 0, NULL, cmd_runs},
+    {"show", 1, "ID", cmd_show},          {"stop", 1, "ID", cmd_stop},
+    {"workers", 0, NULL, cmd_workers},
+};
+
+/* Finds the command and checks its operands; NULL after printing a usage error. */
+static const ctl_command_t *find_command(const ctl_opts_t *o)
+{
+    if (o->n_args == 0) {
+        usage_error("%s", "missing COMMAND");
+        return NULL;
+    }
+    for (size_t i = 0; i < sizeof(commands) / sizeof(commands[0]); i++) {
+        const ctl_command_t *c = &commands[i];
+        if (strcmp(o->args[0], c->name) != 0)
+            continue;
+        if (o->n_args - 1 < c->n_operands)
+            usage_error("missing %s", c->operand);
+        else if (o->n_args - 1 > c->n_operands)
+            usage_error("unexpected argument '%s'", o->args[c->n_operands + 1]);
+        else if (o->wait && c->run != cmd_run)
+            usage_error("--wait only goes with '%s'", "run");
+        else if (c->operand != NULL && strcmp(c->operand, "ID") == 0 && !valid_id(o->args[1]))
+            usage_error("'%s' is not a run ID", o->args[1]);
+        else
+            return c;
+        return NULL;
+    }
+    usage_error("unknown command '%s'", o->args[0]);
+    return NULL;
+}
+
+int main(int argc, char **argv)
+{
+    ctl_opts_t o = {.master = getenv("LOADCTL_MASTER"), .token = getenv("LOADCTL_TOKEN")};
+    if (o.master == NULL || o.master[0] == '\0')
+        o.master = DEFAULT_MASTER;
+    int rv = parse_args(argc, argv, &o);
+    if (rv < 0)
+        rv = check_opts(&o);
+    if (rv >= 0)
+        return rv;
+    const ctl_command_t *cmd = find_command(&o);
+    if (cmd == NULL)
+        return CTL_EXIT_USAGE;
+    rv = cmd->run(&o);
+    if (fflush(stdout) != 0 && rv == CTL_EXIT_OK)
+        rv = CTL_EXIT_FAIL;
+    return rv;
+}

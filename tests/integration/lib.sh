@@ -1,0 +1,136 @@
+# lib.sh — shared helpers of the integration tests: processes that are always
+# stopped, free loopback ports, bounded waits, and counted assertions.
+# Source it; it sets -euo pipefail and an EXIT trap that stops everything.
+set -euo pipefail
+
+: "${LC_BIN:?LC_BIN must point at the build directory}"
+: "${LC_SRC:?LC_SRC must point at the source directory}"
+
+TEST_NAME=$(basename "$0" .sh)
+WORK=$(mktemp -d "/tmp/lc-${TEST_NAME}.XXXXXX")
+PIDS=()
+PASSED=0
+FAILED=0
+
+log() { printf '[%s] %s\n' "$TEST_NAME" "$*" >&2; }
+
+cleanup() {
+    local rc=$?
+    for pid in "${PIDS[@]:-}"; do
+        [ -n "$pid" ] && kill -TERM "$pid" 2>/dev/null || true
+    done
+    local deadline=$((SECONDS + 5))
+    for pid in "${PIDS[@]:-}"; do
+        [ -z "$pid" ] && continue
+        while kill -0 "$pid" 2>/dev/null && [ $SECONDS -lt $deadline ]; do sleep 0.1; done
+        kill -KILL "$pid" 2>/dev/null || true
+    done
+    if [ $rc -ne 0 ] || [ $FAILED -ne 0 ]; then
+        for f in "$WORK"/*.log; do
+            [ -f "$f" ] || continue
+            echo "----- $f (last 40 lines)" >&2
+            tail -n 40 "$f" >&2
+        done
+    fi
+    rm -rf "$WORK"
+    exit $rc
+}
+trap cleanup EXIT
+trap 'exit 130' INT TERM
+
+# start NAME CMD...: runs CMD in the background, output in $WORK/NAME.log;
+# its pid goes into PIDS and into the variable PID_<NAME>.
+start() {
+    local name=$1; shift
+    "$@" >"$WORK/$name.log" 2>&1 &
+    local pid=$!
+    PIDS+=("$pid")
+    printf -v "PID_${name//-/_}" '%s' "$pid"
+}
+
+# stop_proc PID [SIGNAL]: stops one process started by `start` and waits for
+# it (bounded 10 s). Processes run under timeout(1), which forwards TERM and
+# INT; KILL is sent to its child directly, as a crash would be.
+stop_proc() {
+    local pid=$1 sig=${2:-TERM}
+    if [ "$sig" = KILL ]; then pkill -KILL -P "$pid" 2>/dev/null || true; fi
+    kill -"$sig" "$pid" 2>/dev/null || return 0
+    local deadline=$((SECONDS + 10))
+    while kill -0 "$pid" 2>/dev/null && [ $SECONDS -lt $deadline ]; do sleep 0.1; done
+    kill -KILL "$pid" 2>/dev/null || true
+    wait "$pid" 2>/dev/null || true
+}
+
+# free_port: a TCP port on 127.0.0.1 that nothing listens on now.
+free_port() {
+    local port
+    for _ in $(seq 1 200); do
+        port=$((20000 + RANDOM % 30000))
+        if ! ss -Hltn "sport = :$port" | grep -q .; then echo "$port"; return 0; fi
+    done
+    echo "no free port" >&2; return 1
+}
+
+# wait_until TIMEOUT_S CMD...: polls CMD every 0.1 s until it succeeds.
+wait_until() {
+    local limit=$1; shift
+    local deadline=$((SECONDS + limit))
+    until "$@" >/dev/null 2>&1; do
+        [ $SECONDS -ge $deadline ] && return 1
+        sleep 0.1
+    done
+}
+
+http_ok() { curl -sf --max-time 2 "$1" >/dev/null; }
+
+# check DESCRIPTION CMD...: one counted assertion.
+check() {
+    local what=$1; shift
+    if "$@"; then PASSED=$((PASSED + 1)); log "ok: $what"
+    else FAILED=$((FAILED + 1)); log "FAILED: $what"; fi
+}
+
+# finish: prints the tally line and sets the exit status.
+finish() {
+    echo "$PASSED passed, $FAILED failed"
+    [ $FAILED -eq 0 ]
+}
+
+# Starts lc_target on a free port; sets TARGET_PORT.
+start_target() {
+    start target timeout 300 "$LC_BIN/lc_target" --listen 127.0.0.1:0 \
+        --port-file "$WORK/target.port" --quiet "$@"
+    wait_until 10 test -s "$WORK/target.port" || { log "target did not start"; return 1; }
+    TARGET_PORT=$(cat "$WORK/target.port")
+}
+
+target_requests() { curl -sf --max-time 2 "http://127.0.0.1:$TARGET_PORT/__stats" | jq -r "${1:-.requests}"; }
+
+# Starts a one-node master with its data in $WORK/$1; sets API, WORKER_ADDR.
+start_master() {
+    local name=$1
+    : "${MASTER_API_PORT:=$(free_port)}" "${MASTER_WORKER_PORT:=$(free_port)}" \
+      "${MASTER_RAFT_PORT:=$(free_port)}"
+    API="http://127.0.0.1:$MASTER_API_PORT"
+    WORKER_ADDR="127.0.0.1:$MASTER_WORKER_PORT"
+    start "$name" timeout 300 "$LC_BIN/loadmaster" --data-dir "$WORK/$name-data" \
+        --raft-addr "127.0.0.1:$MASTER_RAFT_PORT" --listen-api "127.0.0.1:$MASTER_API_PORT" \
+        --listen-workers "$WORKER_ADDR"
+    wait_until 15 http_ok "$API/healthz" || { log "master did not start"; return 1; }
+}
+
+start_worker() {
+    local name=$1; shift
+    start "$name" timeout 300 "$LC_BIN/loadworker" --join "$WORKER_ADDR" --threads 1 \
+        --name "$name" --data-dir "$WORK/$name-data" "$@"
+}
+
+workers_connected() {
+    [ "$(curl -sf --max-time 2 "$API/api/v1/workers" | jq '[.workers[] | select(.connected)] | length')" -ge "$1" ]
+}
+
+run_state_is() {
+    local state
+    state=$(curl -sf --max-time 2 "$API/api/v1/runs/$1" | jq -r .state)
+    [ "$state" = "$2" ]
+}
