@@ -8,10 +8,42 @@
 #include "lc_err.h"
 #include "lc_log.h"
 
+#define ENTRY_HEADER 4u
+
+int fsm_encode_command(const Lc__Command *cmd, struct raft_buffer *out)
+{
+    size_t len = lc__command__get_packed_size(cmd);
+    size_t padded = (ENTRY_HEADER + len + 7u) & ~(size_t)7u;
+    uint8_t *base = raft_malloc(padded);
+    if (base == NULL)
+        return LC_ENOMEM;
+    memset(base, 0, padded);
+    for (unsigned i = 0; i < ENTRY_HEADER; i++)
+        base[i] = (uint8_t)(len >> (8 * i));
+    lc__command__pack(cmd, base + ENTRY_HEADER);
+    out->base = base;
+    out->len = padded;
+    return 0;
+}
+
+/* The protobuf bytes of an entry, or NULL when the header is inconsistent. */
+static Lc__Command *decode_entry(const struct raft_buffer *buf)
+{
+    const uint8_t *base = buf->base;
+    if (buf->len < ENTRY_HEADER)
+        return NULL;
+    size_t len = 0;
+    for (unsigned i = 0; i < ENTRY_HEADER; i++)
+        len |= (size_t)base[i] << (8 * i);
+    if (len > buf->len - ENTRY_HEADER)
+        return NULL;
+    return lc__command__unpack(NULL, len, base + ENTRY_HEADER);
+}
+
 static int fsm_apply(struct raft_fsm *fsm, const struct raft_buffer *buf, void **result)
 {
     store_t *store = fsm->data;
-    Lc__Command *cmd = lc__command__unpack(NULL, buf->len, buf->base);
+    Lc__Command *cmd = decode_entry(buf);
     int rv;
     if (cmd == NULL) {
         /* Never return an error to raft: that would stall the log forever. */

@@ -5,12 +5,19 @@
 
 #include <raft.h>
 
+#include "state.pb-c.h"
 #include "store.h"
 
 /* Fills a raft_fsm that applies to `store` (not owned). The apply result
  * handed to raft_apply callbacks is the store's return code as an intptr_t:
  * a failed command never fails the log. */
 void fsm_init(struct raft_fsm *fsm, store_t *store);
+
+/* Encodes a command as a log entry: a 4-byte little-endian length, the
+ * protobuf bytes, and zero padding to a multiple of 8 bytes (raft's on-disk
+ * format requires 8-byte aligned entry sizes). out->base is raft_malloc'd.
+ * Returns 0 or LC_ENOMEM. */
+int fsm_encode_command(const Lc__Command *cmd, struct raft_buffer *out);
 
 /* Decodes the result pointer an apply callback receives. */
 int fsm_result_code(void *result);

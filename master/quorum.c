@@ -154,15 +154,12 @@ int quorum_propose(quorum_t *q, const Lc__Command *cmd, quorum_applied_cb cb, vo
 {
     if (!quorum_is_leader(q))
         return LC_ENOTLEADER;
-    size_t len = lc__command__get_packed_size(cmd);
     proposal_t *p = calloc(1, sizeof *p);
-    struct raft_buffer buf = {.base = raft_malloc(len ? len : 1), .len = len};
-    if (p == NULL || buf.base == NULL) {
+    struct raft_buffer buf = {0};
+    if (p == NULL || fsm_encode_command(cmd, &buf) != 0) {
         free(p);
-        raft_free(buf.base);
         return LC_ENOMEM;
     }
-    lc__command__pack(cmd, buf.base);
     p->req.data = p;
     p->cb = cb;
     p->arg = arg;

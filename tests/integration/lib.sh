@@ -106,16 +106,17 @@ start_target() {
 
 target_requests() { curl -sf --max-time 2 "http://127.0.0.1:$TARGET_PORT/__stats" | jq -r "${1:-.requests}"; }
 
-# Starts a one-node master with its data in $WORK/$1; sets API, WORKER_ADDR.
+# start_master NAME [FLAGS…]: a one-node master with its data in
+# $WORK/NAME-data (kept across restarts); sets API and WORKER_ADDR.
 start_master() {
-    local name=$1
+    local name=$1; shift
     : "${MASTER_API_PORT:=$(free_port)}" "${MASTER_WORKER_PORT:=$(free_port)}" \
       "${MASTER_RAFT_PORT:=$(free_port)}"
     API="http://127.0.0.1:$MASTER_API_PORT"
     WORKER_ADDR="127.0.0.1:$MASTER_WORKER_PORT"
     start "$name" timeout 300 "$LC_BIN/loadmaster" --data-dir "$WORK/$name-data" \
         --raft-addr "127.0.0.1:$MASTER_RAFT_PORT" --listen-api "127.0.0.1:$MASTER_API_PORT" \
-        --listen-workers "$WORKER_ADDR"
+        --listen-workers "$WORKER_ADDR" "$@"
     wait_until 15 http_ok "$API/healthz" || { log "master did not start"; return 1; }
 }
 

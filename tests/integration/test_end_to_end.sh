@@ -6,7 +6,9 @@
 source "$(dirname "$0")/lib.sh"
 
 start_target
-start_master master
+# A small snapshot threshold, so the restart below restores a snapshot + log.
+SNAPSHOT_FLAGS=(--snapshot-threshold 4 --snapshot-trailing 2)
+start_master master "${SNAPSHOT_FLAGS[@]}"
 start_worker w1
 start_worker w2
 check "two workers connect" wait_until 15 workers_connected 2
@@ -56,7 +58,8 @@ check "loadctl printed the endpoint table" grep -q 'heavy' "$WORK/loadctl.out"
 
 # Restart the master: the run is still there with the same figures.
 stop_proc "$PID_master"
-start_master master
+start_master master "${SNAPSHOT_FLAGS[@]}"
+check "the master had taken a snapshot" grep -q "snapshot restored" "$WORK/master.log"
 check "run survives a master restart" wait_until 10 run_state_is "$id" finished
 curl -sf "$API/api/v1/runs/$id" >"$WORK/run2.json"
 check "same figures after restart" \

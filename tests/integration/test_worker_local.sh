@@ -1,0 +1,99 @@
+#!/usr/bin/env bash
+# loadworker --local against lc_target: the report's request count equals what
+# the target served, exactly; tasks split by weight; a bad scenario exits 2.
+set -euo pipefail
+
+: "${LC_BIN:?set LC_BIN to the build directory}"
+WORK=$(mktemp -d "${TMPDIR:-/tmp}/lc-worker-local.XXXXXX")
+PIDS=()
+PASSED=0
+FAILED=0
+
+cleanup() {
+    for pid in "${PIDS[@]}"; do
+        kill "$pid" 2>/dev/null || true
+        wait "$pid" 2>/dev/null || true
+    done
+    rm -rf "$WORK"
+}
+trap cleanup EXIT
+
+jq_true() { # jq_true [jq args…]: the filter holds
+    timeout 5 jq -e "$@" >/dev/null
+}
+
+check() { # check "what" command…
+    local what=$1
+    shift
+    if "$@"; then
+        echo "ok: $what"
+        PASSED=$((PASSED + 1))
+    else
+        echo "FAIL: $what"
+        FAILED=$((FAILED + 1))
+    fi
+}
+
+timeout 120 "$LC_BIN/lc_target" --listen 127.0.0.1:0 --port-file "$WORK/port" --quiet \
+    2>"$WORK/target.log" &
+PIDS+=($!)
+for _ in $(seq 100); do
+    [[ -s "$WORK/port" ]] && break
+    timeout 1 sleep 0.05
+done
+PORT=$(cat "$WORK/port")
+
+cat >"$WORK/scenario.json" <<JSON
+{"name": "local-split", "target": "http://127.0.0.1:$PORT", "duration": "3s",
+ "users": 20, "spawn_rate": 200,
+ "tasks": [
+   {"name": "list", "weight": 3, "method": "GET", "path": "/list?page=\${rand(1,50)}"},
+   {"name": "create", "weight": 1, "method": "POST", "path": "/create",
+    "headers": {"Content-Type": "application/json"},
+    "body": "{\"user\": \"u\${user_id}\", \"n\": \${iteration}}"}
+ ]}
+JSON
+
+timeout 30 "$LC_BIN/loadworker" --local "$WORK/scenario.json" --threads 2 --json \
+    >"$WORK/report.json" 2>"$WORK/worker.log"
+STATS=$(timeout 5 curl -sf "http://127.0.0.1:$PORT/__stats")
+
+total=$(timeout 5 jq '.totals.requests' "$WORK/report.json")
+failures=$(timeout 5 jq '.totals.failures' "$WORK/report.json")
+served=$(echo "$STATS" | timeout 5 jq '.requests')
+list=$(timeout 5 jq '.endpoints[] | select(.name == "list") | .requests' "$WORK/report.json")
+create=$(timeout 5 jq '.endpoints[] | select(.name == "create") | .requests' "$WORK/report.json")
+served_list=$(echo "$STATS" | timeout 5 jq '.by_path["/list"] // 0')
+served_create=$(echo "$STATS" | timeout 5 jq '.by_path["/create"] // 0')
+echo "report: total=$total failures=$failures list=$list create=$create; target: $served"
+
+check "the run made requests" test "$total" -gt 1000
+check "no failures" test "$failures" -eq 0
+check "report total equals the target's count exactly ($total = $served)" \
+    test "$total" -eq "$served"
+check "per-endpoint counts equal the target's per-path counts" \
+    test "$list" -eq "$served_list" -a "$create" -eq "$served_create"
+check "tasks split 3:1 within 5 %" \
+    jq_true --argjson l "$list" --argjson c "$create" -n \
+    '($l / $c) >= 3 * 0.95 and ($l / $c) <= 3 * 1.05'
+check "report has the run JSON shape" jq_true \
+    '.name == "local-split" and .state == "finished" and .duration_s >= 3 and
+     (.totals.latency_ms | has("p99")) and (.totals.rps > 0) and (.errors | length) == 0' \
+    "$WORK/report.json"
+
+cat >"$WORK/bad.json" <<JSON
+{"name": "bad", "target": "http://127.0.0.1:$PORT", "duration": "3s",
+ "tasks": [{"method": "FETCH", "path": "/"}]}
+JSON
+rc=0
+timeout 10 "$LC_BIN/loadworker" --local "$WORK/bad.json" >"$WORK/bad.out" 2>"$WORK/bad.err" || rc=$?
+check "a bad scenario exits 2 (got $rc)" test "$rc" -eq 2
+check "the error names the file and the JSON path" \
+    grep -q "bad.json: tasks\[0\].method: " "$WORK/bad.err"
+
+rc=0
+timeout 10 "$LC_BIN/loadworker" --local "$WORK/bad.json" --no-such-flag 2>/dev/null || rc=$?
+check "an unknown flag exits 2 (got $rc)" test "$rc" -eq 2
+
+echo "$PASSED passed, $FAILED failed"
+[[ $FAILED -eq 0 ]]

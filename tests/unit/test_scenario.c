@@ -1,0 +1,552 @@
+/* test_scenario.c — unit tests for common/lc_scenario.c: parsing, defaults, bounds, error paths. */
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include <cmocka.h>
+
+#include "lc_err.h"
+#include "lc_scenario.h"
+
+#define DOC_MAX 8192
+
+/* JSON is written with ' for " to keep the C readable; \\' stays an escaped quote. */
+static char *json_of(const char *text)
+{
+    static char buf[DOC_MAX];
+    size_t n = strlen(text);
+    assert_true(n < sizeof buf);
+    for (size_t i = 0; i <= n; i++)
+        buf[i] = text[i] == '\'' ? '"' : text[i];
+    return buf;
+}
+
+/* A minimal valid document plus `extra` members; defaults whose key appears in
+ * extra or in omit (a space-separated list) are left out. */
+static char *doc(const char *extra, const char *omit)
+{
+    static const char *const defaults[][2] = {
+        {"name", "'name':'t'"},
+        {"target", "'target':'http://localhost:8080'"},
+        {"duration", "'duration':10"},
+        {"tasks", "'tasks':[{'path':'/'}]"},
+    };
+    static char out[DOC_MAX];
+    char key[64];
+    size_t len = 0;
+    out[len++] = '{';
+    for (size_t i = 0; i < sizeof defaults / sizeof defaults[0]; i++) {
+        snprintf(key, sizeof key, "'%s':", defaults[i][0]);
+        bool omitted = omit != NULL && strstr(omit, defaults[i][0]) != NULL;
+        if (omitted || (extra != NULL && strstr(extra, key) == extra))
+            continue;
+        len += (size_t)snprintf(out + len, sizeof out - len, "%s%s", len > 1 ? "," : "",
+                                defaults[i][1]);
+    }
+    if (extra != NULL && extra[0] != '\0')
+        len += (size_t)snprintf(out + len, sizeof out - len, "%s%s", len > 1 ? "," : "", extra);
+    snprintf(out + len, sizeof out - len, "}");
+    return json_of(out);
+}
+
+static int parse(const char *json, lc_scenario_t *s, char *err, size_t errlen)
+{
+    return lc_scenario_parse(json, strlen(json), s, err, errlen);
+}
+
+static bool is_zeroed(const lc_scenario_t *s)
+{
+    static const lc_scenario_t zero;
+    return memcmp(s, &zero, sizeof zero) == 0;
+}
+
+/* Parses json expecting LC_EINVAL with "<path>: …<what>…" and a zeroed result. */
+static void expect_error(const char *json, const char *path, const char *what)
+{
+    lc_scenario_t s;
+    char err[512] = "";
+    char prefix[256];
+    memset(&s, 0xa5, sizeof s);
+    int rv = parse(json, &s, err, sizeof err);
+    if (rv != LC_EINVAL)
+        fail_msg("expected LC_EINVAL for %s, got %d (%s)", json, rv, err);
+    const char *colon = strstr(err, ": ");
+    assert_non_null(colon);
+    size_t n = (size_t)(colon - err);
+    assert_true(n < sizeof prefix);
+    memcpy(prefix, err, n);
+    prefix[n] = '\0';
+    assert_string_equal(prefix, path);
+    if (strstr(colon + 2, what) == NULL)
+        fail_msg("error '%s' does not mention '%s'", err, what);
+    assert_true(is_zeroed(&s));
+}
+
+static void expect_ok(const char *json, lc_scenario_t *s)
+{
+    char err[512] = "";
+    int rv = parse(json, s, err, sizeof err);
+    if (rv != 0)
+        fail_msg("unexpected error for %s: %s", json, err);
+}
+
+static const char *const full_doc =
+    "{'name':'checkout','tenant':'shop','target':'https://shop.example:8443/base',"
+    "'duration':'5m','users':2000,'spawn_rate':200.5,'think_time_ms':[500,1500],"
+    "'stages':[{'duration':'1m','users':500},{'duration':240,'target':2000}],"
+    "'tls':{'insecure':true,'ca_file':'/etc/ssl/ca.pem'},"
+    "'tasks':[{'name':'list','weight':3,'method':'GET',"
+    "'path':'/api/users?page=${rand(1,50)}&u=${user_id}&i=${iteration}'},"
+    "{'name':'create','weight':1,'method':'POST','path':'/api/users',"
+    "'headers':{'Content-Type':'application/json','X-Req':'${uuid}'},"
+    "'body':'{\\'name\\':\\'u${user_id}\\',\\'id\\':\\'${uuid}\\'}',"
+    "'expect':{'status':[201,200],'body_contains':'\\'id\\''}}],"
+    "'thresholds':{'p95_ms':250,'error_rate':0.01,'abort_on_fail':true},"
+    "'policy':'queue','connect_timeout_ms':1000,'request_timeout_ms':2000}";
+
+static void test_full_scenario(void **state)
+{
+    lc_scenario_t s;
+    expect_ok(json_of(full_doc), &s);
+    assert_string_equal(s.name, "checkout");
+    assert_string_equal(s.tenant, "shop");
+    assert_string_equal(s.target, "https://shop.example:8443/base");
+    assert_true(s.url.tls);
+    assert_string_equal(s.url.hp.host, "shop.example");
+    assert_int_equal(s.url.hp.port, 8443);
+    assert_string_equal(s.url.base_path, "/base");
+    assert_int_equal(s.duration_ms, 300000);
+    assert_int_equal(s.users, 2000);
+    assert_true(s.spawn_rate == 200.5);
+    assert_int_equal(s.think_min_ms, 500);
+    assert_int_equal(s.think_max_ms, 1500);
+    assert_true(s.arrival_rate == 0);
+    assert_int_equal(s.n_stages, 2);
+    assert_int_equal(s.stages[0].duration_ms, 60000);
+    assert_int_equal(s.stages[0].target, 500);
+    assert_int_equal(s.stages[1].duration_ms, 240000);
+    assert_int_equal(s.stages[1].target, 2000);
+    assert_true(s.tls.insecure);
+    assert_string_equal(s.tls.ca_file, "/etc/ssl/ca.pem");
+    assert_int_equal(s.n_tasks, 2);
+    assert_string_equal(s.tasks[0].name, "list");
+    assert_int_equal(s.tasks[0].weight, 3);
+    assert_string_equal(s.tasks[0].method, "GET");
+    assert_string_equal(s.tasks[0].path, "/api/users?page=${rand(1,50)}&u=${user_id}&i=${iteration}");
+    assert_int_equal(s.tasks[0].n_headers, 0);
+    assert_null(s.tasks[0].body);
+    assert_int_equal(s.tasks[0].n_expect_status, 0);
+    assert_null(s.tasks[0].expect_body_contains);
+    assert_string_equal(s.tasks[1].name, "create");
+    assert_string_equal(s.tasks[1].method, "POST");
+    assert_int_equal(s.tasks[1].n_headers, 2);
+    assert_string_equal(s.tasks[1].headers[0].name, "Content-Type");
+    assert_string_equal(s.tasks[1].headers[0].value, "application/json");
+    assert_string_equal(s.tasks[1].headers[1].name, "X-Req");
+    assert_string_equal(s.tasks[1].body, "{\"name\":\"u${user_id}\",\"id\":\"${uuid}\"}");
+    assert_int_equal(s.tasks[1].n_expect_status, 2);
+    assert_int_equal(s.tasks[1].expect_status[0], 201);
+    assert_int_equal(s.tasks[1].expect_status[1], 200);
+    assert_string_equal(s.tasks[1].expect_body_contains, "\"id\"");
+    assert_true(s.thresholds.p95_ms == 250);
+    assert_true(s.thresholds.error_rate == 0.01);
+    assert_true(s.thresholds.abort_on_fail);
+    assert_int_equal(s.policy, LC_POLICY_QUEUE);
+    assert_int_equal(s.connect_timeout_ms, 1000);
+    assert_int_equal(s.request_timeout_ms, 2000);
+    lc_scenario_free(&s);
+    assert_true(is_zeroed(&s));
+}
+
+static void test_defaults(void **state)
+{
+    lc_scenario_t s;
+    expect_ok(doc("'tasks':[{'path':'/x'}]", NULL), &s);
+    assert_string_equal(s.tenant, "default");
+    assert_false(s.url.tls);
+    assert_int_equal(s.url.hp.port, 8080);
+    assert_int_equal(s.duration_ms, 10000);
+    assert_int_equal(s.users, 1);
+    assert_true(s.spawn_rate == 1.0);
+    assert_int_equal(s.think_min_ms, 0);
+    assert_int_equal(s.think_max_ms, 0);
+    assert_true(s.arrival_rate == 0);
+    assert_int_equal(s.max_users, 1000);
+    assert_null(s.stages);
+    assert_int_equal(s.n_stages, 0);
+    assert_false(s.tls.insecure);
+    assert_null(s.tls.ca_file);
+    assert_string_equal(s.tasks[0].name, "GET /x");
+    assert_int_equal(s.tasks[0].weight, 1);
+    assert_string_equal(s.tasks[0].method, "GET");
+    assert_null(s.tasks[0].headers);
+    assert_true(s.thresholds.p95_ms < 0);
+    assert_true(s.thresholds.error_rate < 0);
+    assert_false(s.thresholds.abort_on_fail);
+    assert_int_equal(s.policy, LC_POLICY_DEGRADE);
+    assert_int_equal(s.connect_timeout_ms, 5000);
+    assert_int_equal(s.request_timeout_ms, 30000);
+    lc_scenario_free(&s);
+
+    expect_ok(doc("'users':50,'think_time_ms':250", NULL), &s);
+    assert_true(s.spawn_rate == 50.0); /* spawn_rate defaults to users */
+    assert_int_equal(s.think_min_ms, 250);
+    assert_int_equal(s.think_max_ms, 250);
+    lc_scenario_free(&s);
+}
+
+static void test_stages(void **state)
+{
+    lc_scenario_t s;
+    /* Without duration the stages set it; users defaults to their peak. */
+    expect_ok(doc("'stages':[{'duration':'30s','users':10},{'duration':'1m30s','users':40},"
+                  "{'duration':0,'target':0}]",
+                  "duration"),
+              &s);
+    assert_int_equal(s.duration_ms, 120000);
+    assert_int_equal(s.users, 40);
+    assert_true(s.spawn_rate == 40.0);
+    assert_int_equal(s.n_stages, 3);
+    assert_int_equal(s.stages[2].target, 0);
+    lc_scenario_free(&s);
+    /* A longer explicit duration is kept. */
+    expect_ok(doc("'duration':'10m','stages':[{'duration':'1m','users':5}]", NULL), &s);
+    assert_int_equal(s.duration_ms, 600000);
+    lc_scenario_free(&s);
+    expect_error(doc("'duration':'1m','stages':[{'duration':'1m','users':5},"
+                     "{'duration':1,'users':5}]",
+                     NULL),
+                 "duration", "shorter than the sum");
+    expect_error(doc("'stages':[{'duration':'500ms','users':5}]", "duration"), "stages",
+                 "total duration");
+    expect_error(doc("'users':10,'stages':[{'duration':1,'users':5},{'duration':1,'users':11}]",
+                     NULL),
+                 "stages[1]", "exceeds users");
+    expect_error(doc("'stages':[]", NULL), "stages", "non-empty array");
+    expect_error(doc("'stages':{}", NULL), "stages", "non-empty array");
+    expect_error(doc("'stages':[5]", NULL), "stages[0]", "expected an object");
+    expect_error(doc("'stages':[{'users':5}]", NULL), "stages[0].duration", "required");
+    expect_error(doc("'stages':[{'duration':5}]", NULL), "stages[0].users", "required");
+    expect_error(doc("'stages':[{'duration':5,'users':1,'target':1}]", NULL), "stages[0].target",
+                 "cannot be combined with users");
+    expect_error(doc("'stages':[{'duration':5,'arrival_rate':1}]", NULL),
+                 "stages[0].arrival_rate", "open model");
+    expect_error(doc("'arrival_rate':10,'stages':[{'duration':5,'users':1}]", NULL),
+                 "stages[0].users", "open model");
+    expect_error(doc("'stages':[{'duration':'soon','users':1}]", NULL), "stages[0].duration",
+                 "expected seconds or a duration string");
+    expect_error(doc("'stages':[{'duration':1,'users':-1}]", NULL), "stages[0].users",
+                 "must be between 0 and 1000000");
+    expect_error(doc("'stages':[{'duration':1,'users':1,'ramp':'linear'}]", NULL),
+                 "stages[0].ramp", "unknown field");
+}
+
+static void test_open_model(void **state)
+{
+    lc_scenario_t s;
+    expect_ok(doc("'arrival_rate':5000,'max_users':300,"
+                  "'stages':[{'duration':'10s','arrival_rate':100},{'duration':'50s','target':5000}]",
+                  "duration"),
+              &s);
+    assert_true(s.arrival_rate == 5000);
+    assert_int_equal(s.max_users, 300);
+    assert_int_equal(s.users, 0);
+    assert_true(s.spawn_rate == 0);
+    assert_int_equal(s.duration_ms, 60000);
+    assert_int_equal(s.stages[0].target, 100);
+    assert_int_equal(s.stages[1].target, 5000);
+    lc_scenario_free(&s);
+    expect_ok(doc("'arrival_rate':0.5", NULL), &s);
+    assert_int_equal(s.max_users, 1000);
+    lc_scenario_free(&s);
+    expect_error(doc("'users':10,'arrival_rate':5", NULL), "arrival_rate",
+                 "cannot be combined with users");
+    expect_error(doc("'arrival_rate':5,'spawn_rate':5", NULL), "spawn_rate",
+                 "cannot be combined with arrival_rate");
+    expect_error(doc("'max_users':5", NULL), "max_users", "requires arrival_rate");
+    expect_error(doc("'arrival_rate':0", NULL), "arrival_rate", "greater than 0");
+}
+
+static void test_required_fields(void **state)
+{
+    expect_error(doc(NULL, "name"), "name", "required");
+    expect_error(doc(NULL, "target"), "target", "required");
+    expect_error(doc(NULL, "duration"), "duration", "required");
+    expect_error(doc(NULL, "tasks"), "tasks", "required");
+    expect_error(doc("'tasks':[{'path':'/'},{'method':'GET'}]", NULL), "tasks[1].path",
+                 "required");
+}
+
+struct error_case {
+    const char *extra;
+    const char *path;
+    const char *what;
+};
+
+static void run_cases(const struct error_case *cases, size_t n)
+{
+    for (size_t i = 0; i < n; i++)
+        expect_error(doc(cases[i].extra, NULL), cases[i].path, cases[i].what);
+}
+
+static void test_wrong_types(void **state)
+{
+    static const struct error_case cases[] = {
+        {"'name':5", "name", "expected a string"},
+        {"'tenant':true", "tenant", "expected a string"},
+        {"'target':['http://x']", "target", "expected a string"},
+        {"'duration':1.5", "duration", "expected seconds or a duration string"},
+        {"'duration':null", "duration", "expected seconds or a duration string"},
+        {"'users':'10'", "users", "expected an integer"},
+        {"'users':2.5", "users", "expected an integer"},
+        {"'spawn_rate':'fast'", "spawn_rate", "expected a number"},
+        {"'think_time_ms':'1s'", "think_time_ms", "expected an integer or [min, max]"},
+        {"'think_time_ms':[1,2,3]", "think_time_ms", "expected an integer or [min, max]"},
+        {"'think_time_ms':[1,'2']", "think_time_ms[1]", "expected an integer"},
+        {"'arrival_rate':'5'", "arrival_rate", "expected a number"},
+        {"'arrival_rate':5,'max_users':1.5", "max_users", "expected an integer"},
+        {"'stages':'1m'", "stages", "expected a non-empty array"},
+        {"'tls':true", "tls", "expected an object"},
+        {"'tls':{'insecure':'yes'}", "tls.insecure", "expected true or false"},
+        {"'tls':{'ca_file':1}", "tls.ca_file", "expected a string"},
+        {"'tasks':{}", "tasks", "expected a non-empty array"},
+        {"'tasks':[]", "tasks", "expected a non-empty array"},
+        {"'tasks':['/']", "tasks[0]", "expected an object"},
+        {"'tasks':[{'path':'/','name':1}]", "tasks[0].name", "expected a string"},
+        {"'tasks':[{'path':'/','weight':'2'}]", "tasks[0].weight", "expected an integer"},
+        {"'tasks':[{'path':'/','method':1}]", "tasks[0].method", "expected a string"},
+        {"'tasks':[{'path':5}]", "tasks[0].path", "expected a string"},
+        {"'tasks':[{'path':'/','headers':[]}]", "tasks[0].headers", "expected an object"},
+        {"'tasks':[{'path':'/','headers':{'X-A':1}}]", "tasks[0].headers.X-A", "expected a string"},
+        {"'tasks':[{'path':'/','body':{}}]", "tasks[0].body", "expected a string"},
+        {"'tasks':[{'path':'/','expect':[]}]", "tasks[0].expect", "expected an object"},
+        {"'tasks':[{'path':'/','expect':{'status':200}}]", "tasks[0].expect.status",
+         "expected an array"},
+        {"'tasks':[{'path':'/','expect':{'status':['200']}}]", "tasks[0].expect.status[0]",
+         "expected an integer"},
+        {"'tasks':[{'path':'/','expect':{'body_contains':false}}]",
+         "tasks[0].expect.body_contains", "expected a string"},
+        {"'thresholds':1", "thresholds", "expected an object"},
+        {"'thresholds':{'p95_ms':'1s'}", "thresholds.p95_ms", "expected a number"},
+        {"'thresholds':{'error_rate':'1%'}", "thresholds.error_rate", "expected a number"},
+        {"'thresholds':{'abort_on_fail':1}", "thresholds.abort_on_fail", "expected true or false"},
+        {"'policy':1", "policy", "expected one of degrade, queue"},
+        {"'connect_timeout_ms':'5s'", "connect_timeout_ms", "expected an integer"},
+        {"'request_timeout_ms':1.5", "request_timeout_ms", "expected an integer"},
+    };
+    run_cases(cases, sizeof cases / sizeof cases[0]);
+}
+
+static void test_unknown_fields(void **state)
+{
+    static const struct error_case cases[] = {
+        {"'foo':1", "foo", "unknown field"},
+        {"'Users':1", "Users", "unknown field"},
+        {"'tls':{'verify':false}", "tls.verify", "unknown field"},
+        {"'thresholds':{'p99_ms':1}", "thresholds.p99_ms", "unknown field"},
+        {"'tasks':[{'path':'/'},{'path':'/','timeout':1}]", "tasks[1].timeout", "unknown field"},
+        {"'tasks':[{'path':'/','expect':{'json':{}}}]", "tasks[0].expect.json", "unknown field"},
+        {"'stages':[{'duration':1,'users':1,'x':1}]", "stages[0].x", "unknown field"},
+    };
+    run_cases(cases, sizeof cases / sizeof cases[0]);
+}
+
+static void test_bounds(void **state)
+{
+    char many[DOC_MAX];
+    static const struct error_case cases[] = {
+        {"'name':''", "name", "must be 1 to 128"},
+        {"'tenant':'a b'", "tenant", "letters, digits"},
+        {"'tenant':''", "tenant", "must be 1 to 64"},
+        {"'target':'ftp://x'", "target", "expected a URL starting with http:// or https://"},
+        {"'target':'http://'", "target", "missing or too long host"},
+        {"'target':'http://h:70000'", "target", "bad host or port"},
+        {"'duration':0", "duration", "must be between 1s and 7d"},
+        {"'duration':'999ms'", "duration", "must be between 1s and 7d"},
+        {"'duration':'8d'", "duration", "must be between 1s and 7d"},
+        {"'duration':604801", "duration", "must be between 1s and 7d"},
+        {"'duration':-1", "duration", "must be between 1s and 7d"},
+        {"'users':0", "users", "must be between 1 and 1000000"},
+        {"'users':1000001", "users", "must be between 1 and 1000000"},
+        {"'users':-5", "users", "must be between 1 and 1000000"},
+        {"'spawn_rate':0", "spawn_rate", "greater than 0"},
+        {"'spawn_rate':-1", "spawn_rate", "greater than 0"},
+        {"'think_time_ms':3600001", "think_time_ms", "must be between 0 and 3600000"},
+        {"'think_time_ms':[0,3600001]", "think_time_ms[1]", "must be between 0 and 3600000"},
+        {"'think_time_ms':[-1,5]", "think_time_ms[0]", "must be between 0 and 3600000"},
+        {"'think_time_ms':[10,5]", "think_time_ms", "min must not exceed max"},
+        {"'arrival_rate':10000001", "arrival_rate", "at most"},
+        {"'arrival_rate':5,'max_users':0", "max_users", "must be between 1 and 1000000"},
+        {"'tls':{'ca_file':''}", "tls.ca_file", "must be 1 to"},
+        {"'tasks':[{'path':'/','weight':0}]", "tasks[0].weight", "must be between 1 and 1000000"},
+        {"'tasks':[{'path':'/','weight':1000001}]", "tasks[0].weight", "between 1 and 1000000"},
+        {"'tasks':[{'path':'/'},{'path':'/'},{'path':'/','method':'get'}]", "tasks[2].method",
+         "expected one of GET, POST, PUT, PATCH, DELETE, HEAD, OPTIONS"},
+        {"'tasks':[{'path':'/','method':'TRACE'}]", "tasks[0].method", "expected one of GET"},
+        {"'tasks':[{'path':'/','expect':{'status':[200,99]}}]", "tasks[0].expect.status[1]",
+         "must be between 100 and 599"},
+        {"'tasks':[{'path':'/','expect':{'status':[600]}}]", "tasks[0].expect.status[0]",
+         "must be between 100 and 599"},
+        {"'tasks':[{'path':'/','expect':{'body_contains':''}}]", "tasks[0].expect.body_contains",
+         "must be 1 to"},
+        {"'thresholds':{'p95_ms':0}", "thresholds.p95_ms", "greater than 0"},
+        {"'thresholds':{'error_rate':1.5}", "thresholds.error_rate", "between 0 and 1"},
+        {"'thresholds':{'error_rate':-0.1}", "thresholds.error_rate", "between 0 and 1"},
+        {"'policy':'wait'", "policy", "expected one of degrade, queue"},
+        {"'connect_timeout_ms':0", "connect_timeout_ms", "must be between 1 and 3600000"},
+        {"'request_timeout_ms':3600001", "request_timeout_ms", "must be between 1 and 3600000"},
+    };
+    run_cases(cases, sizeof cases / sizeof cases[0]);
+
+    /* LC_SCENARIO_MAX_TASKS + 1 tasks. */
+    size_t len = (size_t)snprintf(many, sizeof many, "'tasks':[");
+    for (unsigned i = 0; i <= LC_SCENARIO_MAX_TASKS; i++)
+        len += (size_t)snprintf(many + len, sizeof many - len, "%s{'path':'/'}", i ? "," : "");
+    snprintf(many + len, sizeof many - len, "]");
+    expect_error(doc(many, NULL), "tasks", "at most 256 tasks");
+}
+
+static void test_paths_and_headers(void **state)
+{
+    static const struct error_case cases[] = {
+        {"'tasks':[{'path':'api'}]", "tasks[0].path", "must start with '/'"},
+        {"'tasks':[{'path':''}]", "tasks[0].path", "must be 1 to"},
+        {"'tasks':[{'path':'/a b'}]", "tasks[0].path", "must not contain spaces"},
+        {"'tasks':[{'path':'/a\\r\\nX-Evil: 1'}]", "tasks[0].path", "must not contain spaces"},
+        {"'tasks':[{'path':'/','headers':{'X-A':'a\\r\\nX-Evil: 1'}}]", "tasks[0].headers.X-A",
+         "must not contain CR or LF"},
+        {"'tasks':[{'path':'/','headers':{'X-A':'a\\nb'}}]", "tasks[0].headers.X-A",
+         "must not contain CR or LF"},
+        {"'tasks':[{'path':'/','headers':{'X-A\\r\\nX-Evil':'1'}}]", "tasks[0].headers",
+         "invalid header name"},
+        {"'tasks':[{'path':'/','headers':{'':'1'}}]", "tasks[0].headers", "invalid header name"},
+        {"'tasks':[{'path':'/','headers':{'Bad Name':'1'}}]", "tasks[0].headers",
+         "invalid header name"},
+        {"'tasks':[{'path':'/','headers':{'content-length':'5'}}]",
+         "tasks[0].headers.content-length", "set automatically"},
+        {"'tasks':[{'path':'/','headers':{'Transfer-Encoding':'chunked'}}]",
+         "tasks[0].headers.Transfer-Encoding", "set automatically"},
+    };
+    run_cases(cases, sizeof cases / sizeof cases[0]);
+}
+
+static void test_templates(void **state)
+{
+    static const struct error_case cases[] = {
+        {"'tasks':[{'path':'/${foo}'}]", "tasks[0].path", "unknown template ${foo}"},
+        {"'tasks':[{'path':'/${user_id'}]", "tasks[0].path", "unterminated template"},
+        {"'tasks':[{'path':'/${}'}]", "tasks[0].path", "unknown template ${}"},
+        {"'tasks':[{'path':'/${UUID}'}]", "tasks[0].path", "unknown template ${UUID}"},
+        {"'tasks':[{'path':'/${rand(5,1)}'}]", "tasks[0].path", "bad template ${rand(5,1)}"},
+        {"'tasks':[{'path':'/${rand(1)}'}]", "tasks[0].path", "bad template ${rand(1)}"},
+        {"'tasks':[{'path':'/${rand(a,b)}'}]", "tasks[0].path", "bad template"},
+        {"'tasks':[{'path':'/${rand(1,2)x}'}]", "tasks[0].path", "bad template"},
+        {"'tasks':[{'path':'/${rand(1,99999999999999999999)}'}]", "tasks[0].path",
+         "bad template"},
+        {"'tasks':[{'path':'/','body':'x=${user_id}&y=${nope}'}]", "tasks[0].body",
+         "unknown template ${nope}"},
+    };
+    run_cases(cases, sizeof cases / sizeof cases[0]);
+
+    lc_scenario_t s;
+    expect_ok(doc("'tasks':[{'path':'/${rand(-5,-5)}/${uuid}/$x/$','body':'${rand(0,9)}'}]",
+                  NULL),
+              &s);
+    assert_string_equal(s.tasks[0].body, "${rand(0,9)}");
+    lc_scenario_free(&s);
+}
+
+static void test_invalid_json(void **state)
+{
+    lc_scenario_t s;
+    char err[256];
+    const char *bad = "{\n  \"name\": \"x\",\n  \"users\": ,\n}";
+    memset(&s, 0x5a, sizeof s);
+    assert_int_equal(parse(bad, &s, err, sizeof err), LC_EINVAL);
+    assert_true(is_zeroed(&s));
+    assert_non_null(strstr(err, "scenario: invalid JSON at line 3 column "));
+    expect_error("{\"name\":\"a\",\"name\":\"b\"}", "scenario", "duplicate");
+    expect_error("[1,2]", "scenario", "expected a JSON object");
+    expect_error("", "scenario", "invalid JSON at line");
+    expect_error("{\"name\":\"t\"} trailing", "scenario", "invalid JSON");
+
+    /* Only len bytes are read: a valid document cut short is invalid. */
+    const char *full = doc(NULL, NULL);
+    assert_int_equal(lc_scenario_parse(full, strlen(full) - 1, &s, err, sizeof err), LC_EINVAL);
+    assert_int_equal(lc_scenario_parse(full, strlen(full), &s, err, sizeof err), 0);
+    lc_scenario_free(&s);
+
+    size_t big = LC_SCENARIO_MAX_BYTES + 1;
+    char *huge = malloc(big);
+    assert_non_null(huge);
+    memset(huge, ' ', big);
+    assert_int_equal(lc_scenario_parse(huge, big, &s, err, sizeof err), LC_EINVAL);
+    assert_non_null(strstr(err, "scenario: larger than"));
+    free(huge);
+}
+
+static void test_duration_parse(void **state)
+{
+    static const struct {
+        const char *text;
+        uint64_t ms;
+    } good[] = {{"0", 0},           {"30", 30000},      {"500ms", 500},     {"30s", 30000},
+                {"5m", 300000},     {"1h", 3600000},    {"1m30s", 90000},   {"2d", 172800000},
+                {"1h2m3s4ms", 3723004}, {"1s500ms", 1500}, {"90m", 5400000}};
+    static const char *const bad[] = {"",   "s",     "-1",  "1.5s", "1x",   "1 s",  " 1s",
+                                      "1s ", "30s1m", "1s1s", "1m30", "ms",   "5M",
+                                      "99999999999999999999", "18446744073709551615d", "1sms"};
+    for (size_t i = 0; i < sizeof good / sizeof good[0]; i++) {
+        uint64_t ms = 12345;
+        if (lc_duration_parse(good[i].text, &ms) != 0)
+            fail_msg("'%s' should parse", good[i].text);
+        assert_int_equal(ms, good[i].ms);
+    }
+    for (size_t i = 0; i < sizeof bad / sizeof bad[0]; i++) {
+        uint64_t ms = 0;
+        if (lc_duration_parse(bad[i], &ms) != LC_EINVAL)
+            fail_msg("'%s' should be rejected", bad[i]);
+    }
+}
+
+static void test_free_and_small_buffers(void **state)
+{
+    lc_scenario_t s;
+    memset(&s, 0, sizeof s);
+    lc_scenario_free(&s);
+    lc_scenario_free(&s);
+    lc_scenario_free(NULL);
+
+    /* Truncated messages stay terminated and never overflow. */
+    char err[8];
+    memset(err, 'x', sizeof err);
+    assert_int_equal(parse(doc("'foo':1", NULL), &s, err, 5), LC_EINVAL);
+    assert_string_equal(err, "foo:");
+    assert_int_equal(err[5], 'x');
+    assert_int_equal(parse(doc("'foo':1", NULL), &s, NULL, 0), LC_EINVAL);
+
+    /* An error after every other field has been allocated leaks nothing (ASan checks). */
+    char *late = json_of(full_doc);
+    char *policy = strstr(late, "\"queue\"");
+    assert_non_null(policy);
+    memcpy(policy, "\"quack", 6); /* same length: "quack" */
+    expect_error(late, "policy", "expected one of degrade, queue");
+}
+
+int main(void)
+{
+    const struct CMUnitTest tests[] = {
+        cmocka_unit_test(test_full_scenario),   cmocka_unit_test(test_defaults),
+        cmocka_unit_test(test_stages),          cmocka_unit_test(test_open_model),
+        cmocka_unit_test(test_required_fields), cmocka_unit_test(test_wrong_types),
+        cmocka_unit_test(test_unknown_fields),  cmocka_unit_test(test_bounds),
+        cmocka_unit_test(test_paths_and_headers), cmocka_unit_test(test_templates),
+        cmocka_unit_test(test_invalid_json),    cmocka_unit_test(test_duration_parse),
+        cmocka_unit_test(test_free_and_small_buffers),
+    };
+    return cmocka_run_group_tests(tests, NULL, NULL);
+}

@@ -1,0 +1,511 @@
+/* control.c — the run table on the control thread. */
+#include "control.h"
+
+#include <netdb.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "lc_clock.h"
+#include "lc_err.h"
+#include "lc_log.h"
+#include "lc_scenario.h"
+
+#define SAFETY_MARGIN_MS 30000u
+
+static void on_inbox(uv_async_t *a);
+static void on_stats_timer(uv_timer_t *t);
+
+static worker_run_t *find_run(worker_control_t *ctl, uint64_t id)
+{
+    for (worker_run_t *r = ctl->runs; r != NULL; r = r->next)
+        if (r->id == id)
+            return r;
+    return NULL;
+}
+
+int worker_control_init(worker_control_t *ctl, uv_loop_t *loop, unsigned n_engines,
+                        bool batches, const char *worker_id,
+                        const worker_control_hooks_t *hooks, void *hooks_arg)
+{
+    memset(ctl, 0, sizeof *ctl);
+    ctl->loop = loop;
+    ctl->worker_id = worker_id;
+    ctl->batches = batches;
+    ctl->safety_net = batches;
+    ctl->hooks = hooks;
+    ctl->hooks_arg = hooks_arg;
+    ctl->stats_interval_ms = 1000;
+    if ((ctl->engines = calloc(n_engines, sizeof *ctl->engines)) == NULL)
+        return LC_ENOMEM;
+    if (worker_mailbox_init(&ctl->inbox, loop, on_inbox) != 0) {
+        free(ctl->engines);
+        return LC_EIO;
+    }
+    ctl->inbox.async.data = ctl;
+    uv_timer_init(loop, &ctl->stats_timer);
+    ctl->stats_timer.data = ctl;
+    ctl->handles = 2;
+    uint64_t entropy = uv_hrtime() ^ ((uint64_t)uv_os_getpid() << 32);
+    for (unsigned i = 0; i < n_engines; i++) {
+        int rv = worker_engine_start(&ctl->engines[i], i, n_engines,
+                                     entropy * 0x9E3779B97F4A7C15ULL + i, &ctl->inbox);
+        if (rv != 0) {
+            lc_error("control", "msg=\"cannot start engine thread\" engine=%u", i);
+            return rv; /* the caller closes: engines started so far are stopped */
+        }
+        ctl->n_engines++;
+    }
+    if (batches)
+        uv_timer_start(&ctl->stats_timer, on_stats_timer, ctl->stats_interval_ms,
+                       ctl->stats_interval_ms);
+    return 0;
+}
+
+/* Users of engine i: users dealt round-robin over the engines. */
+static uint32_t engine_share(uint32_t users, unsigned n, unsigned i)
+{
+    return users / n + (i < users % n ? 1 : 0);
+}
+
+static void post_shares(worker_control_t *ctl, worker_run_t *r, enum worker_msg_type type)
+{
+    for (unsigned i = 0; i < ctl->n_engines; i++) {
+        worker_msg_t *m = worker_msg_new(type);
+        if (m == NULL) {
+            lc_error("control", "msg=\"out of memory posting to an engine\" run=%llu",
+                     (unsigned long long)r->id);
+            continue;
+        }
+        m->run = r->id;
+        m->plan = r->plan;
+        m->users = engine_share(r->users, ctl->n_engines, i);
+        m->spawn_rate = r->users ? r->spawn_rate * m->users / r->users : 0;
+        worker_engine_post(ctl->engines[i], m);
+    }
+}
+
+/* Cuts the merged counters into one StatsBatch and hands it over. */
+static void cut_batch(worker_control_t *ctl, worker_run_t *r, bool final)
+{
+    if (!ctl->batches)
+        return;
+    uint64_t now = uv_now(ctl->loop);
+    uint32_t users = 0;
+    for (unsigned i = 0; i < ctl->n_engines; i++)
+        users += r->eng_users[i];
+    worker_batch_meta_t meta = {
+        .run = r->id, .worker_id = ctl->worker_id, .seq = r->seq + 1,
+        .interval = r->started_ms ? (uint32_t)((now - r->started_ms + 999) / 1000) : 0,
+        .users = final ? 0 : users, .final = final};
+    uint8_t *frame;
+    size_t len;
+    int rv = worker_stats_encode_batch(r->acc, r->plan->endpoints, &meta, &frame, &len);
+    if (rv != 0) {
+        /* The counters stay in acc and go out with the next batch. */
+        lc_error("control", "msg=\"cannot encode stats batch\" run=%llu err=\"%s\"",
+                 (unsigned long long)r->id, lc_strerror(rv));
+        return;
+    }
+    r->seq++;
+    worker_stats_reset(r->acc);
+    ctl->hooks->batch(ctl->hooks_arg, r->id, r->seq, frame, len);
+}
+
+static void finish_run(worker_control_t *ctl, worker_run_t *r)
+{
+    r->finished_ms = uv_now(ctl->loop);
+    uv_timer_stop(&r->safety_timer);
+    cut_batch(ctl, r, true);
+    r->final_seq = r->seq;
+    r->state = WORKER_RUN_FINAL;
+    lc_info("control", "msg=\"run finished\" run=%llu batches=%llu", (unsigned long long)r->id,
+            (unsigned long long)r->seq);
+    if (ctl->hooks->run_finished)
+        ctl->hooks->run_finished(ctl->hooks_arg, r);
+}
+
+/* Drops one reference (a handle or the resolution); the last frees the run. */
+static void run_unref(worker_run_t *r)
+{
+    if (--r->handles > 0)
+        return;
+    worker_plan_free(r->plan);
+    worker_stats_free(r->acc);
+    free(r->eng_users);
+    free(r->eng_conns);
+    free(r);
+}
+
+static void on_run_handle_close(uv_handle_t *h)
+{
+    run_unref(h->data);
+}
+
+/* Unlinks and frees a run that no engine references any more. */
+static void remove_run(worker_control_t *ctl, worker_run_t *r)
+{
+    worker_run_t **pp = &ctl->runs;
+    while (*pp != r)
+        pp = &(*pp)->next;
+    *pp = r->next;
+    r->removed = true;
+    if (r->resolving)
+        uv_cancel((uv_req_t *)&r->gai); /* its callback drops the last reference */
+    uv_close((uv_handle_t *)&r->start_timer, on_run_handle_close);
+    uv_close((uv_handle_t *)&r->safety_timer, on_run_handle_close);
+}
+
+static void fail_run(worker_control_t *ctl, worker_run_t *r, const char *why)
+{
+    lc_error("control", "msg=\"run cannot start\" run=%llu reason=\"%s\"",
+             (unsigned long long)r->id, why);
+    uint64_t id = r->id;
+    remove_run(ctl, r); /* first: the hook may close the whole control thread */
+    if (ctl->hooks->run_failed)
+        ctl->hooks->run_failed(ctl->hooks_arg, id, why);
+}
+
+static void on_safety(uv_timer_t *t)
+{
+    worker_run_t *r = t->data;
+    lc_warn("control", "msg=\"no Stop came: stopping the run by itself\" run=%llu",
+            (unsigned long long)r->id);
+    worker_control_stop(r->ctl, r->id, r->plan->scenario.request_timeout_ms);
+}
+
+static void start_engines(uv_timer_t *t)
+{
+    worker_run_t *r = t->data;
+    worker_control_t *ctl = r->ctl;
+    r->state = WORKER_RUN_RUNNING;
+    r->started_ms = uv_now(ctl->loop);
+    post_shares(ctl, r, WORKER_MSG_RUN_START);
+    lc_info("control", "msg=\"run started\" run=%llu generation=%llu users=%u spawn_rate=%g",
+            (unsigned long long)r->id, (unsigned long long)r->generation, r->users,
+            r->spawn_rate);
+    if (ctl->hooks->run_started)
+        ctl->hooks->run_started(ctl->hooks_arg, r);
+    uint64_t duration = r->plan->scenario.duration_ms;
+    if (ctl->safety_net) {
+        uint64_t left = duration > r->elapsed_ms ? duration - r->elapsed_ms : 0;
+        uv_timer_start(&r->safety_timer, on_safety, left + SAFETY_MARGIN_MS, 0);
+    }
+}
+
+static void on_resolved(uv_getaddrinfo_t *req, int status, struct addrinfo *res)
+{
+    worker_run_t *r = req->data;
+    worker_control_t *ctl = r->ctl;
+    r->resolving = false;
+    if (r->removed) { /* cancelled, or finished after the run was removed */
+        uv_freeaddrinfo(res);
+        run_unref(r);
+        return;
+    }
+    run_unref(r); /* the resolution's reference; the timers hold the others */
+    if (status != 0 || res == NULL) {
+        char why[320];
+        snprintf(why, sizeof why, "cannot resolve %s: %s", r->plan->scenario.url.hp.host,
+                 uv_strerror(status));
+        uv_freeaddrinfo(res);
+        fail_run(ctl, r, why);
+        return;
+    }
+    memcpy(&r->plan->addr, res->ai_addr, res->ai_addrlen);
+    r->plan->addr_len = (socklen_t)res->ai_addrlen;
+    uv_freeaddrinfo(res);
+    if (r->stop_early) {
+        finish_run(ctl, r);
+        return;
+    }
+    uint64_t spent = uv_now(ctl->loop) - r->assigned_ms;
+    uint64_t delay = r->start_delay_ms > spent ? r->start_delay_ms - spent : 0;
+    uv_timer_start(&r->start_timer, start_engines, delay, 0);
+}
+
+static int resolve(worker_control_t *ctl, worker_run_t *r)
+{
+    char port[8];
+    struct addrinfo hints = {.ai_family = AF_UNSPEC, .ai_socktype = SOCK_STREAM};
+    snprintf(port, sizeof port, "%u", r->plan->scenario.url.hp.port);
+    r->gai.data = r;
+    int rv = uv_getaddrinfo(ctl->loop, &r->gai, on_resolved, r->plan->scenario.url.hp.host, port,
+                            &hints);
+    if (rv != 0)
+        return rv;
+    r->resolving = true;
+    r->handles++;
+    return 0;
+}
+
+static worker_run_t *new_run(worker_control_t *ctl, const worker_assign_t *a, worker_plan_t *p)
+{
+    worker_run_t *r = calloc(1, sizeof *r);
+    if (r == NULL)
+        return NULL;
+    r->acc = worker_stats_new(p->n_endpoints);
+    r->eng_users = calloc(ctl->n_engines, sizeof *r->eng_users);
+    r->eng_conns = calloc(ctl->n_engines, sizeof *r->eng_conns);
+    if (r->acc == NULL || r->eng_users == NULL || r->eng_conns == NULL) {
+        worker_stats_free(r->acc);
+        free(r->eng_users);
+        free(r->eng_conns);
+        free(r);
+        return NULL;
+    }
+    r->ctl = ctl;
+    r->id = a->run;
+    /* Sequence numbers must never repeat for (worker, run), even after this
+     * process restarts with the same worker id: the master drops a batch
+     * whose seq it has seen. Starting from the wall clock in µs keeps them
+     * increasing across restarts. */
+    r->seq = lc_wall_ms() * 1000u;
+    r->generation = a->generation;
+    r->users = a->users;
+    r->spawn_rate = a->spawn_rate > 0 ? a->spawn_rate : p->scenario.spawn_rate;
+    r->plan = p;
+    r->assigned_ms = uv_now(ctl->loop);
+    r->elapsed_ms = a->elapsed_ms;
+    r->start_delay_ms = a->start_delay_ms;
+    uv_timer_init(ctl->loop, &r->start_timer);
+    uv_timer_init(ctl->loop, &r->safety_timer);
+    r->start_timer.data = r->safety_timer.data = r;
+    r->handles = 2;
+    r->next = ctl->runs;
+    ctl->runs = r;
+    return r;
+}
+
+static int rescale(worker_control_t *ctl, worker_run_t *r, const worker_assign_t *a)
+{
+    if (r->state == WORKER_RUN_STOPPING || r->state == WORKER_RUN_FINAL) {
+        lc_info("control", "msg=\"assignment of a stopped run ignored\" run=%llu",
+                (unsigned long long)r->id);
+        return 0;
+    }
+    if (a->generation <= r->generation)
+        return 0; /* a replay of what we run already */
+    r->generation = a->generation;
+    r->users = a->users;
+    if (a->spawn_rate > 0)
+        r->spawn_rate = a->spawn_rate;
+    lc_info("control", "msg=\"run rescaled\" run=%llu generation=%llu users=%u",
+            (unsigned long long)r->id, (unsigned long long)r->generation, r->users);
+    if (r->state == WORKER_RUN_RUNNING)
+        post_shares(ctl, r, WORKER_MSG_RUN_SCALE);
+    return 0;
+}
+
+int worker_control_assign(worker_control_t *ctl, const worker_assign_t *a, char *errmsg,
+                          size_t errlen)
+{
+    worker_run_t *r = find_run(ctl, a->run);
+    if (r != NULL)
+        return rescale(ctl, r, a);
+    lc_scenario_t sc;
+    char why[512];
+    int rv = lc_scenario_parse(a->scenario_json, a->scenario_len, &sc, why, sizeof why);
+    if (rv != 0) {
+        snprintf(errmsg, errlen, "scenario.json: %s", why);
+        return LC_EINVAL;
+    }
+    if (sc.url.tls || sc.arrival_rate > 0) {
+        snprintf(errmsg, errlen, "%s",
+                 sc.url.tls ? "https targets are not supported yet"
+                            : "open-model scenarios (arrival_rate) are not supported yet");
+        lc_scenario_free(&sc);
+        return LC_EINVAL;
+    }
+    worker_plan_t *p;
+    if ((rv = worker_plan_build(&p, &sc, why, sizeof why)) != 0) {
+        lc_scenario_free(&sc);
+        snprintf(errmsg, errlen, "scenario.json: %s", why);
+        return rv;
+    }
+    if ((r = new_run(ctl, a, p)) == NULL) {
+        worker_plan_free(p);
+        snprintf(errmsg, errlen, "out of memory");
+        return LC_ENOMEM;
+    }
+    if ((rv = resolve(ctl, r)) != 0) {
+        snprintf(errmsg, errlen, "cannot resolve %s: %s", p->scenario.url.hp.host,
+                 uv_strerror(rv));
+        remove_run(ctl, r);
+        return LC_EINVAL;
+    }
+    return 0;
+}
+
+void worker_control_stop(worker_control_t *ctl, uint64_t run, uint32_t deadline_ms)
+{
+    worker_run_t *r = find_run(ctl, run);
+    if (r == NULL || r->state == WORKER_RUN_STOPPING || r->state == WORKER_RUN_FINAL)
+        return;
+    /* Requests in flight never get longer than their own timeout. */
+    if (deadline_ms > r->plan->scenario.request_timeout_ms)
+        deadline_ms = r->plan->scenario.request_timeout_ms;
+    lc_info("control", "msg=\"stopping run\" run=%llu deadline_ms=%u", (unsigned long long)run,
+            deadline_ms);
+    if (r->state == WORKER_RUN_PREPARING) {
+        uv_timer_stop(&r->start_timer);
+        if (r->resolving)
+            r->stop_early = true; /* finished once the resolution returns */
+        else
+            finish_run(ctl, r);
+        return;
+    }
+    r->state = WORKER_RUN_STOPPING;
+    r->stop_deadline_ms = deadline_ms;
+    for (unsigned i = 0; i < ctl->n_engines; i++) {
+        worker_msg_t *m = worker_msg_new(WORKER_MSG_RUN_STOP);
+        if (m == NULL)
+            continue; /* that engine then stops the run on QUIT */
+        m->run = run;
+        m->deadline_ms = deadline_ms;
+        worker_engine_post(ctl->engines[i], m);
+    }
+}
+
+void worker_control_stop_all(worker_control_t *ctl, uint32_t deadline_ms)
+{
+    for (worker_run_t *r = ctl->runs, *next; r != NULL; r = next) {
+        next = r->next;
+        worker_control_stop(ctl, r->id, deadline_ms);
+    }
+}
+
+void worker_control_acked(worker_control_t *ctl, uint64_t run, uint64_t seq)
+{
+    worker_run_t *r = find_run(ctl, run);
+    if (r != NULL && r->state == WORKER_RUN_FINAL && seq >= r->final_seq) {
+        lc_debug("control", "msg=\"final batch acknowledged\" run=%llu", (unsigned long long)run);
+        remove_run(ctl, r);
+    }
+}
+
+void worker_control_set_interval(worker_control_t *ctl, uint32_t ms)
+{
+    if (ms == 0 || ms == ctl->stats_interval_ms)
+        return;
+    ctl->stats_interval_ms = ms;
+    if (ctl->batches && !ctl->closing)
+        uv_timer_start(&ctl->stats_timer, on_stats_timer, ms, ms);
+}
+
+size_t worker_control_active(const worker_control_t *ctl)
+{
+    size_t n = 0;
+    for (const worker_run_t *r = ctl->runs; r != NULL; r = r->next)
+        n += r->state != WORKER_RUN_FINAL;
+    return n;
+}
+
+size_t worker_control_loads(const worker_control_t *ctl, Lc__RunLoad *out, size_t max,
+                            bool assigned_users)
+{
+    size_t n = 0;
+    for (const worker_run_t *r = ctl->runs; r != NULL && n < max; r = r->next) {
+        if (r->state != WORKER_RUN_PREPARING && r->state != WORKER_RUN_RUNNING)
+            continue;
+        Lc__RunLoad *l = &out[n++];
+        lc__run_load__init(l);
+        l->run = r->id;
+        l->generation = r->generation;
+        l->users = assigned_users ? r->users : 0;
+        for (unsigned i = 0; i < ctl->n_engines; i++) {
+            l->users += assigned_users ? 0 : r->eng_users[i];
+            l->connections += r->eng_conns[i];
+        }
+    }
+    return n;
+}
+
+static void on_stats_timer(uv_timer_t *t)
+{
+    worker_control_t *ctl = t->data;
+    if (ctl->round_pending > 0 || ctl->runs == NULL)
+        return; /* the previous round is still being answered */
+    ctl->round++;
+    for (unsigned i = 0; i < ctl->n_engines; i++) {
+        worker_msg_t *m = worker_msg_new(WORKER_MSG_COLLECT);
+        if (m == NULL)
+            continue;
+        m->round = ctl->round;
+        ctl->round_pending++;
+        worker_engine_post(ctl->engines[i], m);
+    }
+}
+
+static void round_complete(worker_control_t *ctl)
+{
+    for (worker_run_t *r = ctl->runs; r != NULL; r = r->next)
+        if (r->state == WORKER_RUN_RUNNING || r->state == WORKER_RUN_STOPPING)
+            cut_batch(ctl, r, false);
+}
+
+static void handle(worker_control_t *ctl, worker_msg_t *m)
+{
+    worker_run_t *r = find_run(ctl, m->run);
+    switch (m->type) {
+    case WORKER_MSG_RUN_STATS:
+        if (r == NULL || r->state == WORKER_RUN_FINAL)
+            break; /* cannot happen: engines report a run before its RUN_DONE */
+        worker_stats_merge(r->acc, m->stats);
+        r->eng_users[m->engine] = m->users;
+        r->eng_conns[m->engine] = m->connections;
+        break;
+    case WORKER_MSG_ROUND_END:
+        if (m->round == ctl->round && ctl->round_pending > 0 && --ctl->round_pending == 0)
+            round_complete(ctl);
+        break;
+    case WORKER_MSG_RUN_DONE:
+        if (r == NULL || r->state != WORKER_RUN_STOPPING)
+            break;
+        worker_stats_merge(r->acc, m->stats);
+        r->eng_users[m->engine] = r->eng_conns[m->engine] = 0;
+        if (++r->engines_done == ctl->n_engines)
+            finish_run(ctl, r);
+        break;
+    default:
+        break;
+    }
+}
+
+static void on_inbox(uv_async_t *a)
+{
+    worker_control_t *ctl = a->data;
+    worker_msg_t *m = worker_mailbox_take(&ctl->inbox);
+    while (m != NULL) {
+        worker_msg_t *next = m->next;
+        handle(ctl, m);
+        worker_msg_free(m);
+        m = next;
+    }
+}
+
+static void on_ctl_handle_close(uv_handle_t *h)
+{
+    worker_control_t *ctl = h->data;
+    if (--ctl->handles > 0)
+        return;
+    worker_mailbox_destroy(&ctl->inbox);
+    free(ctl->engines);
+    ctl->engines = NULL;
+    if (ctl->closed_cb)
+        ctl->closed_cb(ctl);
+}
+
+void worker_control_close(worker_control_t *ctl, void (*closed_cb)(worker_control_t *))
+{
+    ctl->closing = true;
+    ctl->closed_cb = closed_cb;
+    /* Engines first: once joined, nothing references a plan any more. */
+    for (unsigned i = 0; i < ctl->n_engines; i++)
+        worker_engine_stop(ctl->engines[i]);
+    ctl->n_engines = 0;
+    while (ctl->runs != NULL)
+        remove_run(ctl, ctl->runs);
+    uv_close((uv_handle_t *)&ctl->stats_timer, on_ctl_handle_close);
+    worker_mailbox_close(&ctl->inbox, on_ctl_handle_close);
+}

@@ -1,0 +1,126 @@
+/* control.h — the control thread's run table: turns assignments into engine
+ * messages, merges the engines' counters and cuts them into StatsBatches. */
+#ifndef WORKER_CONTROL_H
+#define WORKER_CONTROL_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <uv.h>
+
+#include "cluster.pb-c.h"
+#include "engine.h"
+#include "mailbox.h"
+#include "plan.h"
+#include "stats.h"
+
+enum worker_run_state {
+    WORKER_RUN_PREPARING, /* resolving the target, waiting for start_delay */
+    WORKER_RUN_RUNNING,
+    WORKER_RUN_STOPPING,  /* engines finishing requests in flight */
+    WORKER_RUN_FINAL,     /* final batch queued, waiting for its ack */
+};
+
+typedef struct worker_control_s worker_control_t;
+
+typedef struct worker_run_s {
+    struct worker_run_s *next;
+    worker_control_t *ctl;
+    uint64_t id;
+    uint64_t generation;
+    uint32_t users;           /* assigned */
+    double spawn_rate;        /* assigned */
+    enum worker_run_state state;
+    worker_plan_t *plan;
+    worker_stats_t *acc;      /* merged counters not yet cut into a batch */
+    uint64_t seq;             /* last seq used; starts at wall-clock µs */
+    uint64_t final_seq;
+    uint64_t assigned_ms;     /* control loop time of the first Assign */
+    uint64_t started_ms;      /* control loop time the engines started it */
+    uint64_t finished_ms;     /* control loop time the last engine finished */
+    uint64_t elapsed_ms;      /* from the first Assign */
+    uint32_t start_delay_ms;
+    uint32_t stop_deadline_ms;
+    unsigned engines_done;
+    uint32_t *eng_users;      /* per engine, from its last report */
+    uint32_t *eng_conns;
+    uv_getaddrinfo_t gai;
+    uv_timer_t start_timer;
+    uv_timer_t safety_timer;
+    uint8_t handles;
+    bool resolving;
+    bool removed;             /* unlinked: callbacks still pending only drop references */
+    bool stop_early;          /* Stop came while preparing */
+} worker_run_t;
+
+/* What the control thread tells its owner (--join or --local glue). */
+typedef struct worker_control_hooks_s {
+    /* A StatsBatch frame to queue; the frame's ownership passes. */
+    void (*batch)(void *arg, uint64_t run, uint64_t seq, uint8_t *frame, size_t len);
+    /* The engines started the run (optional). */
+    void (*run_started)(void *arg, worker_run_t *run);
+    /* Every engine finished the run; its final batch was handed over. */
+    void (*run_finished)(void *arg, worker_run_t *run);
+    /* The run could not start (bad target, resolution failure). */
+    void (*run_failed)(void *arg, uint64_t run, const char *why);
+} worker_control_hooks_t;
+
+struct worker_control_s {
+    uv_loop_t *loop;
+    const char *worker_id;
+    worker_engine_t **engines;
+    unsigned n_engines;
+    worker_mailbox_t inbox;
+    worker_run_t *runs;
+    uv_timer_t stats_timer;
+    uint32_t stats_interval_ms;
+    bool batches;             /* cut StatsBatches (--join) or keep totals (--local) */
+    bool safety_net;          /* stop runs by themselves past their duration */
+    uint64_t round;
+    unsigned round_pending;   /* engines yet to end the current round */
+    const worker_control_hooks_t *hooks;
+    void *hooks_arg;
+    uint8_t handles;
+    bool closing;
+    void (*closed_cb)(worker_control_t *ctl);
+};
+
+/* What an Assign carries, decoupled from protobuf for --local. */
+typedef struct worker_assign_s {
+    uint64_t run;
+    uint64_t generation;
+    uint32_t users;
+    double spawn_rate;
+    const char *scenario_json;
+    size_t scenario_len;
+    uint32_t start_delay_ms;
+    uint64_t elapsed_ms;
+} worker_assign_t;
+
+/* Starts n_engines engine threads. batches: cut StatsBatches every
+ * stats_interval_ms. Returns 0 or an LC_ error. */
+int worker_control_init(worker_control_t *ctl, uv_loop_t *loop, unsigned n_engines,
+                        bool batches, const char *worker_id,
+                        const worker_control_hooks_t *hooks, void *hooks_arg);
+/* Starts or rescales a run. Returns 0, or LC_EINVAL with errmsg (the
+ * assignment is then ignored). */
+int worker_control_assign(worker_control_t *ctl, const worker_assign_t *a, char *errmsg,
+                          size_t errlen);
+/* Stops a run gracefully: nothing new, requests in flight get deadline_ms. */
+void worker_control_stop(worker_control_t *ctl, uint64_t run, uint32_t deadline_ms);
+/* Stops every run; the deadline is min(deadline_ms, the run's request timeout). */
+void worker_control_stop_all(worker_control_t *ctl, uint32_t deadline_ms);
+/* The master acknowledged batches up to seq: a finished run is forgotten. */
+void worker_control_acked(worker_control_t *ctl, uint64_t run, uint64_t seq);
+/* Changes the stats interval. */
+void worker_control_set_interval(worker_control_t *ctl, uint32_t ms);
+/* Runs that are preparing, running or stopping. */
+size_t worker_control_active(const worker_control_t *ctl);
+/* Fills up to max RunLoads (assigned users when assigned_users, else the
+ * users running) for runs preparing or running. Returns how many. */
+size_t worker_control_loads(const worker_control_t *ctl, Lc__RunLoad *out, size_t max,
+                            bool assigned_users);
+/* Stops the engines and closes every handle; closed_cb runs at the end. */
+void worker_control_close(worker_control_t *ctl, void (*closed_cb)(worker_control_t *));
+
+#endif

@@ -1,0 +1,69 @@
+/* engine.h — one engine: a thread with its own uv loop that owns its share of
+ * every run's users, their connections, timers and counters, and talks to
+ * the control thread only through mailboxes. */
+#ifndef WORKER_ENGINE_H
+#define WORKER_ENGINE_H
+
+#include <stdbool.h>
+#include <stdint.h>
+#include <uv.h>
+
+#include "mailbox.h"
+#include "plan.h"
+#include "stats.h"
+#include "template.h"
+
+#define WORKER_ENGINE_RBUF (64u * 1024u)
+
+typedef struct worker_user_s worker_user_t;
+typedef struct worker_engine_s worker_engine_t;
+
+/* This engine's part of one run. */
+typedef struct engine_run_s {
+    struct engine_run_s *next;
+    worker_engine_t *engine;
+    uint64_t id;
+    const worker_plan_t *plan; /* shared, read-only, owned by the control thread */
+    worker_stats_t *stats;     /* counters since the last collect */
+    worker_user_t *users;      /* every user not yet freed, newest first */
+    uint32_t active;           /* users not retiring: the ones "running" */
+    uint32_t live;             /* users not yet freed */
+    uint32_t target;           /* users this engine should run */
+    uint64_t next_user;        /* users started so far, for user ids */
+    double spawn_rate;         /* users/s for this engine; <= 0: all at once */
+    uint64_t spawn_t0;         /* loop time spawning (re)started */
+    uint32_t spawned;          /* users spawned since spawn_t0 */
+    uv_timer_t spawn_timer;
+    uv_timer_t deadline_timer; /* stop: in-flight requests are aborted when it fires */
+    uint8_t handles;
+    bool stopping;
+    bool closing;
+} engine_run_t;
+
+struct worker_engine_s {
+    unsigned index;
+    unsigned n_engines;
+    uv_loop_t loop;
+    uv_thread_t thread;
+    worker_mailbox_t inbox;
+    worker_mailbox_t *to_control;
+    engine_run_t *runs;
+    uint64_t rng;
+    bool quitting;
+    bool loop_ok;
+    worker_buf_t body_scratch; /* request bodies are rendered here first */
+    char rbuf[WORKER_ENGINE_RBUF]; /* the read buffer of every connection */
+};
+
+/* Allocates an engine and starts its thread. Returns 0 or an LC_ error. */
+int worker_engine_start(worker_engine_t **out, unsigned index, unsigned n_engines,
+                        uint64_t seed, worker_mailbox_t *to_control);
+/* Posts a message to the engine (any thread). */
+void worker_engine_post(worker_engine_t *e, worker_msg_t *m);
+/* Posts QUIT, waits for the thread and frees the engine. */
+void worker_engine_stop(worker_engine_t *e);
+
+/* Called by users: a user was freed (the run may be finished). */
+void engine_run_user_gone(engine_run_t *r);
+
+#endif

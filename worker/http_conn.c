@@ -1,0 +1,382 @@
+/* http_conn.c — HTTP/1.1 client connections over a transport. */
+#include "http_conn.h"
+
+#include <stdlib.h>
+#include <string.h>
+
+#include "lc_err.h"
+#include "stats.h"
+
+static int on_message_begin(llhttp_t *p);
+static int on_headers_complete(llhttp_t *p);
+static int on_body(llhttp_t *p, const char *at, size_t len);
+static int on_message_complete(llhttp_t *p);
+
+static const llhttp_settings_t parser_settings = {
+    .on_message_begin = on_message_begin,
+    .on_headers_complete = on_headers_complete,
+    .on_body = on_body,
+    .on_message_complete = on_message_complete,
+};
+
+static void on_tcp_close(uv_handle_t *h);
+
+int worker_conn_init(worker_conn_t *c, uv_loop_t *loop, char *rbuf, size_t rbuf_len,
+                     const worker_conn_cbs_t *cbs, void *data)
+{
+    memset(c, 0, sizeof *c);
+    c->cbs = cbs;
+    c->data = data;
+    c->rbuf = rbuf;
+    c->rbuf_len = rbuf_len;
+    c->transport = &worker_transport_plain;
+    c->state = WORKER_CONN_CLOSED;
+    llhttp_init(&c->parser, HTTP_RESPONSE, &parser_settings);
+    c->parser.data = c;
+    if (uv_timer_init(loop, &c->timer) != 0)
+        return LC_EIO;
+    c->timer.data = c;
+    c->handles = 1;
+    return 0;
+}
+
+bool worker_conn_connected(const worker_conn_t *c)
+{
+    return c->state == WORKER_CONN_IDLE || c->state == WORKER_CONN_BUSY;
+}
+
+static void start_close(worker_conn_t *c)
+{
+    uv_timer_stop(&c->timer);
+    c->state = WORKER_CONN_CLOSING;
+    uv_read_stop((uv_stream_t *)&c->tcp);
+    uv_close((uv_handle_t *)&c->tcp, on_tcp_close);
+}
+
+void worker_conn_fail(worker_conn_t *c, int kind)
+{
+    if (c->state == WORKER_CONN_CLOSED || c->state == WORKER_CONN_CLOSING || !c->tcp_open)
+        return; /* !tcp_open: a failed uv_tcp_init, reported by on_timeout */
+    if (c->state == WORKER_CONN_BUSY || c->state == WORKER_CONN_CONNECTING) {
+        c->result = (worker_conn_result_t){.kind = kind, .latency_us = WORKER_NO_LATENCY,
+                                           .bytes = c->bytes};
+        c->pending = true;
+    }
+    start_close(c);
+}
+
+void worker_conn_abort(worker_conn_t *c, int kind)
+{
+    worker_conn_fail(c, kind);
+}
+
+static void maybe_destroyed(worker_conn_t *c)
+{
+    if (c->handles > 0)
+        return;
+    if (c->body != NULL) {
+        worker_buf_free(c->body);
+        free(c->body);
+        c->body = NULL;
+    }
+    c->cbs->destroyed(c);
+}
+
+static void on_tcp_close(uv_handle_t *h)
+{
+    worker_conn_t *c = h->data;
+    c->handles--;
+    c->tcp_open = false;
+    c->state = WORKER_CONN_CLOSED;
+    c->write_pending = false;
+    if (c->transport->reset)
+        c->transport->reset(c);
+    llhttp_reset(&c->parser);
+    if (c->destroying) {
+        maybe_destroyed(c);
+        return;
+    }
+    if (c->pending) {
+        c->pending = false;
+        worker_conn_result_t r = c->result;
+        c->cbs->done(c, &r);
+    } else {
+        c->cbs->closed(c);
+    }
+}
+
+static void on_timer_close(uv_handle_t *h)
+{
+    worker_conn_t *c = h->data;
+    c->handles--;
+    maybe_destroyed(c);
+}
+
+void worker_conn_destroy(worker_conn_t *c)
+{
+    c->destroying = true;
+    c->pending = false;
+    if (c->tcp_open && c->state != WORKER_CONN_CLOSING)
+        start_close(c);
+    uv_close((uv_handle_t *)&c->timer, on_timer_close);
+}
+
+static void on_timeout(uv_timer_t *t)
+{
+    worker_conn_t *c = t->data;
+    if (c->state == WORKER_CONN_CONNECTING && !c->tcp_open) {
+        /* uv_tcp_init failed in worker_conn_connect: report it from here. */
+        c->state = WORKER_CONN_CLOSED;
+        worker_conn_result_t r = c->result;
+        c->cbs->done(c, &r);
+        return;
+    }
+    if (c->state == WORKER_CONN_CONNECTING)
+        worker_conn_fail(c, WORKER_ERR_CONNECT_TIMEOUT);
+    else if (c->state == WORKER_CONN_BUSY)
+        worker_conn_fail(c, WORKER_ERR_TIMEOUT);
+}
+
+static void on_alloc(uv_handle_t *h, size_t suggested, uv_buf_t *buf)
+{
+    worker_conn_t *c = h->data;
+    buf->base = c->rbuf;
+    buf->len = c->rbuf_len;
+}
+
+static void on_eof(worker_conn_t *c)
+{
+    if (c->state != WORKER_CONN_BUSY) {
+        /* The server closed an idle keep-alive connection. */
+        start_close(c);
+        return;
+    }
+    llhttp_finish(&c->parser);
+    if (!c->msg_done) {
+        worker_conn_fail(c, WORKER_ERR_RESET); /* closed before the response was complete */
+        return;
+    }
+    /* A body delimited by EOF: complete, and the connection is gone. */
+    uint64_t end = uv_hrtime();
+    c->result = (worker_conn_result_t){
+        .kind = WORKER_KIND_OK, .status = llhttp_get_status_code(&c->parser),
+        .latency_us = (end - c->start_ns) / 1000, .bytes = c->bytes};
+    if (c->capture && c->body != NULL) {
+        c->result.body = c->body->data;
+        c->result.body_len = c->body->len;
+    }
+    c->pending = true;
+    start_close(c);
+}
+
+static void on_read(uv_stream_t *s, ssize_t nread, const uv_buf_t *buf)
+{
+    worker_conn_t *c = s->data;
+    if (nread > 0)
+        c->transport->read(c, buf->base, (size_t)nread);
+    else if (nread == UV_EOF)
+        on_eof(c);
+    else if (nread < 0)
+        worker_conn_fail(c, WORKER_ERR_RESET);
+}
+
+static void on_connect(uv_connect_t *req, int status)
+{
+    worker_conn_t *c = req->data;
+    if (status == UV_ECANCELED || c->state != WORKER_CONN_CONNECTING)
+        return;
+    if (status < 0) {
+        worker_conn_fail(c, status == UV_ETIMEDOUT ? WORKER_ERR_CONNECT_TIMEOUT
+                                                   : WORKER_ERR_CONNECT_REFUSED);
+        return;
+    }
+    uv_tcp_nodelay(&c->tcp, 1);
+    if (uv_read_start((uv_stream_t *)&c->tcp, on_alloc, on_read) != 0) {
+        worker_conn_fail(c, WORKER_ERR_RESET);
+        return;
+    }
+    c->transport->start(c);
+}
+
+void worker_conn_connect(worker_conn_t *c, const struct sockaddr *addr, uint32_t timeout_ms)
+{
+    c->bytes = 0;
+    if (uv_tcp_init(c->timer.loop, &c->tcp) != 0) {
+        /* Nothing was opened: report through the timer so done() stays async. */
+        c->state = WORKER_CONN_CONNECTING;
+        c->result = (worker_conn_result_t){.kind = WORKER_ERR_CONNECT_REFUSED,
+                                           .latency_us = WORKER_NO_LATENCY};
+        uv_timer_start(&c->timer, on_timeout, 0, 0);
+        return;
+    }
+    c->handles++;
+    c->tcp_open = true;
+    c->tcp.data = c;
+    c->connect_req.data = c;
+    c->state = WORKER_CONN_CONNECTING;
+    int rv = uv_tcp_connect(&c->connect_req, &c->tcp, addr, on_connect);
+    if (rv != 0) {
+        /* EMFILE, EADDRNOTAVAIL…: the connect never started. */
+        worker_conn_fail(c, rv == UV_ETIMEDOUT ? WORKER_ERR_CONNECT_TIMEOUT
+                                               : WORKER_ERR_CONNECT_REFUSED);
+        return;
+    }
+    uv_timer_start(&c->timer, on_timeout, timeout_ms, 0);
+}
+
+void worker_conn_ready(worker_conn_t *c)
+{
+    if (c->state != WORKER_CONN_CONNECTING)
+        return;
+    uv_timer_stop(&c->timer);
+    c->state = WORKER_CONN_IDLE;
+    c->cbs->ready(c);
+}
+
+void worker_conn_send(worker_conn_t *c, const char *req, size_t len, bool head, bool capture,
+                      uint32_t timeout_ms)
+{
+    c->state = WORKER_CONN_BUSY;
+    c->head = head;
+    c->capture = capture;
+    c->msg_done = false;
+    c->bytes = 0;
+    if (c->body != NULL)
+        c->body->len = 0;
+    c->start_ns = uv_hrtime();
+    uv_timer_start(&c->timer, on_timeout, timeout_ms, 0);
+    if (c->transport->write(c, req, len) != 0)
+        worker_conn_fail(c, WORKER_ERR_RESET);
+}
+
+/* The response is complete; consumed bytes of this read belonged to it. */
+static void complete(worker_conn_t *c, bool leftover)
+{
+    uint64_t end = uv_hrtime();
+    worker_conn_result_t r = {.kind = WORKER_KIND_OK,
+                              .status = llhttp_get_status_code(&c->parser),
+                              .latency_us = (end - c->start_ns) / 1000,
+                              .bytes = c->bytes};
+    if (c->capture && c->body != NULL) {
+        r.body = c->body->data;
+        r.body_len = c->body->len;
+    }
+    uv_timer_stop(&c->timer);
+    /* Extra bytes, or a request still being written, leave the stream in an
+     * unknown state: close rather than reuse. */
+    if (!llhttp_should_keep_alive(&c->parser) || leftover || c->write_pending) {
+        c->result = r;
+        c->pending = true;
+        start_close(c);
+        return;
+    }
+    c->state = WORKER_CONN_IDLE;
+    c->cbs->done(c, &r);
+}
+
+void worker_conn_feed(worker_conn_t *c, const char *data, size_t len)
+{
+    if (c->state != WORKER_CONN_BUSY) {
+        /* Bytes nobody asked for: the stream cannot be trusted any more. */
+        if (c->state == WORKER_CONN_IDLE)
+            start_close(c);
+        return;
+    }
+    llhttp_errno_t err = llhttp_execute(&c->parser, data, len);
+    if (err == HPE_PAUSED && c->msg_done) {
+        size_t used = (size_t)(llhttp_get_error_pos(&c->parser) - data);
+        if (used > len)
+            used = len;
+        c->bytes += used;
+        llhttp_resume(&c->parser);
+        complete(c, used < len);
+        return;
+    }
+    c->bytes += len;
+    if (err != HPE_OK)
+        worker_conn_fail(c, WORKER_ERR_PARSE);
+}
+
+static int on_message_begin(llhttp_t *p)
+{
+    worker_conn_t *c = p->data;
+    c->msg_done = false;
+    return 0;
+}
+
+static int on_headers_complete(llhttp_t *p)
+{
+    worker_conn_t *c = p->data;
+    /* 1: the response has no body, whatever its headers say. */
+    return c->head ? 1 : 0;
+}
+
+static int on_body(llhttp_t *p, const char *at, size_t len)
+{
+    worker_conn_t *c = p->data;
+    if (!c->capture)
+        return 0;
+    if (c->body == NULL && (c->body = calloc(1, sizeof *c->body)) == NULL)
+        return 0;
+    size_t room = WORKER_BODY_CAPTURE_MAX - c->body->len;
+    if (c->body->len < WORKER_BODY_CAPTURE_MAX)
+        worker_buf_append(c->body, at, len < room ? len : room);
+    return 0;
+}
+
+static int on_message_complete(llhttp_t *p)
+{
+    worker_conn_t *c = p->data;
+    /* Interim 1xx responses are not the answer: keep reading. */
+    if (llhttp_get_status_code(p) / 100 == 1)
+        return 0;
+    c->msg_done = true;
+    return HPE_PAUSED;
+}
+
+/* Plain TCP transport. */
+
+static void plain_start(worker_conn_t *c)
+{
+    worker_conn_ready(c);
+}
+
+static void on_write(uv_write_t *req, int status)
+{
+    worker_conn_t *c = req->data;
+    c->write_pending = false;
+    if (status < 0 && status != UV_ECANCELED && c->state == WORKER_CONN_BUSY)
+        worker_conn_fail(c, WORKER_ERR_RESET);
+}
+
+static int plain_write(worker_conn_t *c, const char *buf, size_t len)
+{
+    uv_buf_t b = uv_buf_init((char *)buf, (unsigned)len);
+    int n = uv_try_write((uv_stream_t *)&c->tcp, &b, 1);
+    if (n >= 0 && (size_t)n == len)
+        return 0;
+    if (n < 0 && n != UV_EAGAIN)
+        return n;
+    if (n > 0) {
+        b.base += n;
+        b.len -= (size_t)n;
+    }
+    c->write_req.data = c;
+    int rv = uv_write(&c->write_req, (uv_stream_t *)&c->tcp, &b, 1, on_write);
+    if (rv == 0)
+        c->write_pending = true;
+    return rv;
+}
+
+static void plain_read(worker_conn_t *c, const char *buf, size_t len)
+{
+    worker_conn_feed(c, buf, len);
+}
+
+const worker_transport_ops_t worker_transport_plain = {
+    .name = "tcp",
+    .start = plain_start,
+    .write = plain_write,
+    .read = plain_read,
+    .reset = NULL,
+};

@@ -1,0 +1,109 @@
+/* http_conn.h — one HTTP/1.1 client connection: connect, write a request,
+ * parse the response with llhttp, time it out, classify what went wrong.
+ * Bytes go through a small transport interface so TLS can slot in. */
+#ifndef WORKER_HTTP_CONN_H
+#define WORKER_HTTP_CONN_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <llhttp.h>
+#include <uv.h>
+
+#include "template.h"
+
+#define WORKER_BODY_CAPTURE_MAX (1u << 20) /* 1 MiB */
+
+typedef struct worker_conn_s worker_conn_t;
+
+/* How a request ended. */
+typedef struct worker_conn_result_s {
+    int kind;            /* WORKER_KIND_OK: a complete response; else a worker_err_kind */
+    int status;          /* HTTP status when complete */
+    uint64_t latency_us; /* write → response complete; WORKER_NO_LATENCY otherwise */
+    uint64_t bytes;      /* response bytes received */
+    const char *body;    /* captured body (capture requests only), may be NULL */
+    size_t body_len;
+} worker_conn_result_t;
+
+/* What the owner (a user) hears. Every callback runs on the engine's loop,
+ * never from inside a call the owner made. */
+typedef struct worker_conn_cbs_s {
+    void (*ready)(worker_conn_t *c);  /* connected: send a request */
+    /* The request (or the connect before it) ended; the connection is then
+     * idle (keep-alive) or closed. */
+    void (*done)(worker_conn_t *c, const worker_conn_result_t *r);
+    void (*closed)(worker_conn_t *c); /* closed with no request pending */
+    void (*destroyed)(worker_conn_t *c);
+} worker_conn_cbs_t;
+
+/* Bytes between the socket and HTTP. Plain TCP passes them through; a TLS
+ * transport will run OpenSSL over memory BIOs here. */
+typedef struct worker_transport_ops_s {
+    const char *name;
+    /* TCP is up; call worker_conn_ready() once HTTP can flow. */
+    void (*start)(worker_conn_t *c);
+    /* Sends request bytes (valid until the response is complete). 0 or a uv error. */
+    int (*write)(worker_conn_t *c, const char *buf, size_t len);
+    /* Bytes from the socket; hands plaintext to worker_conn_feed(). */
+    void (*read)(worker_conn_t *c, const char *buf, size_t len);
+    /* The TCP connection closed: drop per-connection state. */
+    void (*reset)(worker_conn_t *c);
+} worker_transport_ops_t;
+
+extern const worker_transport_ops_t worker_transport_plain;
+
+enum worker_conn_state {
+    WORKER_CONN_CLOSED,
+    WORKER_CONN_CONNECTING,
+    WORKER_CONN_IDLE,
+    WORKER_CONN_BUSY,
+    WORKER_CONN_CLOSING,
+};
+
+struct worker_conn_s {
+    uv_tcp_t tcp;
+    uv_timer_t timer;          /* connect and request timeouts */
+    uv_connect_t connect_req;
+    uv_write_t write_req;
+    llhttp_t parser;
+    const worker_transport_ops_t *transport;
+    void *transport_state;
+    const worker_conn_cbs_t *cbs;
+    void *data;                /* the owner's */
+    char *rbuf;                /* the engine's read buffer */
+    size_t rbuf_len;
+    worker_buf_t *body;        /* captured body, allocated on first use */
+    worker_conn_result_t result; /* result delivered once the close completes */
+    uint64_t start_ns;
+    uint64_t bytes;
+    uint32_t request_timeout_ms;
+    uint8_t state;
+    uint8_t handles;           /* open uv handles */
+    bool tcp_open, pending, destroying, write_pending, head, capture, msg_done;
+};
+
+/* Initializes c (its timer handle) on loop; rbuf is the engine's read buffer. */
+int worker_conn_init(worker_conn_t *c, uv_loop_t *loop, char *rbuf, size_t rbuf_len,
+                     const worker_conn_cbs_t *cbs, void *data);
+/* Connects (state CLOSED); ready() or done() with a connect failure follows. */
+void worker_conn_connect(worker_conn_t *c, const struct sockaddr *addr, uint32_t timeout_ms);
+/* Sends one request (state IDLE); done() follows. head: the response has no
+ * body; capture: keep up to 1 MiB of the body for done(). */
+void worker_conn_send(worker_conn_t *c, const char *req, size_t len, bool head, bool capture,
+                      uint32_t timeout_ms);
+/* Ends the request in flight as failed with kind, or the connect in progress. */
+void worker_conn_abort(worker_conn_t *c, int kind);
+/* Closes every handle without reporting anything pending; destroyed() follows. */
+void worker_conn_destroy(worker_conn_t *c);
+/* Whether the TCP connection is up (idle or busy). */
+bool worker_conn_connected(const worker_conn_t *c);
+
+/* For transports: the connection can carry HTTP now. */
+void worker_conn_ready(worker_conn_t *c);
+/* For transports: response bytes. */
+void worker_conn_feed(worker_conn_t *c, const char *data, size_t len);
+/* For transports: a failure of kind (e.g. WORKER_ERR_TLS) closes the connection. */
+void worker_conn_fail(worker_conn_t *c, int kind);
+
+#endif

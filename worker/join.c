@@ -1,0 +1,278 @@
+/* join.c — `loadworker --join`: wires the master link to the control thread,
+ * sends Hello and Heartbeats, and shuts down gracefully on SIGINT/SIGTERM. */
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+#include <uv.h>
+
+#include "control.h"
+#include "lc_clock.h"
+#include "lc_err.h"
+#include "lc_log.h"
+#include "link.h"
+#include "opts.h"
+#include "sysinfo.h"
+
+#define STOP_BOUND_MS 5000u
+#define FLUSH_BOUND_MS 2000u
+#define MAX_LOADS 256
+
+enum join_phase { JOIN_SERVING, JOIN_STOPPING, JOIN_FLUSHING, JOIN_CLOSING };
+
+typedef struct join_s {
+    const worker_opts_t *opts;
+    uv_loop_t loop;
+    worker_control_t ctl;
+    worker_link_t link;
+    uv_timer_t heartbeat_timer;
+    uv_timer_t phase_timer;       /* bounds stopping and flushing */
+    uv_signal_t sigint, sigterm;
+    worker_cpu_t cpu;
+    char worker_id[33];
+    char name[256];
+    uint32_t heartbeat_ms;
+    enum join_phase phase;
+    bool link_started;
+    int exit_code;
+} join_t;
+
+static void close_all(join_t *j);
+
+static size_t fill_loads(join_t *j, Lc__RunLoad *loads, Lc__RunLoad **ptrs, bool assigned)
+{
+    size_t n = worker_control_loads(&j->ctl, loads, MAX_LOADS, assigned);
+    for (size_t i = 0; i < n; i++)
+        ptrs[i] = &loads[i];
+    return n;
+}
+
+static void send_hello(void *arg)
+{
+    join_t *j = arg;
+    Lc__RunLoad loads[MAX_LOADS], *ptrs[MAX_LOADS];
+    Lc__Hello hello = LC__HELLO__INIT;
+    hello.protocol_version = 1;
+    hello.worker_id = j->worker_id;
+    hello.name = j->name;
+    hello.threads = j->opts->threads;
+    hello.capacity = j->opts->capacity;
+    hello.n_running = fill_loads(j, loads, ptrs, true);
+    hello.running = ptrs;
+    Lc__Envelope env = LC__ENVELOPE__INIT;
+    env.msg_case = LC__ENVELOPE__MSG_HELLO;
+    env.hello = &hello;
+    worker_link_send(&j->link, &env);
+}
+
+static void on_heartbeat(uv_timer_t *t)
+{
+    join_t *j = t->data;
+    if (!worker_link_ready(&j->link))
+        return;
+    Lc__RunLoad loads[MAX_LOADS], *ptrs[MAX_LOADS];
+    Lc__Heartbeat hb = LC__HEARTBEAT__INIT;
+    hb.time_ms = lc_wall_ms();
+    hb.cpu_percent = worker_cpu_percent(&j->cpu, j->opts->threads);
+    hb.rss_bytes = worker_rss_bytes();
+    hb.n_runs = fill_loads(j, loads, ptrs, false);
+    hb.runs = ptrs;
+    Lc__Envelope env = LC__ENVELOPE__INIT;
+    env.msg_case = LC__ENVELOPE__MSG_HEARTBEAT;
+    env.heartbeat = &hb;
+    worker_link_send(&j->link, &env);
+}
+
+static void on_welcome(void *arg, const Lc__Welcome *w)
+{
+    join_t *j = arg;
+    j->heartbeat_ms = w->heartbeat_ms ? w->heartbeat_ms : 1000;
+    worker_control_set_interval(&j->ctl, w->stats_interval_ms ? w->stats_interval_ms : 1000);
+    worker_cpu_init(&j->cpu);
+    uv_timer_start(&j->heartbeat_timer, on_heartbeat, j->heartbeat_ms, j->heartbeat_ms);
+}
+
+static void on_disconnected(void *arg)
+{
+    join_t *j = arg;
+    uv_timer_stop(&j->heartbeat_timer);
+}
+
+static void on_assign(void *arg, const Lc__Assign *a)
+{
+    join_t *j = arg;
+    char why[600];
+    if (j->phase != JOIN_SERVING) {
+        lc_info("control", "msg=\"assignment ignored: shutting down\" run=%llu",
+                (unsigned long long)a->run);
+        return;
+    }
+    worker_assign_t wa = {.run = a->run, .generation = a->generation, .users = a->users,
+                          .spawn_rate = a->spawn_rate, .scenario_json = a->scenario_json,
+                          .scenario_len = a->scenario_json ? strlen(a->scenario_json) : 0,
+                          .start_delay_ms = a->start_delay_ms, .elapsed_ms = a->elapsed_ms};
+    if (worker_control_assign(&j->ctl, &wa, why, sizeof why) != 0)
+        lc_error("control", "msg=\"assignment refused\" run=%llu reason=\"%s\"",
+                 (unsigned long long)a->run, why);
+}
+
+static void on_stop(void *arg, const Lc__Stop *s)
+{
+    join_t *j = arg;
+    lc_info("control", "msg=\"stop from master\" run=%llu reason=\"%s\"",
+            (unsigned long long)s->run, s->reason ? s->reason : "");
+    worker_control_stop(&j->ctl, s->run, UINT32_MAX);
+}
+
+static void maybe_flushed(join_t *j)
+{
+    if (j->phase == JOIN_FLUSHING && worker_link_outbox_len(&j->link) == 0)
+        close_all(j);
+}
+
+static void on_acked(void *arg, uint64_t run, uint64_t seq)
+{
+    join_t *j = arg;
+    worker_control_acked(&j->ctl, run, seq);
+    maybe_flushed(j);
+}
+
+static void on_batch(void *arg, uint64_t run, uint64_t seq, uint8_t *frame, size_t len)
+{
+    join_t *j = arg;
+    worker_link_queue(&j->link, run, seq, frame, len);
+}
+
+static void on_phase_timeout(uv_timer_t *t);
+
+static void start_flushing(join_t *j)
+{
+    j->phase = JOIN_FLUSHING;
+    lc_info("worker", "msg=\"flushing stats\" unacked=%zu", worker_link_outbox_len(&j->link));
+    uv_timer_start(&j->phase_timer, on_phase_timeout, FLUSH_BOUND_MS, 0);
+    maybe_flushed(j);
+}
+
+static void on_phase_timeout(uv_timer_t *t)
+{
+    join_t *j = t->data;
+    if (j->phase == JOIN_STOPPING) {
+        lc_warn("worker", "msg=\"runs did not stop in time\"");
+        start_flushing(j);
+    } else if (j->phase == JOIN_FLUSHING) {
+        lc_warn("worker", "msg=\"exiting with unacknowledged stats\" unacked=%zu",
+                worker_link_outbox_len(&j->link));
+        close_all(j);
+    }
+}
+
+static void on_run_finished(void *arg, worker_run_t *r)
+{
+    join_t *j = arg;
+    if (j->phase == JOIN_STOPPING && worker_control_active(&j->ctl) == 0)
+        start_flushing(j);
+}
+
+static void on_signal(uv_signal_t *s, int signum)
+{
+    join_t *j = s->data;
+    if (j->phase != JOIN_SERVING) {
+        close_all(j); /* a second signal: no more waiting */
+        return;
+    }
+    lc_info("worker", "msg=\"signal: stopping runs\" signal=%d", signum);
+    j->phase = JOIN_STOPPING;
+    uv_timer_start(&j->phase_timer, on_phase_timeout, STOP_BOUND_MS + 500, 0);
+    worker_control_stop_all(&j->ctl, STOP_BOUND_MS);
+    if (worker_control_active(&j->ctl) == 0)
+        start_flushing(j);
+}
+
+static void on_link_closed(worker_link_t *l) {}
+static void on_control_closed(worker_control_t *c) {}
+
+static void close_all(join_t *j)
+{
+    if (j->phase == JOIN_CLOSING)
+        return;
+    j->phase = JOIN_CLOSING;
+    uv_close((uv_handle_t *)&j->heartbeat_timer, NULL);
+    uv_close((uv_handle_t *)&j->phase_timer, NULL);
+    uv_close((uv_handle_t *)&j->sigint, NULL);
+    uv_close((uv_handle_t *)&j->sigterm, NULL);
+    if (j->link_started)
+        worker_link_close(&j->link, on_link_closed);
+    worker_control_close(&j->ctl, on_control_closed);
+}
+
+static const worker_link_cbs_t link_cbs = {
+    .connected = send_hello,
+    .welcome = on_welcome,
+    .assign = on_assign,
+    .stop = on_stop,
+    .acked = on_acked,
+    .disconnected = on_disconnected,
+};
+
+static const worker_control_hooks_t control_hooks = {
+    .batch = on_batch,
+    .run_finished = on_run_finished,
+};
+
+static void init_handles(join_t *j)
+{
+    uv_timer_init(&j->loop, &j->heartbeat_timer);
+    uv_timer_init(&j->loop, &j->phase_timer);
+    uv_signal_init(&j->loop, &j->sigint);
+    uv_signal_init(&j->loop, &j->sigterm);
+    j->heartbeat_timer.data = j->phase_timer.data = j;
+    j->sigint.data = j->sigterm.data = j;
+    uv_signal_start(&j->sigint, on_signal, SIGINT);
+    uv_signal_start(&j->sigterm, on_signal, SIGTERM);
+}
+
+static int serve(join_t *j, const worker_opts_t *o)
+{
+    char why[600];
+    j->opts = o;
+    if (worker_id_load(o->data_dir, j->worker_id, why, sizeof why) != 0) {
+        fprintf(stderr, "loadworker: worker id: %s\n", why);
+        return 1;
+    }
+    snprintf(j->name, sizeof j->name, "%s", o->name ? o->name : "");
+    if (o->name == NULL && gethostname(j->name, sizeof j->name - 1) != 0)
+        snprintf(j->name, sizeof j->name, "worker");
+    if (uv_loop_init(&j->loop) != 0)
+        return 1;
+    init_handles(j);
+    int rv = worker_control_init(&j->ctl, &j->loop, o->threads, true, j->worker_id,
+                                 &control_hooks, j);
+    if (rv == 0) {
+        rv = worker_link_start(&j->link, &j->loop, o->join, &link_cbs, j, why, sizeof why);
+        j->link_started = rv == 0;
+        if (rv != 0)
+            fprintf(stderr, "loadworker: %s\n", why);
+    }
+    if (rv != 0) {
+        j->exit_code = rv == LC_EINVAL ? 2 : 1;
+        close_all(j);
+    } else {
+        lc_info("worker", "msg=\"worker started\" id=%s name=\"%s\" threads=%u capacity=%u "
+                          "join=\"%s\"",
+                j->worker_id, j->name, o->threads, o->capacity, o->join);
+    }
+    uv_run(&j->loop, UV_RUN_DEFAULT);
+    uv_loop_close(&j->loop);
+    return j->exit_code;
+}
+
+int worker_join_main(const worker_opts_t *o)
+{
+    join_t *j = calloc(1, sizeof *j); /* large: holds the link's read buffer */
+    if (j == NULL)
+        return 1;
+    int rv = serve(j, o);
+    free(j);
+    return rv;
+}

@@ -1,0 +1,88 @@
+/* link.h — the worker's connection to the master: connect (trying every
+ * master and address, following Redirect, backing off), frames in and out,
+ * and the outbox of StatsBatches kept until acknowledged. */
+#ifndef WORKER_LINK_H
+#define WORKER_LINK_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <uv.h>
+
+#include "cluster.pb-c.h"
+#include "lc_frame.h"
+
+#define WORKER_LINK_BACKOFF_MIN_MS 100u
+#define WORKER_LINK_BACKOFF_MAX_MS 5000u
+
+typedef struct worker_link_s worker_link_t;
+
+/* Messages from the master; each pointer is valid only during the call. */
+typedef struct worker_link_cbs_s {
+    void (*connected)(void *arg);  /* send Hello now (worker_link_send) */
+    void (*welcome)(void *arg, const Lc__Welcome *w);
+    void (*assign)(void *arg, const Lc__Assign *a);
+    void (*stop)(void *arg, const Lc__Stop *s);
+    void (*acked)(void *arg, uint64_t run, uint64_t seq); /* after the outbox dropped them */
+    void (*disconnected)(void *arg);
+} worker_link_cbs_t;
+
+typedef struct worker_outbox_entry_s {
+    struct worker_outbox_entry_s *next;
+    uint64_t run;
+    uint64_t seq;
+    uint8_t *frame;
+    size_t len;
+} worker_outbox_entry_t;
+
+enum worker_link_state {
+    WORKER_LINK_IDLE,       /* waiting to (re)connect */
+    WORKER_LINK_RESOLVING,
+    WORKER_LINK_CONNECTING,
+    WORKER_LINK_HELLO,      /* connected, Hello sent, no Welcome yet */
+    WORKER_LINK_READY,      /* welcomed */
+    WORKER_LINK_CLOSING,
+};
+
+struct worker_link_s {
+    uv_loop_t *loop;
+    char **masters;          /* host:port of every master known */
+    size_t n_masters;
+    size_t cur;              /* the one tried next */
+    char redirect[300];      /* set by Redirect: tried next, before the list */
+    unsigned redirects;      /* consecutive redirects, to stop ping-pong */
+    char target[300];        /* address being connected to, for logs */
+    enum worker_link_state state;
+    uv_tcp_t tcp;
+    uv_connect_t connect_req;
+    uv_getaddrinfo_t gai;
+    uv_timer_t retry_timer;
+    struct addrinfo *addrs;
+    struct addrinfo *next_addr;
+    lc_frame_reader_t reader;
+    uint32_t backoff_ms;
+    uint64_t rng;
+    worker_outbox_entry_t *outbox, *outbox_tail;
+    size_t outbox_len;
+    const worker_link_cbs_t *cbs;
+    void *arg;
+    uint8_t handles;
+    bool tcp_open, gai_pending, shutting_down;
+    void (*closed_cb)(worker_link_t *l);
+    char rbuf[64 * 1024];
+};
+
+/* Starts connecting to the comma-separated list join ("h:p,h:p"). Returns 0
+ * or LC_EINVAL with errmsg when the list is malformed. */
+int worker_link_start(worker_link_t *l, uv_loop_t *loop, const char *join,
+                      const worker_link_cbs_t *cbs, void *arg, char *errmsg, size_t errlen);
+/* Sends one message now (connected only). Returns 0, LC_ECLOSED or an LC_ error. */
+int worker_link_send(worker_link_t *l, const Lc__Envelope *env);
+bool worker_link_ready(const worker_link_t *l);
+/* Queues a StatsBatch frame (ownership passes); sent at once when welcomed. */
+void worker_link_queue(worker_link_t *l, uint64_t run, uint64_t seq, uint8_t *frame, size_t len);
+size_t worker_link_outbox_len(const worker_link_t *l);
+/* Closes the connection and every handle; closed_cb runs at the end. */
+void worker_link_close(worker_link_t *l, void (*closed_cb)(worker_link_t *l));
+
+#endif

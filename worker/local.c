@@ -1,0 +1,263 @@
+/* local.c — `loadworker --local`: one run on this machine, no master, and
+ * the same report the master gives. */
+#include <errno.h>
+#include <jansson.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <uv.h>
+
+#include "control.h"
+#include "lc_err.h"
+#include "lc_log.h"
+#include "lc_report.h"
+#include "lc_scenario.h"
+#include "opts.h"
+
+typedef struct local_s {
+    const worker_opts_t *opts;
+    uv_loop_t loop;
+    worker_control_t ctl;
+    uv_timer_t duration_timer;
+    uv_signal_t sigint, sigterm;
+    uint64_t duration_ms;
+    int exit_code;
+    bool ended;
+} local_t;
+
+static int read_file(const char *path, char **out, size_t *len, char *errmsg, size_t errlen)
+{
+    FILE *f = fopen(path, "rb");
+    if (f == NULL) {
+        snprintf(errmsg, errlen, "%s: %s", path, strerror(errno));
+        return LC_EIO;
+    }
+    char *buf = malloc(LC_SCENARIO_MAX_BYTES + 1);
+    size_t n = buf ? fread(buf, 1, LC_SCENARIO_MAX_BYTES + 1, f) : 0;
+    int err = ferror(f);
+    fclose(f);
+    if (buf == NULL || err || n > LC_SCENARIO_MAX_BYTES) {
+        snprintf(errmsg, errlen, "%s: %s", path,
+                 buf == NULL ? "out of memory" : err ? "read error" : "larger than 1 MiB");
+        free(buf);
+        return LC_EINVAL;
+    }
+    buf[n] = '\0';
+    *out = buf;
+    *len = n;
+    return 0;
+}
+
+static json_t *latency_json(const lc_hist_t *h)
+{
+    lc_report_latency_t l;
+    lc_report_latency_from_hist(h, &l);
+    return json_pack("{s:f,s:f,s:f,s:f,s:f,s:f,s:f}", "min", l.min, "mean", l.mean, "p50", l.p50,
+                     "p90", l.p90, "p95", l.p95, "p99", l.p99, "max", l.max);
+}
+
+static json_t *counts_json(const worker_ep_stats_t *e, double secs)
+{
+    return json_pack("{s:I,s:I,s:I,s:f,s:o}", "requests", (json_int_t)e->count, "failures",
+                     (json_int_t)e->failures, "bytes", (json_int_t)e->bytes, "rps",
+                     secs > 0 ? (double)e->count / secs : 0.0, "latency_ms",
+                     latency_json(&e->hist));
+}
+
+static void print_json(const worker_run_t *r, double secs)
+{
+    const worker_stats_t *s = r->acc;
+    worker_ep_stats_t total;
+    worker_stats_total(s, &total);
+    json_t *eps = json_array(), *errs = json_array();
+    for (size_t i = 0; i < s->n; i++) {
+        json_t *e = counts_json(&s->ep[i], secs);
+        json_object_set_new(e, "name", json_string(r->plan->endpoints[i].name));
+        json_object_set_new(e, "method", json_string(r->plan->endpoints[i].method));
+        json_array_append_new(eps, e);
+        for (int k = 0; k < WORKER_ERR_KINDS; k++)
+            if (s->ep[i].errors[k] > 0)
+                json_array_append_new(
+                    errs, json_pack("{s:s,s:s,s:I}", "endpoint", r->plan->endpoints[i].name,
+                                    "kind", worker_err_kind_name(k),
+                                    "count", (json_int_t)s->ep[i].errors[k]));
+    }
+    json_t *root = json_pack("{s:s,s:s,s:f,s:o,s:o,s:o}", "name", r->plan->scenario.name,
+                             "state", "finished", "duration_s", secs, "totals",
+                             counts_json(&total, secs), "endpoints", eps, "errors", errs);
+    char *text = json_dumps(root, JSON_INDENT(2));
+    if (text != NULL)
+        printf("%s\n", text);
+    free(text);
+    json_decref(root);
+}
+
+static void print_table(const worker_run_t *r, double secs)
+{
+    const worker_stats_t *s = r->acc;
+    lc_report_row_t *rows = calloc(s->n ? s->n : 1, sizeof *rows);
+    lc_report_error_t *errs = calloc((s->n ? s->n : 1) * WORKER_ERR_KINDS, sizeof *errs);
+    worker_ep_stats_t total;
+    char title[300];
+    if (rows == NULL || errs == NULL)
+        goto out;
+    lc_report_t rep = {.title = title, .duration_s = secs, .rows = rows, .n_rows = s->n,
+                       .errors = errs};
+    snprintf(title, sizeof title, "local run %s: finished", r->plan->scenario.name);
+    for (size_t i = 0; i < s->n; i++) {
+        const worker_ep_stats_t *e = &s->ep[i];
+        rows[i] = (lc_report_row_t){.name = r->plan->endpoints[i].name,
+                                    .method = r->plan->endpoints[i].method,
+                                    .requests = e->count, .failures = e->failures,
+                                    .rps = secs > 0 ? (double)e->count / secs : 0};
+        lc_report_latency_from_hist(&e->hist, &rows[i].latency);
+        for (int k = 0; k < WORKER_ERR_KINDS; k++)
+            if (e->errors[k] > 0)
+                errs[rep.n_errors++] = (lc_report_error_t){
+                    .endpoint = r->plan->endpoints[i].name,
+                    .kind = worker_err_kind_name(k), .count = e->errors[k]};
+    }
+    worker_stats_total(s, &total);
+    rep.total = (lc_report_row_t){.name = "Total", .method = "", .requests = total.count,
+                                  .failures = total.failures,
+                                  .rps = secs > 0 ? (double)total.count / secs : 0};
+    lc_report_latency_from_hist(&total.hist, &rep.total.latency);
+    lc_report_print(stdout, &rep);
+out:
+    free(rows);
+    free(errs);
+}
+
+static void on_closed(worker_control_t *ctl) {}
+
+static void end(local_t *lc)
+{
+    if (lc->ended)
+        return;
+    lc->ended = true;
+    uv_close((uv_handle_t *)&lc->duration_timer, NULL);
+    uv_close((uv_handle_t *)&lc->sigint, NULL);
+    uv_close((uv_handle_t *)&lc->sigterm, NULL);
+    worker_control_close(&lc->ctl, on_closed);
+}
+
+static void on_finished(void *arg, worker_run_t *r)
+{
+    local_t *lc = arg;
+    double secs = (double)(r->finished_ms - r->started_ms) / 1000.0;
+    if (lc->opts->json)
+        print_json(r, secs);
+    else
+        print_table(r, secs);
+    fflush(stdout);
+    end(lc);
+}
+
+static void on_failed(void *arg, uint64_t run, const char *why)
+{
+    local_t *lc = arg;
+    fprintf(stderr, "loadworker: %s\n", why);
+    lc->exit_code = 1;
+    end(lc);
+}
+
+static void on_duration(uv_timer_t *t)
+{
+    local_t *lc = t->data;
+    worker_control_stop_all(&lc->ctl, UINT32_MAX);
+}
+
+static void on_started(void *arg, worker_run_t *r)
+{
+    local_t *lc = arg;
+    uv_timer_start(&lc->duration_timer, on_duration, lc->duration_ms, 0);
+}
+
+static void on_signal(uv_signal_t *s, int signum)
+{
+    local_t *lc = s->data;
+    lc_info("local", "msg=\"signal: stopping the run\" signal=%d", signum);
+    worker_control_stop_all(&lc->ctl, UINT32_MAX);
+}
+
+static const worker_control_hooks_t local_hooks = {
+    .run_started = on_started,
+    .run_finished = on_finished,
+    .run_failed = on_failed,
+};
+
+/* Reads and validates the scenario: 0, or the exit code after printing why. */
+static int load_scenario(const char *path, char **json, size_t *len, lc_scenario_t *sc)
+{
+    char why[600];
+    if (read_file(path, json, len, why, sizeof why) != 0) {
+        fprintf(stderr, "loadworker: %s\n", why);
+        return 2;
+    }
+    if (lc_scenario_parse(*json, *len, sc, why, sizeof why) != 0) {
+        fprintf(stderr, "loadworker: %s: %s\n", path, why);
+        free(*json);
+        return 2;
+    }
+    if (sc->url.tls) {
+        fprintf(stderr, "loadworker: %s: https targets are not supported yet\n", path);
+        lc_scenario_free(sc);
+        free(*json);
+        return 1;
+    }
+    return 0;
+}
+
+static int start(local_t *lc, const char *json, size_t len, const lc_scenario_t *sc)
+{
+    char why[600];
+    int rv = worker_control_init(&lc->ctl, &lc->loop, lc->opts->threads, false, "local",
+                                 &local_hooks, lc);
+    uv_timer_init(&lc->loop, &lc->duration_timer);
+    lc->duration_timer.data = lc;
+    uv_signal_init(&lc->loop, &lc->sigint);
+    uv_signal_init(&lc->loop, &lc->sigterm);
+    lc->sigint.data = lc->sigterm.data = lc;
+    uv_signal_start(&lc->sigint, on_signal, SIGINT);
+    uv_signal_start(&lc->sigterm, on_signal, SIGTERM);
+    if (rv != 0) {
+        fprintf(stderr, "loadworker: cannot start engines: %s\n", lc_strerror(rv));
+        return 1;
+    }
+    worker_assign_t a = {.run = 1, .generation = 1, .users = sc->users,
+                         .spawn_rate = sc->spawn_rate, .scenario_json = json,
+                         .scenario_len = len};
+    if (worker_control_assign(&lc->ctl, &a, why, sizeof why) != 0) {
+        fprintf(stderr, "loadworker: %s\n", why);
+        return 1;
+    }
+    return 0;
+}
+
+int worker_local_main(const worker_opts_t *o)
+{
+    local_t lc = {.opts = o};
+    char *json;
+    size_t len;
+    lc_scenario_t sc;
+    int rv = load_scenario(o->local, &json, &len, &sc);
+    if (rv != 0)
+        return rv;
+    lc.duration_ms = sc.duration_ms;
+    if (uv_loop_init(&lc.loop) != 0) {
+        fprintf(stderr, "loadworker: cannot create an event loop\n");
+        lc_scenario_free(&sc);
+        free(json);
+        return 1;
+    }
+    if ((rv = start(&lc, json, len, &sc)) != 0) {
+        lc.exit_code = rv;
+        end(&lc);
+    }
+    lc_scenario_free(&sc);
+    free(json);
+    uv_run(&lc.loop, UV_RUN_DEFAULT);
+    uv_loop_close(&lc.loop);
+    return lc.exit_code;
+}

@@ -1,0 +1,135 @@
+/* main.c — loadworker's command line: flags, limits, then --local or --join. */
+#include <getopt.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <uv.h>
+
+#include "lc_log.h"
+#include "opts.h"
+#include "sysinfo.h"
+
+#define FD_RESERVE 64u
+#define USERS_PER_THREAD 10000u
+
+static void usage(FILE *out)
+{
+    fprintf(out,
+            "usage: loadworker --join HOST:PORT[,HOST:PORT…] [options]\n"
+            "       loadworker --local SCENARIO.json [--threads N] [--json]\n"
+            "\n"
+            "  --join LIST       connect to the masters' worker port (tries each in turn)\n"
+            "  --local FILE      run FILE on this machine without a master and print a report\n"
+            "  --threads N       engine threads (default: number of cores)\n"
+            "  --capacity N      users this worker offers (default: min(threads*10000,\n"
+            "                    open-file limit - 64))\n"
+            "  --name NAME       name shown to people (default: host name)\n"
+            "  --data-dir DIR    where the worker id is kept (default: ./loadworker-data)\n"
+            "  --log-level L     debug, info, warn or error (default: info)\n"
+            "  --json            with --local: print the report as JSON\n"
+            "  --help, --version\n");
+}
+
+static int parse_uint(const char *flag, const char *text, unsigned long max, unsigned long *out)
+{
+    char *end;
+    unsigned long v = strtoul(text, &end, 10);
+    if (*text < '0' || *text > '9' || *end != '\0' || v == 0 || v > max) {
+        fprintf(stderr, "loadworker: %s: expected an integer from 1 to %lu, got '%s'\n", flag,
+                max, text);
+        return -1;
+    }
+    *out = v;
+    return 0;
+}
+
+enum { OPT_THREADS = 256, OPT_CAPACITY, OPT_NAME, OPT_DATA_DIR, OPT_LOG_LEVEL, OPT_JSON };
+
+static const struct option long_opts[] = {
+    {"join", required_argument, NULL, 'j'},
+    {"local", required_argument, NULL, 'l'},
+    {"threads", required_argument, NULL, OPT_THREADS},
+    {"capacity", required_argument, NULL, OPT_CAPACITY},
+    {"name", required_argument, NULL, OPT_NAME},
+    {"data-dir", required_argument, NULL, OPT_DATA_DIR},
+    {"log-level", required_argument, NULL, OPT_LOG_LEVEL},
+    {"json", no_argument, NULL, OPT_JSON},
+    {"help", no_argument, NULL, 'h'},
+    {"version", no_argument, NULL, 'V'},
+    {NULL, 0, NULL, 0},
+};
+
+/* One option; returns 0, 1 to exit 0 (help/version), or -1 for a bad flag. */
+static int apply_opt(int c, worker_opts_t *o)
+{
+    unsigned long v;
+    int level;
+    switch (c) {
+    case 'j': o->join = optarg; return 0;
+    case 'l': o->local = optarg; return 0;
+    case OPT_NAME: o->name = optarg; return 0;
+    case OPT_DATA_DIR: o->data_dir = optarg; return 0;
+    case OPT_JSON: o->json = true; return 0;
+    case OPT_THREADS:
+        if (parse_uint("--threads", optarg, 1024, &v) != 0)
+            return -1;
+        o->threads = (unsigned)v;
+        return 0;
+    case OPT_CAPACITY:
+        if (parse_uint("--capacity", optarg, 100000000, &v) != 0)
+            return -1;
+        o->capacity = (uint32_t)v;
+        return 0;
+    case OPT_LOG_LEVEL:
+        if ((level = lc_log_level_parse(optarg)) < 0) {
+            fprintf(stderr, "loadworker: --log-level: expected debug, info, warn or error\n");
+            return -1;
+        }
+        lc_log_set_level((enum lc_log_level)level);
+        return 0;
+    case 'h': usage(stdout); return 1;
+    case 'V': printf("loadworker %s\n", LC_VERSION); return 1;
+    default: return -1;
+    }
+}
+
+static int parse_args(int argc, char **argv, worker_opts_t *o)
+{
+    int c, rv;
+    opterr = 1;
+    while ((c = getopt_long(argc, argv, "", long_opts, NULL)) != -1)
+        if ((rv = apply_opt(c, o)) != 0)
+            return rv;
+    if (optind < argc) {
+        fprintf(stderr, "loadworker: unexpected argument '%s'\n", argv[optind]);
+        return -1;
+    }
+    if ((o->join == NULL) == (o->local == NULL)) {
+        fprintf(stderr, "loadworker: give exactly one of --join or --local (see --help)\n");
+        return -1;
+    }
+    if (o->json && o->local == NULL) {
+        fprintf(stderr, "loadworker: --json goes with --local\n");
+        return -1;
+    }
+    return 0;
+}
+
+int main(int argc, char **argv)
+{
+    worker_opts_t o = {.data_dir = "./loadworker-data"};
+    int rv = parse_args(argc, argv, &o);
+    if (rv != 0)
+        return rv > 0 ? 0 : 2;
+    if (o.threads == 0) {
+        int n = uv_available_parallelism();
+        o.threads = n > 0 ? (unsigned)n : 1;
+    }
+    uint64_t nofile = worker_raise_nofile();
+    if (o.capacity == 0) {
+        uint64_t by_fd = nofile > FD_RESERVE ? nofile - FD_RESERVE : 1;
+        uint64_t by_threads = (uint64_t)o.threads * USERS_PER_THREAD;
+        o.capacity = (uint32_t)(by_fd < by_threads ? by_fd : by_threads);
+    }
+    return o.local ? worker_local_main(&o) : worker_join_main(&o);
+}

@@ -1,0 +1,23 @@
+/* opts.h — the command-line options of loadworker, read-only once parsed. */
+#ifndef WORKER_OPTS_H
+#define WORKER_OPTS_H
+
+#include <stdbool.h>
+#include <stdint.h>
+
+typedef struct worker_opts_s {
+    const char *join;       /* --join host:port[,…] */
+    const char *local;      /* --local scenario.json */
+    unsigned threads;       /* engines */
+    uint32_t capacity;      /* users this worker can carry */
+    const char *name;       /* --name, default the host name */
+    const char *data_dir;   /* --data-dir */
+    bool json;              /* --json (with --local) */
+} worker_opts_t;
+
+/* --local: runs the scenario file, prints the report; returns the exit code. */
+int worker_local_main(const worker_opts_t *o);
+/* --join: serves masters until SIGINT/SIGTERM; returns the exit code. */
+int worker_join_main(const worker_opts_t *o);
+
+#endif

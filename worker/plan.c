@@ -1,0 +1,196 @@
+/* plan.c — compiles a scenario into the shared, read-only plan of a run. */
+#include "plan.h"
+
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <strings.h>
+
+#include "lc_err.h"
+#include "rng.h"
+
+static bool task_sets_header(const lc_task_t *t, const char *name)
+{
+    for (size_t i = 0; i < t->n_headers; i++)
+        if (strcasecmp(t->headers[i].name, name) == 0)
+            return true;
+    return false;
+}
+
+/* " HTTP/1.1\r\nHost: …\r\nUser-Agent: …\r\n<task headers>" */
+static int render_head2(const lc_scenario_t *sc, const lc_task_t *t, worker_buf_t *b)
+{
+    const lc_hostport_t *hp = &sc->url.hp;
+    bool v6 = strchr(hp->host, ':') != NULL;
+    bool default_port = hp->port == (sc->url.tls ? 443 : 80);
+    int rv = worker_buf_append(b, " HTTP/1.1\r\n", 11);
+    if (rv == 0 && !task_sets_header(t, "Host")) {
+        rv = worker_buf_appendf(b, "Host: %s%s%s", v6 ? "[" : "", hp->host, v6 ? "]" : "");
+        if (rv == 0 && !default_port)
+            rv = worker_buf_appendf(b, ":%u", hp->port);
+        if (rv == 0)
+            rv = worker_buf_append(b, "\r\n", 2);
+    }
+    if (rv == 0 && !task_sets_header(t, "User-Agent"))
+        rv = worker_buf_appendf(b, "User-Agent: loadcluster/%s\r\n", LC_VERSION);
+    for (size_t i = 0; rv == 0 && i < t->n_headers; i++)
+        rv = worker_buf_appendf(b, "%s: %s\r\n", t->headers[i].name, t->headers[i].value);
+    return rv;
+}
+
+/* Renders head1 + path + head2 + [Content-Length + body] into out. */
+static int render_dynamic(const worker_task_plan_t *tp, const worker_tpl_vars_t *vars,
+                          worker_buf_t *scratch, worker_buf_t *out)
+{
+    int rv;
+    out->len = 0;
+    if ((rv = worker_buf_append(out, tp->head1.data, tp->head1.len)) != 0 ||
+        (rv = worker_tpl_render(&tp->path, vars, out)) != 0 ||
+        (rv = worker_buf_append(out, tp->head2.data, tp->head2.len)) != 0)
+        return rv;
+    if (!tp->has_body)
+        return worker_buf_append(out, "\r\n", 2);
+    scratch->len = 0;
+    if ((rv = worker_buf_append(scratch, "", 0)) != 0 ||
+        (rv = worker_tpl_render(&tp->body, vars, scratch)) != 0 ||
+        (rv = worker_buf_appendf(out, "Content-Length: %zu\r\n\r\n", scratch->len)) != 0)
+        return rv;
+    return worker_buf_append(out, scratch->data, scratch->len);
+}
+
+/* Writes the whole request of a task without templates once. */
+static int prerender(worker_task_plan_t *tp)
+{
+    worker_tpl_vars_t none = {0};
+    worker_buf_t scratch = {0};
+    int rv = render_dynamic(tp, &none, &scratch, &tp->fixed);
+    worker_buf_free(&scratch);
+    return rv;
+}
+
+static int compile_task(const lc_scenario_t *sc, const lc_task_t *t, worker_task_plan_t *tp,
+                        char *errmsg, size_t errlen)
+{
+    char sub[160];
+    int rv;
+    tp->task = t;
+    tp->head = strcmp(t->method, "HEAD") == 0;
+    if ((rv = worker_buf_appendf(&tp->head1, "%s %s", t->method, sc->url.base_path)) != 0 ||
+        (rv = render_head2(sc, t, &tp->head2)) != 0)
+        return rv;
+    if ((rv = worker_tpl_compile(&tp->path, t->path, sub, sizeof sub)) != 0) {
+        snprintf(errmsg, errlen, "path: %s", sub);
+        return rv;
+    }
+    tp->has_body = t->body != NULL;
+    if (tp->has_body && (rv = worker_tpl_compile(&tp->body, t->body, sub, sizeof sub)) != 0) {
+        snprintf(errmsg, errlen, "body: %s", sub);
+        return rv;
+    }
+    tp->dynamic = tp->path.dynamic || (tp->has_body && tp->body.dynamic);
+    return tp->dynamic ? 0 : prerender(tp);
+}
+
+/* One endpoint per distinct task name, so two tasks with one name share counters. */
+static int assign_endpoints(worker_plan_t *p)
+{
+    p->endpoints = calloc(p->n_tasks, sizeof *p->endpoints);
+    if (p->endpoints == NULL)
+        return LC_ENOMEM;
+    for (size_t i = 0; i < p->n_tasks; i++) {
+        const lc_task_t *t = p->tasks[i].task;
+        size_t e = 0;
+        while (e < p->n_endpoints && strcmp(p->endpoints[e].name, t->name) != 0)
+            e++;
+        if (e == p->n_endpoints) {
+            p->endpoints[e].name = t->name;
+            p->endpoints[e].method = t->method;
+            p->n_endpoints++;
+        }
+        p->tasks[i].endpoint = e;
+    }
+    return 0;
+}
+
+int worker_plan_build(worker_plan_t **out, lc_scenario_t *sc, char *errmsg, size_t errlen)
+{
+    worker_plan_t *p = calloc(1, sizeof *p);
+    if (p == NULL)
+        return LC_ENOMEM;
+    p->scenario = *sc;
+    memset(sc, 0, sizeof *sc);
+    p->n_tasks = p->scenario.n_tasks;
+    p->tasks = calloc(p->n_tasks ? p->n_tasks : 1, sizeof *p->tasks);
+    p->cum_weights = calloc(p->n_tasks ? p->n_tasks : 1, sizeof *p->cum_weights);
+    int rv = p->tasks && p->cum_weights ? 0 : LC_ENOMEM;
+    for (size_t i = 0; rv == 0 && i < p->n_tasks; i++) {
+        char sub[200];
+        sub[0] = '\0';
+        rv = compile_task(&p->scenario, &p->scenario.tasks[i], &p->tasks[i], sub, sizeof sub);
+        if (rv == LC_EINVAL)
+            snprintf(errmsg, errlen, "tasks[%zu].%s", i, sub);
+        p->total_weight += p->scenario.tasks[i].weight ? p->scenario.tasks[i].weight : 1;
+        p->cum_weights[i] = p->total_weight;
+    }
+    if (rv == 0)
+        rv = assign_endpoints(p);
+    if (rv != 0) {
+        if (rv == LC_ENOMEM)
+            snprintf(errmsg, errlen, "out of memory");
+        worker_plan_free(p);
+        return rv;
+    }
+    *out = p;
+    return 0;
+}
+
+void worker_plan_free(worker_plan_t *p)
+{
+    if (p == NULL)
+        return;
+    for (size_t i = 0; p->tasks && i < p->n_tasks; i++) {
+        worker_task_plan_t *tp = &p->tasks[i];
+        worker_buf_free(&tp->fixed);
+        worker_buf_free(&tp->head1);
+        worker_buf_free(&tp->head2);
+        worker_tpl_free(&tp->path);
+        worker_tpl_free(&tp->body);
+    }
+    free(p->tasks);
+    free(p->cum_weights);
+    free(p->endpoints);
+    lc_scenario_free(&p->scenario);
+    free(p);
+}
+
+size_t worker_plan_pick(const worker_plan_t *p, uint64_t *rng)
+{
+    if (p->n_tasks <= 1)
+        return 0;
+    uint64_t r = worker_rng_next(rng) % p->total_weight;
+    size_t lo = 0, hi = p->n_tasks - 1;
+    while (lo < hi) { /* first i with cum_weights[i] > r */
+        size_t mid = lo + (hi - lo) / 2;
+        if (p->cum_weights[mid] > r)
+            hi = mid;
+        else
+            lo = mid + 1;
+    }
+    return lo;
+}
+
+int worker_plan_render(const worker_plan_t *p, size_t i, const worker_tpl_vars_t *vars,
+                       worker_buf_t *scratch, worker_buf_t *out, const char **req,
+                       size_t *len)
+{
+    const worker_task_plan_t *tp = &p->tasks[i];
+    if (!tp->dynamic) {
+        *req = tp->fixed.data;
+        *len = tp->fixed.len;
+        return 0;
+    }
+    int rv = render_dynamic(tp, vars, scratch, out);
+    *req = out->data;
+    *len = out->len;
+    return rv;
+}

@@ -1,0 +1,56 @@
+/* plan.h — the immutable per-run plan that a run's engines share: the parsed
+ * scenario, each task's pre-rendered request or compiled templates, task
+ * weights, endpoints and the resolved target address. */
+#ifndef WORKER_PLAN_H
+#define WORKER_PLAN_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <sys/socket.h>
+
+#include "lc_scenario.h"
+#include "stats.h"
+#include "template.h"
+
+typedef struct worker_task_plan_s {
+    const lc_task_t *task;
+    size_t endpoint;          /* index into the plan's endpoints */
+    bool head;                /* HEAD: the response has no body */
+    bool dynamic;             /* path or body holds templates */
+    worker_buf_t fixed;       /* the whole request, when not dynamic */
+    worker_buf_t head1;       /* "METHOD <base path>" */
+    worker_tpl_t path;
+    worker_buf_t head2;       /* " HTTP/1.1\r\n" + headers, without the blank line */
+    bool has_body;
+    worker_tpl_t body;
+} worker_task_plan_t;
+
+typedef struct worker_plan_s {
+    lc_scenario_t scenario;   /* owned */
+    worker_task_plan_t *tasks;
+    size_t n_tasks;
+    uint64_t *cum_weights;    /* cum_weights[i] = sum of weights of tasks 0..i */
+    uint64_t total_weight;
+    worker_endpoint_t *endpoints; /* one per distinct task name */
+    size_t n_endpoints;
+    struct sockaddr_storage addr; /* target, filled in before the engines start */
+    socklen_t addr_len;
+} worker_plan_t;
+
+/* Builds a plan from a parsed scenario, taking ownership of its contents (sc
+ * is zeroed). Returns 0, LC_ENOMEM or LC_EINVAL with errmsg. */
+int worker_plan_build(worker_plan_t **out, lc_scenario_t *sc, char *errmsg, size_t errlen);
+void worker_plan_free(worker_plan_t *p);
+
+/* Picks a task index by weight. */
+size_t worker_plan_pick(const worker_plan_t *p, uint64_t *rng);
+
+/* Renders the request of task i: either the pre-rendered bytes, or a
+ * rendering into out (scratch holds the body meanwhile). Returns 0 or
+ * LC_ENOMEM; *req and *len point at the bytes to send. */
+int worker_plan_render(const worker_plan_t *p, size_t i, const worker_tpl_vars_t *vars,
+                       worker_buf_t *scratch, worker_buf_t *out, const char **req,
+                       size_t *len);
+
+#endif

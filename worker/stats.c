@@ -1,0 +1,182 @@
+/* stats.c — endpoint counters: record, merge, encode as StatsBatch. */
+#include "stats.h"
+
+#include <stdlib.h>
+#include <string.h>
+
+#include "lc_err.h"
+#include "lc_frame.h"
+
+static const char *const kind_names[WORKER_ERR_KINDS] = {
+    [WORKER_ERR_CONNECT_REFUSED] = "connect_refused",
+    [WORKER_ERR_CONNECT_TIMEOUT] = "connect_timeout",
+    [WORKER_ERR_RESET] = "reset",
+    [WORKER_ERR_TIMEOUT] = "timeout",
+    [WORKER_ERR_TLS] = "tls",
+    [WORKER_ERR_PARSE] = "parse",
+    [WORKER_ERR_STATUS] = "status",
+    [WORKER_ERR_EXPECT] = "expect",
+    [WORKER_ERR_ABORTED] = "aborted",
+};
+
+const char *worker_err_kind_name(int kind)
+{
+    return kind >= 0 && kind < WORKER_ERR_KINDS ? kind_names[kind] : "unknown";
+}
+
+worker_stats_t *worker_stats_new(size_t n)
+{
+    worker_stats_t *s = malloc(sizeof *s + n * sizeof s->ep[0]);
+    if (s == NULL)
+        return NULL;
+    s->n = n;
+    worker_stats_reset(s);
+    return s;
+}
+
+void worker_stats_free(worker_stats_t *s)
+{
+    free(s);
+}
+
+void worker_stats_reset(worker_stats_t *s)
+{
+    for (size_t i = 0; i < s->n; i++) {
+        worker_ep_stats_t *e = &s->ep[i];
+        e->count = e->failures = e->bytes = 0;
+        memset(e->errors, 0, sizeof e->errors);
+        lc_hist_init(&e->hist);
+    }
+}
+
+void worker_stats_record(worker_stats_t *s, size_t ep, int kind, uint64_t latency_us,
+                         uint64_t bytes)
+{
+    worker_ep_stats_t *e = &s->ep[ep];
+    e->count++;
+    e->bytes += bytes;
+    if (kind >= 0) {
+        e->failures++;
+        e->errors[kind]++;
+    }
+    if (latency_us != UINT64_MAX)
+        lc_hist_record(&e->hist, latency_us);
+}
+
+static void ep_merge(worker_ep_stats_t *d, const worker_ep_stats_t *s)
+{
+    d->count += s->count;
+    d->failures += s->failures;
+    d->bytes += s->bytes;
+    for (int k = 0; k < WORKER_ERR_KINDS; k++)
+        d->errors[k] += s->errors[k];
+    lc_hist_merge(&d->hist, &s->hist);
+}
+
+void worker_stats_merge(worker_stats_t *dst, const worker_stats_t *src)
+{
+    size_t n = dst->n < src->n ? dst->n : src->n;
+    for (size_t i = 0; i < n; i++)
+        ep_merge(&dst->ep[i], &src->ep[i]);
+}
+
+void worker_stats_total(const worker_stats_t *s, worker_ep_stats_t *out)
+{
+    memset(out, 0, sizeof *out);
+    lc_hist_init(&out->hist);
+    for (size_t i = 0; i < s->n; i++)
+        ep_merge(out, &s->ep[i]);
+}
+
+/* Heap parts of a batch under construction, released in one place. */
+typedef struct batch_build_s {
+    Lc__StatsBatch batch;
+    Lc__EndpointStats *eps;
+    Lc__EndpointStats **ep_ptrs;
+    Lc__ErrorCount *errs;
+    Lc__ErrorCount **err_ptrs;
+} batch_build_t;
+
+static void build_free(batch_build_t *b)
+{
+    for (size_t i = 0; i < b->batch.n_endpoints; i++)
+        free(b->eps[i].hist.data);
+    free(b->eps);
+    free(b->ep_ptrs);
+    free(b->errs);
+    free(b->err_ptrs);
+}
+
+static int build_endpoint(batch_build_t *b, const worker_ep_stats_t *e,
+                          const worker_endpoint_t *ep)
+{
+    Lc__EndpointStats *out = &b->eps[b->batch.n_endpoints];
+    lc__endpoint_stats__init(out);
+    out->name = (char *)ep->name;
+    out->method = (char *)ep->method;
+    out->count = e->count;
+    out->failures = e->failures;
+    out->bytes = e->bytes;
+    size_t len = 0;
+    int rv = lc_hist_encode(&e->hist, &out->hist.data, &len);
+    if (rv != 0)
+        return rv;
+    out->hist.len = len;
+    b->ep_ptrs[b->batch.n_endpoints++] = out;
+    for (int k = 0; k < WORKER_ERR_KINDS; k++) {
+        if (e->errors[k] == 0)
+            continue;
+        Lc__ErrorCount *ec = &b->errs[b->batch.n_errors];
+        lc__error_count__init(ec);
+        ec->endpoint = (char *)ep->name;
+        ec->kind = (char *)worker_err_kind_name(k);
+        ec->count = e->errors[k];
+        b->err_ptrs[b->batch.n_errors++] = ec;
+    }
+    return 0;
+}
+
+static int build_batch(batch_build_t *b, const worker_stats_t *s, const worker_endpoint_t *eps,
+                       const worker_batch_meta_t *meta)
+{
+    memset(b, 0, sizeof *b);
+    lc__stats_batch__init(&b->batch);
+    b->batch.run = meta->run;
+    b->batch.worker_id = (char *)(meta->worker_id ? meta->worker_id : "");
+    b->batch.seq = meta->seq;
+    b->batch.interval = meta->interval;
+    b->batch.final = meta->final;
+    b->batch.users = meta->users;
+    size_t n = s->n ? s->n : 1;
+    b->eps = calloc(n, sizeof *b->eps);
+    b->ep_ptrs = calloc(n, sizeof *b->ep_ptrs);
+    b->errs = calloc(n * WORKER_ERR_KINDS, sizeof *b->errs);
+    b->err_ptrs = calloc(n * WORKER_ERR_KINDS, sizeof *b->err_ptrs);
+    if (!b->eps || !b->ep_ptrs || !b->errs || !b->err_ptrs)
+        return LC_ENOMEM;
+    b->batch.endpoints = b->ep_ptrs;
+    b->batch.errors = b->err_ptrs;
+    for (size_t i = 0; i < s->n; i++) {
+        if (s->ep[i].count == 0)
+            continue;
+        int rv = build_endpoint(b, &s->ep[i], &eps[i]);
+        if (rv != 0)
+            return rv;
+    }
+    return 0;
+}
+
+int worker_stats_encode_batch(const worker_stats_t *s, const worker_endpoint_t *eps,
+                              const worker_batch_meta_t *meta, uint8_t **out, size_t *out_len)
+{
+    batch_build_t b;
+    int rv = build_batch(&b, s, eps, meta);
+    if (rv == 0) {
+        Lc__Envelope env = LC__ENVELOPE__INIT;
+        env.msg_case = LC__ENVELOPE__MSG_STATS;
+        env.stats = &b.batch;
+        rv = lc_frame_encode(&env, out, out_len);
+    }
+    build_free(&b);
+    return rv;
+}

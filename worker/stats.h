@@ -1,0 +1,80 @@
+/* stats.h — per-run, per-endpoint counters and latency histograms: recorded
+ * by one engine, merged by the control thread, encoded as a StatsBatch. */
+#ifndef WORKER_STATS_H
+#define WORKER_STATS_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include "cluster.pb-c.h"
+#include "lc_hist.h"
+
+/* Why a request failed; the names are the "kind" of ErrorCount. */
+enum worker_err_kind {
+    WORKER_ERR_CONNECT_REFUSED,
+    WORKER_ERR_CONNECT_TIMEOUT,
+    WORKER_ERR_RESET,
+    WORKER_ERR_TIMEOUT,
+    WORKER_ERR_TLS,
+    WORKER_ERR_PARSE,
+    WORKER_ERR_STATUS,
+    WORKER_ERR_EXPECT,
+    WORKER_ERR_ABORTED,
+    WORKER_ERR_KINDS
+};
+
+const char *worker_err_kind_name(int kind);
+
+#define WORKER_KIND_OK (-1)            /* the outcome of a successful request */
+#define WORKER_NO_LATENCY UINT64_MAX   /* a failure without a complete response */
+
+typedef struct worker_ep_stats_s {
+    uint64_t count;    /* requests finished: successes + failures */
+    uint64_t failures;
+    uint64_t bytes;    /* response bytes received */
+    uint64_t errors[WORKER_ERR_KINDS];
+    lc_hist_t hist;    /* latency (µs) of every request that got a complete response */
+} worker_ep_stats_t;
+
+typedef struct worker_stats_s {
+    size_t n;                 /* endpoints */
+    worker_ep_stats_t ep[];
+} worker_stats_t;
+
+/* Name and method of an endpoint, for encoding. */
+typedef struct worker_endpoint_s {
+    const char *name;
+    const char *method;
+} worker_endpoint_t;
+
+/* A zeroed block for n endpoints, or NULL when out of memory. */
+worker_stats_t *worker_stats_new(size_t n);
+void worker_stats_free(worker_stats_t *s);
+void worker_stats_reset(worker_stats_t *s);
+
+/* One finished request: a success when kind is WORKER_KIND_OK; latency is
+ * recorded unless it is WORKER_NO_LATENCY. */
+void worker_stats_record(worker_stats_t *s, size_t ep, int kind, uint64_t latency_us,
+                         uint64_t bytes);
+/* dst += src (same endpoint count). */
+void worker_stats_merge(worker_stats_t *dst, const worker_stats_t *src);
+/* Sum of every endpoint (for totals). */
+void worker_stats_total(const worker_stats_t *s, worker_ep_stats_t *out);
+
+typedef struct worker_batch_meta_s {
+    uint64_t run;
+    const char *worker_id;
+    uint64_t seq;
+    uint32_t interval;
+    uint32_t users;
+    bool final;
+} worker_batch_meta_t;
+
+/* Encodes s as one StatsBatch frame (Envelope, length-prefixed) into a
+ * malloc'd buffer. Endpoints with no request are left out. Returns 0 or an
+ * LC_ error. */
+int worker_stats_encode_batch(const worker_stats_t *s, const worker_endpoint_t *eps,
+                              const worker_batch_meta_t *meta, uint8_t **out, size_t *out_len);
+
+#endif

@@ -1,0 +1,253 @@
+/* user.c — the closed-model user cycle. */
+#include "user.h"
+
+#include <stdlib.h>
+#include <string.h>
+
+#include "lc_log.h"
+#include "rng.h"
+#include "stats.h"
+
+static void user_next(worker_user_t *u);
+static void user_finish(worker_user_t *u);
+static void on_ready(worker_conn_t *c);
+static void on_done(worker_conn_t *c, const worker_conn_result_t *r);
+static void on_closed(worker_conn_t *c);
+static void on_conn_destroyed(worker_conn_t *c);
+
+static const worker_conn_cbs_t conn_cbs = {
+    .ready = on_ready,
+    .done = on_done,
+    .closed = on_closed,
+    .destroyed = on_conn_destroyed,
+};
+
+static bool ending(const worker_user_t *u)
+{
+    return u->retiring || u->run->stopping;
+}
+
+static void unlink_user(worker_user_t *u)
+{
+    engine_run_t *r = u->run;
+    if (u->prev)
+        u->prev->next = u->next;
+    else
+        r->users = u->next;
+    if (u->next)
+        u->next->prev = u->prev;
+}
+
+static void maybe_free(worker_user_t *u)
+{
+    if (u->handles > 0)
+        return;
+    engine_run_t *r = u->run;
+    unlink_user(u);
+    worker_buf_free(&u->req);
+    free(u);
+    r->live--;
+    engine_run_user_gone(r);
+}
+
+static void on_think_close(uv_handle_t *h)
+{
+    worker_user_t *u = h->data;
+    u->handles--;
+    maybe_free(u);
+}
+
+static void on_conn_destroyed(worker_conn_t *c)
+{
+    worker_user_t *u = c->data;
+    u->handles--;
+    maybe_free(u);
+}
+
+worker_user_t *worker_user_start(engine_run_t *r, uint64_t id)
+{
+    worker_engine_t *e = r->engine;
+    worker_user_t *u = calloc(1, sizeof *u);
+    if (u == NULL)
+        return NULL;
+    u->run = r;
+    u->id = id;
+    if (uv_timer_init(&e->loop, &u->think) != 0) {
+        free(u);
+        return NULL;
+    }
+    u->think.data = u;
+    u->handles = 1;
+    if (worker_conn_init(&u->conn, &e->loop, e->rbuf, sizeof e->rbuf, &conn_cbs, u) == 0)
+        u->handles++;
+    u->next = r->users;
+    if (r->users)
+        r->users->prev = u;
+    r->users = u;
+    r->live++;
+    r->active++;
+    if (u->handles < 2) {
+        /* The conn timer failed to initialize: unwind through the normal path. */
+        u->retiring = true;
+        r->active--;
+        u->phase = WORKER_USER_FINISH;
+        uv_close((uv_handle_t *)&u->think, on_think_close);
+        return NULL;
+    }
+    user_next(u);
+    return u;
+}
+
+static void user_finish(worker_user_t *u)
+{
+    if (u->phase == WORKER_USER_FINISH)
+        return;
+    u->phase = WORKER_USER_FINISH;
+    uv_timer_stop(&u->think);
+    uv_close((uv_handle_t *)&u->think, on_think_close);
+    worker_conn_destroy(&u->conn);
+}
+
+void worker_user_retire(worker_user_t *u)
+{
+    if (u->retiring || u->phase == WORKER_USER_FINISH)
+        return;
+    u->retiring = true;
+    u->run->active--;
+    if (u->phase != WORKER_USER_REQUEST)
+        user_finish(u);
+}
+
+void worker_user_stop(worker_user_t *u)
+{
+    if (u->phase != WORKER_USER_REQUEST || !worker_conn_connected(&u->conn))
+        user_finish(u); /* a connect in progress has sent nothing yet */
+}
+
+void worker_user_abort(worker_user_t *u)
+{
+    if (u->phase == WORKER_USER_REQUEST)
+        worker_conn_abort(&u->conn, WORKER_ERR_ABORTED);
+}
+
+bool worker_user_connected(const worker_user_t *u)
+{
+    return worker_conn_connected(&u->conn);
+}
+
+static void send_request(worker_user_t *u)
+{
+    engine_run_t *r = u->run;
+    worker_engine_t *e = r->engine;
+    const worker_plan_t *p = r->plan;
+    const worker_task_plan_t *tp = &p->tasks[u->task];
+    worker_tpl_vars_t vars = {.user_id = u->id, .iteration = u->iteration, .rng = &e->rng};
+    const char *req;
+    size_t len;
+    u->phase = WORKER_USER_REQUEST;
+    u->iteration++;
+    if (worker_plan_render(p, u->task, &vars, &e->body_scratch, &u->req, &req, &len) != 0) {
+        lc_error("engine", "msg=\"out of memory rendering a request\" run=%llu",
+                 (unsigned long long)r->id);
+        worker_conn_abort(&u->conn, WORKER_ERR_ABORTED);
+        return;
+    }
+    worker_conn_send(&u->conn, req, len, tp->head, tp->task->expect_body_contains != NULL,
+                     p->scenario.request_timeout_ms);
+}
+
+static void user_next(worker_user_t *u)
+{
+    if (ending(u)) {
+        user_finish(u);
+        return;
+    }
+    const worker_plan_t *p = u->run->plan;
+    u->task = (uint32_t)worker_plan_pick(p, &u->run->engine->rng);
+    u->phase = WORKER_USER_CONNECT;
+    switch (u->conn.state) {
+    case WORKER_CONN_IDLE:
+        send_request(u);
+        break;
+    case WORKER_CONN_CLOSED:
+        worker_conn_connect(&u->conn, (const struct sockaddr *)&p->addr,
+                            p->scenario.connect_timeout_ms);
+        break;
+    default:
+        break; /* closing: on_closed connects */
+    }
+}
+
+static void on_think(uv_timer_t *t)
+{
+    user_next(t->data);
+}
+
+static void think(worker_user_t *u)
+{
+    const lc_scenario_t *sc = &u->run->plan->scenario;
+    u->phase = WORKER_USER_THINK;
+    uint64_t ms = sc->think_max_ms > sc->think_min_ms
+                      ? worker_rng_range(&u->run->engine->rng, sc->think_min_ms, sc->think_max_ms)
+                      : sc->think_min_ms;
+    if (ms == 0)
+        user_next(u);
+    else
+        uv_timer_start(&u->think, on_think, ms, 0);
+}
+
+static void on_ready(worker_conn_t *c)
+{
+    worker_user_t *u = c->data;
+    if (ending(u))
+        user_finish(u); /* connected, but nothing new may be issued any more */
+    else if (u->phase == WORKER_USER_CONNECT)
+        send_request(u);
+}
+
+static void on_closed(worker_conn_t *c)
+{
+    worker_user_t *u = c->data;
+    if (u->phase != WORKER_USER_CONNECT)
+        return;
+    if (ending(u)) {
+        user_finish(u);
+        return;
+    }
+    const worker_plan_t *p = u->run->plan;
+    worker_conn_connect(c, (const struct sockaddr *)&p->addr, p->scenario.connect_timeout_ms);
+}
+
+/* Success, or the kind of failure, of a complete response. */
+static int classify(const lc_task_t *t, const worker_conn_result_t *r)
+{
+    if (r->kind != WORKER_KIND_OK)
+        return r->kind;
+    if (t->n_expect_status > 0) {
+        size_t i = 0;
+        while (i < t->n_expect_status && t->expect_status[i] != r->status)
+            i++;
+        if (i == t->n_expect_status)
+            return WORKER_ERR_STATUS;
+    } else if (r->status >= 400) {
+        return WORKER_ERR_STATUS;
+    }
+    if (t->expect_body_contains != NULL &&
+        (r->body == NULL || memmem(r->body, r->body_len, t->expect_body_contains,
+                                   strlen(t->expect_body_contains)) == NULL))
+        return WORKER_ERR_EXPECT;
+    return WORKER_KIND_OK;
+}
+
+static void on_done(worker_conn_t *c, const worker_conn_result_t *r)
+{
+    worker_user_t *u = c->data;
+    engine_run_t *run = u->run;
+    const worker_task_plan_t *tp = &run->plan->tasks[u->task];
+    worker_stats_record(run->stats, tp->endpoint, classify(tp->task, r), r->latency_us,
+                        r->bytes);
+    if (ending(u))
+        user_finish(u);
+    else
+        think(u);
+}

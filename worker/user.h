@@ -1,0 +1,47 @@
+/* user.h — one virtual user of the closed model: pick a task by weight,
+ * render and send its request, check the response, record, think, repeat. */
+#ifndef WORKER_USER_H
+#define WORKER_USER_H
+
+#include <stdbool.h>
+#include <stdint.h>
+#include <uv.h>
+
+#include "engine.h"
+#include "http_conn.h"
+#include "template.h"
+
+enum worker_user_phase {
+    WORKER_USER_THINK,   /* waiting for the think timer (or about to start) */
+    WORKER_USER_CONNECT, /* connecting (or waiting for a close) before a request */
+    WORKER_USER_REQUEST, /* request in flight */
+    WORKER_USER_FINISH,  /* closing its handles */
+};
+
+struct worker_user_s {
+    worker_user_t *prev, *next;
+    engine_run_t *run;
+    uint64_t id;          /* ${user_id} */
+    uint64_t iteration;   /* ${iteration} */
+    uint32_t task;
+    uint8_t phase;
+    uint8_t handles;
+    bool retiring;
+    uv_timer_t think;
+    worker_buf_t req;     /* rendering of templated requests */
+    worker_conn_t conn;
+};
+
+/* Creates a user on r (linked at the head of r->users) and starts its first
+ * iteration. Returns NULL when out of memory or handles. */
+worker_user_t *worker_user_start(engine_run_t *r, uint64_t id);
+/* The user ends after its request in flight, or now when it has none. */
+void worker_user_retire(worker_user_t *u);
+/* The run is stopping: end now unless a request is in flight. */
+void worker_user_stop(worker_user_t *u);
+/* The stop deadline passed: a request in flight is counted as aborted. */
+void worker_user_abort(worker_user_t *u);
+/* Whether the user holds an open connection. */
+bool worker_user_connected(const worker_user_t *u);
+
+#endif
