@@ -198,8 +198,8 @@ static json_t *current_json(store_t *s, const store_run_t *r)
     sqlite3_finalize(st);
     if (t < 0)
         return json_null();
-    if (t > 0 && strcmp(r->state, "running") == 0)
-        t--;
+    if (t > 0)
+        t--; /* the newest second is still filling, or cut short by the end */
     st = store_prepare(s, "SELECT SUM(count), SUM(failures), hist FROM run_seconds"
                           " WHERE run = ?1 AND t = ?2 GROUP BY run");
     if (st == NULL)

@@ -328,15 +328,17 @@ int ctl_print_run(FILE *out, const json_t *run)
 void ctl_print_progress(FILE *out, const json_t *run, long elapsed_s)
 {
     const json_t *cur = json_object_get(run, "current");
-    double t = jnum(cur, "t");
+    double t = jnum(run, "duration_s"); /* seconds since the run started */
     uint64_t users = jcount(cur, "users");
     if (users == UINT64_MAX)
         users = jcount(run, "users");
     char st[64], u[32], rps[32], p95[32], errs[32];
+    if (!isnan(t) && t <= 0)
+        t = NAN; /* not started yet: count from submission instead */
     fprintf(out, "[%4lds] state=%s users=%s rps=%s p95=%s errors=%s\n",
             isnan(t) || t < 0 ? elapsed_s : (long)t, clean(ctl_run_state(run), st, sizeof(st)),
             fmt_count(users, u, sizeof(u)), fmt_fixed(jnum(cur, "rps"), 1, rps, sizeof(rps)),
             fmt_ms(jnum(cur, "p95_ms"), p95, sizeof(p95)),
-            fmt_count(jcount(cur, "failures"), errs, sizeof(errs)));
+            fmt_count(jcount(json_object_get(run, "totals"), "failures"), errs, sizeof(errs)));
     fflush(out);
 }

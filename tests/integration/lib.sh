@@ -25,6 +25,12 @@ cleanup() {
         while kill -0 "$pid" 2>/dev/null && [ $SECONDS -lt $deadline ]; do sleep 0.1; done
         kill -KILL "$pid" 2>/dev/null || true
     done
+    # Under ASan/UBSan a daemon's report only reaches its log: fail on it.
+    if grep -l -E 'ERROR: (Address|Leak)Sanitizer|runtime error:' "$WORK"/*.log 2>/dev/null; then
+        echo "[$TEST_NAME] sanitizer report in the logs above" >&2
+        [ $rc -eq 0 ] && rc=1
+        FAILED=$((FAILED + 1))
+    fi
     if [ $rc -ne 0 ] || [ $FAILED -ne 0 ]; then
         for f in "$WORK"/*.log; do
             [ -f "$f" ] || continue

@@ -21,6 +21,15 @@ cat >"$WORK/scenario.json" <<JSON
             "headers": {"Content-Type": "application/json"}, "body": "{\"u\": \"\${user_id}\"}"}]}
 JSON
 
+# Garbage on the master's worker port closes only that connection.
+exec 5<>"/dev/tcp/127.0.0.1/${WORKER_ADDR##*:}"
+printf '\x05\xde\xad\xbe\xef\xff' >&5
+check "master closes a connection that sends garbage" \
+    wait_until 5 grep -q 'closing worker connection.*reason="undecodable frame"' "$WORK/master.log"
+exec 5>&-
+check "master still healthy after garbage" http_ok "$API/healthz"
+check "real workers still connected after garbage" workers_connected 2
+
 # A malformed scenario: 400 naming the bad field, and no run created.
 bad=$(jq '.tasks[1].method = "FETCH"' "$WORK/scenario.json")
 code=$(curl -s -o "$WORK/bad.json" -w '%{http_code}' --max-time 5 -X POST --data-binary "$bad" "$API/api/v1/runs")

@@ -1017,11 +1017,11 @@ int main(int argc, char **argv)
     }
     signal(SIGPIPE, SIG_IGN);
     prepare_responses(t);
-    if (engines_start(t, errmsg, sizeof errmsg) != 0 ||
+    if ((rv = engines_start(t, errmsg, sizeof errmsg)) != 0 ||
         (t->cfg.port_file != NULL &&
-         write_port_file(t->cfg.port_file, t->cfg.listen.port, errmsg, sizeof errmsg) != 0)) {
+         (rv = write_port_file(t->cfg.port_file, t->cfg.listen.port, errmsg, sizeof errmsg)) != 0)) {
         fprintf(stderr, "lc_target: %s\n", errmsg);
-        return 1;
+        return rv == LC_EINVAL ? 2 : 1; /* a bad --listen address is a usage error */
     }
     if (!t->cfg.quiet)
         fprintf(stderr, "lc_target: listening on %s:%u threads=%lu\n", t->cfg.listen.host,

@@ -196,7 +196,8 @@ static void test_json_runs_and_workers(void **state)
 
 static void test_progress_line(void **state)
 {
-    json_t *run = json_loads("{\"state\":\"running\",\"users\":7,\"current\":{\"t\":12,"
+    json_t *run = json_loads("{\"state\":\"running\",\"users\":7,\"duration_s\":12.4,"
+                             "\"totals\":{\"failures\":4},\"current\":{\"t\":11,"
                              "\"users\":50,\"rps\":1503.2,\"p95_ms\":1.42,\"failures\":0}}", 0, NULL);
     json_t *bare = json_loads("{\"state\":\"pending\",\"current\":null}", 0, NULL);
     assert_non_null(run);
@@ -208,7 +209,7 @@ static void test_progress_line(void **state)
     ctl_print_progress(f, run, 99);
     ctl_print_progress(f, bare, 3);
     assert_int_equal(fclose(f), 0);
-    assert_string_equal(buf, "[  12s] state=running users=50 rps=1503.2 p95=1.42ms errors=0\n"
+    assert_string_equal(buf, "[  12s] state=running users=50 rps=1503.2 p95=1.42ms errors=4\n"
                              "[   3s] state=pending users=- rps=- p95=- errors=-\n");
     free(buf);
     json_decref(run);
