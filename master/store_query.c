@@ -185,50 +185,69 @@ static json_t *errors_json(store_t *s, uint64_t run)
     return rows;
 }
 
-/* The latest complete second of a run (the newest may still be filling). */
-static json_t *current_json(store_t *s, const store_run_t *r)
+/* The newest second of a run with stats, or -1. */
+static int64_t last_second(store_t *s, uint64_t run)
 {
     sqlite3_stmt *st = store_prepare(s, "SELECT MAX(t) FROM run_seconds WHERE run = ?");
-    if (st == NULL)
-        return json_null();
-    sqlite3_bind_int64(st, 1, (sqlite3_int64)r->id);
     int64_t t = -1;
+    if (st == NULL)
+        return t;
+    sqlite3_bind_int64(st, 1, (sqlite3_int64)run);
     if (sqlite3_step(st) == SQLITE_ROW && sqlite3_column_type(st, 0) != SQLITE_NULL)
         t = sqlite3_column_int64(st, 0);
     sqlite3_finalize(st);
+    return t;
+}
+
+/* Sums one second over its endpoints into count, failures and h. */
+static void sum_second(store_t *s, uint64_t run, int64_t t, uint64_t *count, uint64_t *failures,
+                       lc_hist_t *h)
+{
+    sqlite3_stmt *st =
+        store_prepare(s, "SELECT count, failures, hist FROM run_seconds WHERE run = ? AND t = ?");
+    *count = *failures = 0;
+    if (st == NULL)
+        return;
+    sqlite3_bind_int64(st, 1, (sqlite3_int64)run);
+    sqlite3_bind_int64(st, 2, t);
+    while (sqlite3_step(st) == SQLITE_ROW) {
+        *count += (uint64_t)sqlite3_column_int64(st, 0);
+        *failures += (uint64_t)sqlite3_column_int64(st, 1);
+        store_hist_add_column(h, st, 2);
+    }
+    sqlite3_finalize(st);
+}
+
+static int64_t users_at(store_t *s, uint64_t run, int64_t t)
+{
+    sqlite3_stmt *st = store_prepare(s, "SELECT users FROM run_users WHERE run = ? AND t = ?");
+    int64_t users = 0;
+    if (st == NULL)
+        return users;
+    sqlite3_bind_int64(st, 1, (sqlite3_int64)run);
+    sqlite3_bind_int64(st, 2, t);
+    if (sqlite3_step(st) == SQLITE_ROW)
+        users = sqlite3_column_int64(st, 0);
+    sqlite3_finalize(st);
+    return users;
+}
+
+/* The latest complete second of a run: {"t","users","rps","p95_ms","failures"}. */
+static json_t *current_json(store_t *s, const store_run_t *r)
+{
+    int64_t t = last_second(s, r->id);
     if (t < 0)
         return json_null();
     if (t > 0)
         t--; /* the newest second is still filling, or cut short by the end */
-    st = store_prepare(s, "SELECT SUM(count), SUM(failures), hist FROM run_seconds"
-                          " WHERE run = ?1 AND t = ?2 GROUP BY run");
-    if (st == NULL)
-        return json_null();
-    sqlite3_bind_int64(st, 1, (sqlite3_int64)r->id);
-    sqlite3_bind_int64(st, 2, t);
-    uint64_t count = 0, failures = 0;
-    if (sqlite3_step(st) == SQLITE_ROW) {
-        count = (uint64_t)sqlite3_column_int64(st, 0);
-        failures = (uint64_t)sqlite3_column_int64(st, 1);
-    }
-    sqlite3_finalize(st);
     lc_hist_t *h = malloc(sizeof *h);
     if (h == NULL)
         return json_null();
     lc_hist_init(h);
-    st = store_prepare(s, "SELECT hist FROM run_seconds WHERE run = ?1 AND t = ?2");
-    sqlite3_bind_int64(st, 1, (sqlite3_int64)r->id);
-    sqlite3_bind_int64(st, 2, t);
-    while (st != NULL && sqlite3_step(st) == SQLITE_ROW)
-        store_hist_add_column(h, st, 0);
-    sqlite3_finalize(st);
-    st = store_prepare(s, "SELECT users FROM run_users WHERE run = ?1 AND t = ?2");
-    sqlite3_bind_int64(st, 1, (sqlite3_int64)r->id);
-    sqlite3_bind_int64(st, 2, t);
-    int64_t users = (st != NULL && sqlite3_step(st) == SQLITE_ROW) ? sqlite3_column_int64(st, 0) : 0;
-    sqlite3_finalize(st);
+    uint64_t count, failures;
+    sum_second(s, r->id, t, &count, &failures, h);
     json_t *cur = json_pack("{s:I,s:I,s:f,s:f,s:I}", "t", (json_int_t)t, "users",
-                            (json_int_t)users, "rps", (double)count, "p95_ms",
+                            (json_int_t)users_at(s, r->id, t), "rps", (double)count, "p95_ms",
                             h->total ? ms_of(lc_hist_percentile(h, 95)) : 0.0, "failures",
                             (json_int_t)failures);
     free(h);

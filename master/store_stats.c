@@ -42,68 +42,75 @@ static int merged_hist(store_t *s, sqlite3_stmt *select, const ProtobufCBinaryDa
     return rv;
 }
 
-static int add_second(store_t *s, uint64_t run, uint32_t t, const Lc__EndpointStats *e)
+/* Binds a named parameter if the statement has it. */
+static void bind_int(sqlite3_stmt *st, const char *name, uint64_t v)
 {
-    sqlite3_stmt *sel = store_prepare(
-        s, "SELECT hist FROM run_seconds WHERE run = ? AND t = ? AND endpoint = ?");
+    int i = sqlite3_bind_parameter_index(st, name);
+    if (i > 0)
+        sqlite3_bind_int64(st, i, (sqlite3_int64)v);
+}
+
+static void bind_text(sqlite3_stmt *st, const char *name, const char *v)
+{
+    int i = sqlite3_bind_parameter_index(st, name);
+    if (i > 0)
+        sqlite3_bind_text(st, i, v, -1, SQLITE_STATIC);
+}
+
+/* Adds one endpoint's counters and histogram to a row: select_sql reads the
+ * row's histogram, upsert_sql writes the sums. Both use the named parameters
+ * :run :t :endpoint (and the upsert :method :count :failures :bytes :hist). */
+static int add_counts(store_t *s, const char *select_sql, const char *upsert_sql, uint64_t run,
+                      uint32_t t, const Lc__EndpointStats *e)
+{
+    sqlite3_stmt *sel = store_prepare(s, select_sql);
     if (sel == NULL)
         return LC_EIO;
-    sqlite3_bind_int64(sel, 1, (sqlite3_int64)run);
-    sqlite3_bind_int64(sel, 2, t);
-    sqlite3_bind_text(sel, 3, e->name, -1, SQLITE_STATIC);
+    bind_int(sel, ":run", run);
+    bind_int(sel, ":t", t);
+    bind_text(sel, ":endpoint", e->name);
     uint8_t *hist;
     size_t hist_len;
     int rv = merged_hist(s, sel, &e->hist, &hist, &hist_len);
     if (rv != 0)
         return rv;
-    sqlite3_stmt *st = store_prepare(
-        s, "INSERT INTO run_seconds(run, t, endpoint, method, count, failures, bytes, hist)"
-           " VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8) ON CONFLICT(run, t, endpoint) DO UPDATE SET"
-           " count = count + ?5, failures = failures + ?6, bytes = bytes + ?7, hist = ?8");
+    sqlite3_stmt *st = store_prepare(s, upsert_sql);
     if (st != NULL) {
-        sqlite3_bind_int64(st, 1, (sqlite3_int64)run);
-        sqlite3_bind_int64(st, 2, t);
-        sqlite3_bind_text(st, 3, e->name, -1, SQLITE_STATIC);
-        sqlite3_bind_text(st, 4, e->method, -1, SQLITE_STATIC);
-        sqlite3_bind_int64(st, 5, (sqlite3_int64)e->count);
-        sqlite3_bind_int64(st, 6, (sqlite3_int64)e->failures);
-        sqlite3_bind_int64(st, 7, (sqlite3_int64)e->bytes);
-        sqlite3_bind_blob(st, 8, hist, (int)hist_len, SQLITE_STATIC);
+        bind_int(st, ":run", run);
+        bind_int(st, ":t", t);
+        bind_text(st, ":endpoint", e->name);
+        bind_text(st, ":method", e->method);
+        bind_int(st, ":count", e->count);
+        bind_int(st, ":failures", e->failures);
+        bind_int(st, ":bytes", e->bytes);
+        sqlite3_bind_blob(st, sqlite3_bind_parameter_index(st, ":hist"), hist, (int)hist_len,
+                          SQLITE_STATIC);
     }
     rv = step_done(st);
     free(hist);
     return rv;
 }
 
+static int add_second(store_t *s, uint64_t run, uint32_t t, const Lc__EndpointStats *e)
+{
+    return add_counts(
+        s, "SELECT hist FROM run_seconds WHERE run = :run AND t = :t AND endpoint = :endpoint",
+        "INSERT INTO run_seconds(run, t, endpoint, method, count, failures, bytes, hist)"
+        " VALUES (:run, :t, :endpoint, :method, :count, :failures, :bytes, :hist)"
+        " ON CONFLICT(run, t, endpoint) DO UPDATE SET count = count + :count,"
+        " failures = failures + :failures, bytes = bytes + :bytes, hist = :hist",
+        run, t, e);
+}
+
 static int add_total(store_t *s, uint64_t run, const Lc__EndpointStats *e)
 {
-    sqlite3_stmt *sel =
-        store_prepare(s, "SELECT hist FROM run_endpoints WHERE run = ? AND endpoint = ?");
-    if (sel == NULL)
-        return LC_EIO;
-    sqlite3_bind_int64(sel, 1, (sqlite3_int64)run);
-    sqlite3_bind_text(sel, 2, e->name, -1, SQLITE_STATIC);
-    uint8_t *hist;
-    size_t hist_len;
-    int rv = merged_hist(s, sel, &e->hist, &hist, &hist_len);
-    if (rv != 0)
-        return rv;
-    sqlite3_stmt *st = store_prepare(
-        s, "INSERT INTO run_endpoints(run, endpoint, method, count, failures, bytes, hist)"
-           " VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7) ON CONFLICT(run, endpoint) DO UPDATE SET"
-           " count = count + ?4, failures = failures + ?5, bytes = bytes + ?6, hist = ?7");
-    if (st != NULL) {
-        sqlite3_bind_int64(st, 1, (sqlite3_int64)run);
-        sqlite3_bind_text(st, 2, e->name, -1, SQLITE_STATIC);
-        sqlite3_bind_text(st, 3, e->method, -1, SQLITE_STATIC);
-        sqlite3_bind_int64(st, 4, (sqlite3_int64)e->count);
-        sqlite3_bind_int64(st, 5, (sqlite3_int64)e->failures);
-        sqlite3_bind_int64(st, 6, (sqlite3_int64)e->bytes);
-        sqlite3_bind_blob(st, 7, hist, (int)hist_len, SQLITE_STATIC);
-    }
-    rv = step_done(st);
-    free(hist);
-    return rv;
+    return add_counts(
+        s, "SELECT hist FROM run_endpoints WHERE run = :run AND endpoint = :endpoint",
+        "INSERT INTO run_endpoints(run, endpoint, method, count, failures, bytes, hist)"
+        " VALUES (:run, :endpoint, :method, :count, :failures, :bytes, :hist)"
+        " ON CONFLICT(run, endpoint) DO UPDATE SET count = count + :count,"
+        " failures = failures + :failures, bytes = bytes + :bytes, hist = :hist",
+        run, 0, e);
 }
 
 static int add_error(store_t *s, uint64_t run, const Lc__ErrorCount *e)
