@@ -1,0 +1,571 @@
+/* target_conn.c — lc_target's connections: llhttp parsing, per-request overrides, delayed and
+ * stalled responses, and coalesced writes. */
+#include <stdatomic.h>
+#include <stdbool.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include <llhttp.h>
+#include <uv.h>
+
+#include "target.h"
+
+#define URL_MAX 4096
+#define HEADER_BYTES_MAX (16 * 1024)
+#define HEADERS_MAX 64
+#define BODY_MAX (16ull * 1024 * 1024)
+#define WRITE_HIGH_WATER (4u * 1024 * 1024)
+#define NS_PER_MS 1000000ull
+
+typedef struct pending_s {
+    struct pending_s *next;
+    uint64_t due_ns;
+    resp_t r;
+} pending_t;
+
+struct conn_s {
+    uv_tcp_t tcp;
+    uv_timer_t timer;
+    uv_shutdown_t shutdown;
+    llhttp_t parser;
+    engine_t *e;
+    conn_t *prev, *next;
+    pending_t *head, *tail; /* delayed responses, answered strictly in order */
+    int handles_open, reject_status;
+    bool closing, draining, read_paused; /* draining: the last request has been parsed */
+    size_t header_bytes, url_len, nheaders;
+    uint64_t body_bytes;
+    char url[URL_MAX];
+};
+
+typedef struct wreq_s {
+    uv_write_t req;
+    char data[]; /* the unwritten tail of engine->out, which is reused */
+} wreq_t;
+
+static void out_flush(conn_t *c, size_t xlen);
+static void on_timer(uv_timer_t *tm);
+static void on_alloc(uv_handle_t *h, size_t suggested, uv_buf_t *buf);
+static void on_read(uv_stream_t *s, ssize_t nread, const uv_buf_t *buf);
+
+/* ---- response formatting and output ---- */
+
+static const char *reason(int status)
+{
+    static const struct { int code; const char *text; } reasons[] = {
+        {200, "OK"}, {201, "Created"}, {202, "Accepted"}, {204, "No Content"},
+        {301, "Moved Permanently"}, {302, "Found"}, {304, "Not Modified"}, {400, "Bad Request"},
+        {401, "Unauthorized"}, {403, "Forbidden"}, {404, "Not Found"},
+        {405, "Method Not Allowed"}, {408, "Request Timeout"}, {413, "Content Too Large"},
+        {414, "URI Too Long"}, {429, "Too Many Requests"}, {431, "Request Header Fields Too Large"},
+        {500, "Internal Server Error"}, {502, "Bad Gateway"}, {503, "Service Unavailable"},
+        {504, "Gateway Timeout"}};
+    for (size_t i = 0; i < sizeof reasons / sizeof reasons[0]; i++)
+        if (reasons[i].code == status)
+            return reasons[i].text;
+    return "Status";
+}
+
+static bool bodyless(int status)
+{
+    return status == 204 || status == 304;
+}
+
+static size_t format_head(char *buf, size_t cap, int status, const char *ctype, size_t clen,
+                          int conn_hdr)
+{
+    static const char *const conn_line[] = {"", "Connection: close\r\n",
+                                            "Connection: keep-alive\r\n"};
+    int n;
+    if (bodyless(status))
+        n = snprintf(buf, cap, "HTTP/1.1 %d %s\r\nServer: lc_target\r\n%s\r\n", status,
+                     reason(status), conn_line[conn_hdr]);
+    else
+        n = snprintf(buf, cap,
+                     "HTTP/1.1 %d %s\r\nServer: lc_target\r\nContent-Type: %s\r\n"
+                     "Content-Length: %zu\r\n%s\r\n",
+                     status, reason(status), ctype, clen, conn_line[conn_hdr]);
+    return n < 0 ? 0 : (size_t)n < cap ? (size_t)n : cap - 1;
+}
+
+static void out_append(conn_t *c, const char *data, size_t len)
+{
+    engine_t *e = c->e;
+    while (len > 0 && !c->closing) {
+        size_t n = OUT_BUF_SIZE - e->out_len < len ? OUT_BUF_SIZE - e->out_len : len;
+        memcpy(e->out + e->out_len, data, n);
+        e->out_len += n;
+        data += n;
+        len -= n;
+        if (e->out_len == OUT_BUF_SIZE)
+            out_flush(c, 0);
+    }
+}
+
+/* Appends len bytes of 'x'; large bodies are written straight from the shared buffer. */
+static void out_append_x(conn_t *c, size_t len)
+{
+    engine_t *e = c->e;
+    if (len > OUT_BUF_SIZE - e->out_len) {
+        out_flush(c, len);
+        return;
+    }
+    memcpy(e->out + e->out_len, e->t->xbuf, len);
+    e->out_len += len;
+}
+
+static void on_write(uv_write_t *req, int status)
+{
+    conn_t *c = req->handle->data;
+    free(req);
+    if (status < 0) {
+        conn_close(c);
+    } else if (c->read_paused && !c->closing &&
+               c->tcp.write_queue_size < WRITE_HIGH_WATER / 2) {
+        c->read_paused = false;
+        if (uv_read_start((uv_stream_t *)&c->tcp, on_alloc, on_read) != 0)
+            conn_close(c);
+    }
+}
+
+/* Queues what uv_try_write left over; only engine->out needs copying, 'x' bufs are static. */
+static void write_rest(conn_t *c, uv_buf_t *bufs, size_t nb, size_t done)
+{
+    engine_t *e = c->e;
+    size_t i = 0;
+    while (done >= bufs[i].len)
+        done -= bufs[i++].len;
+    bufs[i].base += done;
+    bufs[i].len -= done;
+    bool copy = bufs[i].base >= e->out && bufs[i].base < e->out + OUT_BUF_SIZE;
+    wreq_t *w = malloc(sizeof *w + (copy ? bufs[i].len : 0));
+    if (w == NULL) {
+        conn_close(c);
+        return;
+    }
+    if (copy) {
+        memcpy(w->data, bufs[i].base, bufs[i].len);
+        bufs[i].base = w->data;
+    }
+    if (uv_write(&w->req, (uv_stream_t *)&c->tcp, bufs + i, (unsigned)(nb - i), on_write) != 0) {
+        free(w);
+        conn_close(c);
+        return;
+    }
+    if (c->tcp.write_queue_size > WRITE_HIGH_WATER && !c->read_paused) {
+        uv_read_stop((uv_stream_t *)&c->tcp); /* a client that does not read stops being read */
+        c->read_paused = true;
+    }
+}
+
+/* Hands engine->out plus xlen bytes of 'x' to the socket, without allocating when it can. */
+static void out_flush(conn_t *c, size_t xlen)
+{
+    engine_t *e = c->e;
+    uv_buf_t bufs[2 + RESP_SIZE_MAX / OUT_BUF_SIZE];
+    size_t nb = 0, total = e->out_len + xlen;
+    if (e->out_len > 0)
+        bufs[nb++] = uv_buf_init(e->out, (unsigned)e->out_len);
+    for (size_t left = xlen; left > 0;) {
+        size_t n = left < OUT_BUF_SIZE ? left : OUT_BUF_SIZE;
+        bufs[nb++] = uv_buf_init(e->t->xbuf, (unsigned)n);
+        left -= n;
+    }
+    e->out_len = 0;
+    if (nb == 0 || c->closing)
+        return;
+    int n = uv_try_write((uv_stream_t *)&c->tcp, bufs, (unsigned)nb);
+    if (n < 0 && n != UV_EAGAIN) {
+        conn_close(c);
+        return;
+    }
+    if (n < 0 || (size_t)n < total)
+        write_rest(c, bufs, nb, n < 0 ? 0 : (size_t)n);
+}
+
+static void on_shutdown(uv_shutdown_t *req, int status)
+{
+    conn_close(req->handle->data);
+}
+
+/* After a Connection: close response: finish sending, then close. */
+static void conn_shutdown(conn_t *c)
+{
+    out_flush(c, 0);
+    if (c->closing)
+        return;
+    uv_read_stop((uv_stream_t *)&c->tcp);
+    if (uv_shutdown(&c->shutdown, (uv_stream_t *)&c->tcp, on_shutdown) != 0)
+        conn_close(c);
+}
+
+/* Writes one response. A request is counted here, when its response is handed to the socket
+ * (copied into the output that is flushed before this callback returns): requests whose
+ * connection closed while their response was still delayed are never counted, so the counts
+ * equal the answers clients could have seen. */
+static void write_resp(conn_t *c, const resp_t *r)
+{
+    engine_t *e = c->e;
+    target_t *t = e->t;
+    char head[512], *json = NULL;
+    size_t hlen, blen = r->size;
+    if (c->closing)
+        return;
+    if (r->kind == RESP_STATS || r->kind == RESP_RESET) {
+        json = stats_json(t);
+        blen = json ? strlen(json) : 0;
+        if (r->kind == RESP_RESET)
+            stats_reset(t);
+    }
+    if (r->kind == RESP_PLAIN && r->status == (int)t->cfg.status && r->size == t->cfg.body_size) {
+        out_append(c, t->hdr[r->conn_hdr], t->hdr_len[r->conn_hdr]);
+    } else {
+        hlen = format_head(head, sizeof head, r->status, json ? "application/json" : "text/plain",
+                           blen, r->conn_hdr);
+        out_append(c, head, hlen);
+    }
+    if (!r->head && !bodyless(r->status) && json != NULL)
+        out_append(c, json, blen);
+    else if (!r->head && !bodyless(r->status))
+        out_append_x(c, blen);
+    free(json);
+    if (r->counted)
+        atomic_fetch_add_explicit(r->slot >= 0 ? &e->by_path[r->slot] : &e->other, 1, RELAXED);
+    else if (r->kind == RESP_REJECT)
+        atomic_fetch_add_explicit(&e->rejected, 1, RELAXED);
+    if (r->conn_hdr == CONN_HDR_CLOSE)
+        conn_shutdown(c);
+}
+
+/* ---- delayed responses ---- */
+
+static void arm_timer(conn_t *c, uint64_t now)
+{
+    uint64_t left = c->head->due_ns > now ? c->head->due_ns - now : 0;
+    uv_timer_start(&c->timer, on_timer, (left + NS_PER_MS - 1) / NS_PER_MS, 0);
+}
+
+/* The timer may fire up to a millisecond early (the loop clock is coarse), so it re-checks. */
+static void on_timer(uv_timer_t *tm)
+{
+    conn_t *c = tm->data;
+    uint64_t now = uv_hrtime();
+    while (c->head != NULL && c->head->due_ns <= now && !c->closing) {
+        pending_t *pd = c->head;
+        c->head = pd->next;
+        if (c->head == NULL)
+            c->tail = NULL;
+        write_resp(c, &pd->r);
+        free(pd);
+    }
+    out_flush(c, 0);
+    if (c->head != NULL && !c->closing)
+        arm_timer(c, now);
+}
+
+/* Answers now when nothing is queued ahead and it is due, else queues (the one allocation). */
+static void emit(conn_t *c, const resp_t *r, uint64_t due_ns)
+{
+    if (c->head == NULL && (due_ns == 0 || due_ns <= uv_hrtime())) {
+        write_resp(c, r);
+        return;
+    }
+    pending_t *pd = malloc(sizeof *pd);
+    if (pd == NULL) {
+        conn_close(c);
+        return;
+    }
+    *pd = (pending_t){.due_ns = due_ns, .r = *r};
+    if (c->tail != NULL) {
+        c->tail->next = pd;
+    } else {
+        c->head = pd;
+        arm_timer(c, uv_hrtime());
+    }
+    c->tail = pd;
+}
+
+static uint64_t next_rand(engine_t *e)
+{
+    e->rng ^= e->rng >> 12;
+    e->rng ^= e->rng << 25;
+    e->rng ^= e->rng >> 27;
+    return e->rng * 2685821657736338717ull;
+}
+
+/* When a served request's response is due, in uv_hrtime nanoseconds; 0 means now. */
+static uint64_t due_time(engine_t *e, long latency_override)
+{
+    const config_t *cfg = &e->t->cfg;
+    if (latency_override < 0 && cfg->latency_ms == 0 && cfg->jitter_ms == 0 && cfg->stall_ms == 0)
+        return 0;
+    uint64_t now = uv_hrtime(), ms;
+    if (latency_override >= 0)
+        ms = (uint64_t)latency_override;
+    else
+        ms = cfg->latency_ms + (cfg->jitter_ms ? next_rand(e) % (cfg->jitter_ms + 1) : 0);
+    uint64_t due = now + ms * NS_PER_MS;
+    if (cfg->stall_ms > 0) {
+        uint64_t t0 = 0;
+        if (!atomic_compare_exchange_strong(&e->t->first_ns, &t0, now) && t0 != 0)
+            now = t0;
+        uint64_t from = now + cfg->stall_at_ms * NS_PER_MS, until = from + cfg->stall_ms * NS_PER_MS;
+        if (due >= from && due < until)
+            due = until;
+    }
+    return due;
+}
+
+/* ---- requests ---- */
+
+bool parse_digits(const char *s, size_t n, unsigned long max, unsigned long *out)
+{
+    unsigned long v = 0;
+    if (n == 0 || n > 10)
+        return false;
+    for (size_t i = 0; i < n; i++) {
+        if (s[i] < '0' || s[i] > '9')
+            return false;
+        v = v * 10 + (unsigned long)(s[i] - '0');
+    }
+    *out = v;
+    return v <= max;
+}
+
+static bool param_is(const char *p, size_t n, const char *name, const char **val, size_t *vlen)
+{
+    size_t k = strlen(name);
+    if (n <= k || memcmp(p, name, k) != 0 || p[k] != '=')
+        return false;
+    *val = p + k + 1;
+    *vlen = n - k - 1;
+    return true;
+}
+
+/* Applies ?status= ?latency_ms= ?close=1 ?size=; returns false when a value is invalid. */
+static bool apply_query(resp_t *r, long *latency, const char *q, size_t len)
+{
+    while (len > 0) {
+        const char *amp = memchr(q, '&', len), *v;
+        size_t n = amp ? (size_t)(amp - q) : len, vlen;
+        unsigned long x;
+        if (param_is(q, n, "status", &v, &vlen)) {
+            if (!parse_digits(v, vlen, 599, &x) || x < 200)
+                return false;
+            r->status = (int)x;
+        } else if (param_is(q, n, "latency_ms", &v, &vlen)) {
+            if (!parse_digits(v, vlen, LATENCY_MAX_MS, &x))
+                return false;
+            *latency = (long)x;
+        } else if (param_is(q, n, "size", &v, &vlen)) {
+            if (!parse_digits(v, vlen, RESP_SIZE_MAX, &x))
+                return false;
+            r->size = x;
+        } else if (param_is(q, n, "close", &v, &vlen) && vlen == 1 && v[0] == '1') {
+            r->conn_hdr = CONN_HDR_CLOSE;
+        }
+        q += amp ? n + 1 : n;
+        len -= amp ? n + 1 : n;
+    }
+    return true;
+}
+
+static void handle_request(conn_t *c)
+{
+    engine_t *e = c->e;
+    llhttp_t *p = &c->parser;
+    resp_t r = {.kind = RESP_PLAIN, .counted = true, .status = (int)e->t->cfg.status,
+                .size = e->t->cfg.body_size, .slot = -1};
+    const char *url = c->url, *q = memchr(url, '?', c->url_len);
+    size_t plen = q ? (size_t)(q - url) : c->url_len;
+    long latency = -1;
+    unsigned long code;
+    r.head = p->method == HTTP_HEAD;
+    if (!llhttp_should_keep_alive(p))
+        r.conn_hdr = CONN_HDR_CLOSE;
+    else if (p->http_major == 1 && p->http_minor == 0)
+        r.conn_hdr = CONN_HDR_KEEPALIVE;
+    if (stats_control_request(&r, url, plen, p->method)) {
+        emit(c, &r, 0);
+    } else {
+        if (plen > 8 && memcmp(url, "/status/", 8) == 0 &&
+            parse_digits(url + 8, plen - 8, 599, &code) && code >= 200)
+            r.status = (int)code;
+        if (q != NULL && !apply_query(&r, &latency, q + 1, c->url_len - plen - 1))
+            r.status = 400, r.size = 0, latency = 0;
+        r.slot = stats_path_slot(e->t, url, plen);
+        emit(c, &r, due_time(e, latency));
+    }
+    if (r.conn_hdr == CONN_HDR_CLOSE)
+        c->draining = true;
+}
+
+/* Answers a request llhttp or our limits refused, after anything queued, and closes. */
+static void reject(conn_t *c, int status)
+{
+    resp_t r = {.kind = RESP_REJECT, .conn_hdr = CONN_HDR_CLOSE, .status = status, .slot = -1};
+    c->draining = true;
+    emit(c, &r, 0);
+}
+
+/* ---- llhttp callbacks ---- */
+
+static int refuse(conn_t *c, int status)
+{
+    c->reject_status = status;
+    return -1;
+}
+
+static int on_message_begin(llhttp_t *p)
+{
+    conn_t *c = p->data;
+    c->url_len = c->nheaders = c->header_bytes = 0;
+    c->body_bytes = 0;
+    return 0;
+}
+
+static int on_url(llhttp_t *p, const char *at, size_t len)
+{
+    conn_t *c = p->data;
+    if (len >= URL_MAX - c->url_len)
+        return refuse(c, 414);
+    memcpy(c->url + c->url_len, at, len);
+    c->url_len += len;
+    return 0;
+}
+
+static int on_header_data(llhttp_t *p, const char *at, size_t len)
+{
+    conn_t *c = p->data;
+    c->header_bytes += len;
+    return c->header_bytes > HEADER_BYTES_MAX ? refuse(c, 431) : 0;
+}
+
+static int on_header_field_complete(llhttp_t *p)
+{
+    conn_t *c = p->data;
+    return ++c->nheaders > HEADERS_MAX ? refuse(c, 431) : 0;
+}
+
+static int on_headers_complete(llhttp_t *p)
+{
+    return p->content_length > BODY_MAX ? refuse(p->data, 413) : 0;
+}
+
+static int on_body(llhttp_t *p, const char *at, size_t len)
+{
+    conn_t *c = p->data;
+    c->body_bytes += len; /* chunked bodies have no length up front */
+    return c->body_bytes > BODY_MAX ? refuse(c, 413) : 0;
+}
+
+/* Pauses the parser once the connection will close, so later pipelined bytes are ignored. */
+static int on_message_complete(llhttp_t *p)
+{
+    conn_t *c = p->data;
+    if (!c->closing)
+        handle_request(c);
+    return c->closing || c->draining ? HPE_PAUSED : 0;
+}
+
+static const llhttp_settings_t parser_settings = {
+    .on_message_begin = on_message_begin,
+    .on_url = on_url,
+    .on_header_field = on_header_data,
+    .on_header_value = on_header_data,
+    .on_header_field_complete = on_header_field_complete,
+    .on_headers_complete = on_headers_complete,
+    .on_body = on_body,
+    .on_message_complete = on_message_complete,
+};
+
+/* ---- connections ---- */
+
+static void on_conn_handle_closed(uv_handle_t *h)
+{
+    conn_t *c = h->data;
+    if (--c->handles_open == 0)
+        free(c);
+}
+
+void conn_close(conn_t *c)
+{
+    if (c->closing)
+        return;
+    c->closing = true;
+    while (c->head != NULL) {
+        pending_t *pd = c->head;
+        c->head = pd->next;
+        free(pd);
+    }
+    c->tail = NULL;
+    if (c->prev != NULL)
+        c->prev->next = c->next;
+    else
+        c->e->conns = c->next;
+    if (c->next != NULL)
+        c->next->prev = c->prev;
+    atomic_fetch_sub_explicit(&c->e->conns_now, 1, RELAXED);
+    uv_close((uv_handle_t *)&c->timer, on_conn_handle_closed);
+    uv_close((uv_handle_t *)&c->tcp, on_conn_handle_closed);
+}
+
+static void on_alloc(uv_handle_t *h, size_t suggested, uv_buf_t *buf)
+{
+    conn_t *c = h->data;
+    *buf = uv_buf_init(c->e->rbuf, READ_BUF_SIZE); /* parsing never outlives the read callback */
+}
+
+static void on_read(uv_stream_t *s, ssize_t nread, const uv_buf_t *buf)
+{
+    conn_t *c = s->data;
+    if (nread < 0) {
+        conn_close(c); /* EOF or error: what is still delayed was never seen by the client */
+        return;
+    }
+    if (nread == 0 || c->draining || c->closing)
+        return; /* after a request that closes, reading goes on only to notice the client leave */
+    atomic_fetch_add_explicit(&c->e->bytes_in, (uint64_t)nread, RELAXED);
+    enum llhttp_errno err = llhttp_execute(&c->parser, buf->base, (size_t)nread);
+    if (err != HPE_OK && err != HPE_PAUSED && !c->closing && !c->draining)
+        reject(c, c->reject_status ? c->reject_status : 400);
+    out_flush(c, 0);
+}
+
+void conn_on_connection(uv_stream_t *server, int status)
+{
+    engine_t *e = server->data;
+    conn_t *c;
+    if (status < 0 || (c = malloc(sizeof *c)) == NULL)
+        return;
+    memset(c, 0, offsetof(conn_t, url));
+    c->e = e;
+    uv_tcp_init(&e->loop, &c->tcp);
+    uv_timer_init(&e->loop, &c->timer);
+    c->tcp.data = c->timer.data = c;
+    c->handles_open = 2;
+    c->next = e->conns;
+    if (e->conns != NULL)
+        e->conns->prev = c;
+    e->conns = c;
+    atomic_fetch_add_explicit(&e->conns_now, 1, RELAXED);
+    atomic_fetch_add_explicit(&e->conns_total, 1, RELAXED);
+    llhttp_init(&c->parser, HTTP_REQUEST, &parser_settings);
+    c->parser.data = c;
+    if (uv_accept(server, (uv_stream_t *)&c->tcp) != 0 ||
+        uv_read_start((uv_stream_t *)&c->tcp, on_alloc, on_read) != 0) {
+        conn_close(c);
+        return;
+    }
+    uv_tcp_nodelay(&c->tcp, 1);
+}
+
+void conn_prepare_responses(target_t *t)
+{
+    memset(t->xbuf, 'x', sizeof t->xbuf);
+    for (int h = CONN_HDR_NONE; h <= CONN_HDR_KEEPALIVE; h++)
+        t->hdr_len[h] = format_head(t->hdr[h], sizeof t->hdr[h], (int)t->cfg.status, "text/plain",
+                                    t->cfg.body_size, h);
+}
