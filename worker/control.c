@@ -120,7 +120,7 @@ static void finish_run(worker_control_t *ctl, worker_run_t *r)
     r->final_seq = r->seq;
     r->state = WORKER_RUN_FINAL;
     lc_info("control", "msg=\"run finished\" run=%llu batches=%llu", (unsigned long long)r->id,
-            (unsigned long long)r->seq);
+            (unsigned long long)(r->seq - r->first_seq + 1));
     if (ctl->hooks->run_finished)
         ctl->hooks->run_finished(ctl->hooks_arg, r);
 }
@@ -261,6 +261,7 @@ static worker_run_t *new_run(worker_control_t *ctl, const worker_assign_t *a, wo
      * whose seq it has seen. Starting from the wall clock in µs keeps them
      * increasing across restarts. */
     r->seq = lc_wall_ms() * 1000u;
+    r->first_seq = r->seq + 1;
     r->generation = a->generation;
     r->users = a->users;
     r->spawn_rate = a->spawn_rate > 0 ? a->spawn_rate : p->scenario.spawn_rate;

@@ -34,6 +34,7 @@ typedef struct worker_run_s {
     worker_plan_t *plan;
     worker_stats_t *acc;      /* merged counters not yet cut into a batch */
     uint64_t seq;             /* last seq used; starts at wall-clock µs */
+    uint64_t first_seq;       /* seq of its first batch */
     uint64_t final_seq;
     uint64_t assigned_ms;     /* control loop time of the first Assign */
     uint64_t started_ms;      /* control loop time the engines started it */

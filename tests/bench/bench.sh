@@ -63,7 +63,7 @@ bench_lc() { # url → "rps cpu_s requests"
  "spawn_rate": 100000, "tasks": [{"path": "/"}]}
 JSON
     local out cpu
-    out=$( { run_timed taskset -c "$GEN_CPU" "$LC_BIN/loadworker" --local "$WORK/bench.json" --threads 1 --json; } 3>"$WORK/cpu")
+    out=$( { run_timed taskset -c "$GEN_CPU" "$LC_BIN/loadworker" --local "$WORK/bench.json" --threads 1 --json --log-level warn; } 3>"$WORK/cpu")
     cpu=$(cat "$WORK/cpu")
     jq -r --arg cpu "$cpu" '"\(.totals.rps) \($cpu) \(.totals.requests)"' <<<"$out"
 }
