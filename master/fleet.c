@@ -291,6 +291,13 @@ static int dispatch(fleet_t *f, fleet_conn_t *c, Lc__Envelope *env)
             return c->closing;
         }
         break;
+    case LC__ENVELOPE__MSG_ASSIGN_REFUSED:
+        lc_warn("fleet", "msg=\"assignment refused\" worker=%s run=%llu reason=\"%s\"",
+                c->worker->id, (unsigned long long)env->assign_refused->run,
+                env->assign_refused->reason);
+        if (f->events.on_refused != NULL)
+            f->events.on_refused(f->events.arg, c->worker, env->assign_refused);
+        break;
     default:
         lc_warn("fleet", "msg=\"ignoring unexpected message\" worker=%s case=%d", c->worker->id,
                 (int)env->msg_case);

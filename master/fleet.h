@@ -50,6 +50,8 @@ typedef struct fleet_events_s {
     /* A StatsBatch arrived; the callee owns env (free with
      * lc__envelope__free_unpacked). */
     void (*on_stats)(void *arg, fleet_worker_t *w, Lc__Envelope *env);
+    /* The worker cannot run an assignment it was sent. */
+    void (*on_refused)(void *arg, fleet_worker_t *w, const Lc__AssignRefused *refused);
 } fleet_events_t;
 
 typedef struct fleet_config_s {

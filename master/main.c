@@ -188,6 +188,12 @@ static void on_stats(void *arg, fleet_worker_t *w, Lc__Envelope *env)
     aggregator_add(m->agg, w, env);
 }
 
+static void on_refused(void *arg, fleet_worker_t *w, const Lc__AssignRefused *refused)
+{
+    master_t *m = arg;
+    runs_on_assign_refused(m->runs, w, refused->run, refused->reason);
+}
+
 static void store_close_cb(void *arg)
 {
     master_t *m = arg;
@@ -220,7 +226,7 @@ static int start(master_t *m, char *errmsg, size_t errlen)
         rv = aggregator_init(&m->agg, m);
     fleet_config_t fc = {m->cfg.worker_host, m->cfg.worker_port, m->cfg.worker_advertise,
                          m->cfg.worker_heartbeat_ms, m->cfg.stats_interval_ms};
-    fleet_events_t ev = {m, on_join, on_lost, on_stats};
+    fleet_events_t ev = {m, on_join, on_lost, on_stats, on_refused};
     if (rv == 0)
         rv = fleet_init(&m->fleet, m->loop, &fc, &ev, errmsg, errlen);
     if (rv == 0)

@@ -377,6 +377,17 @@ void runs_on_worker_lost(runs_t *r, fleet_worker_t *w)
     }
 }
 
+void runs_on_assign_refused(runs_t *r, fleet_worker_t *w, uint64_t run, const char *reason)
+{
+    active_run_t *ar = find_active(r, run);
+    if (!r->leader || ar == NULL)
+        return;
+    char why[256];
+    snprintf(why, sizeof why, "worker %s refused its share: %s", w->name[0] ? w->name : w->id,
+             reason);
+    begin_stop(r, ar, "failed", why);
+}
+
 void runs_on_final_committed(runs_t *r, uint64_t run, const char *worker_id)
 {
     active_run_t *ar = find_active(r, run);

@@ -18,6 +18,8 @@ void runs_close(runs_t *r);
 void runs_on_leader(runs_t *r, bool leader);
 void runs_on_worker_join(runs_t *r, fleet_worker_t *w, const Lc__Hello *hello);
 void runs_on_worker_lost(runs_t *r, fleet_worker_t *w);
+/* A worker cannot run its share of a run: the run fails with its reason. */
+void runs_on_assign_refused(runs_t *r, fleet_worker_t *w, uint64_t run, const char *reason);
 /* The final StatsBatch of (run, worker) has committed. */
 void runs_on_final_committed(runs_t *r, uint64_t run, const char *worker_id);
 

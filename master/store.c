@@ -26,8 +26,9 @@ static const char schema_sql[] =
     " bytes INTEGER NOT NULL, hist BLOB, PRIMARY KEY(run, endpoint));"
     "CREATE TABLE IF NOT EXISTS run_errors(run INTEGER NOT NULL, endpoint TEXT NOT NULL,"
     " kind TEXT NOT NULL, count INTEGER NOT NULL, PRIMARY KEY(run, endpoint, kind));"
-    "CREATE TABLE IF NOT EXISTS run_users(run INTEGER NOT NULL, t INTEGER NOT NULL,"
-    " users INTEGER NOT NULL, PRIMARY KEY(run, t));"
+    "CREATE TABLE IF NOT EXISTS run_second_totals(run INTEGER NOT NULL, t INTEGER NOT NULL,"
+    " users INTEGER NOT NULL, dropped INTEGER NOT NULL, tls_handshakes INTEGER NOT NULL,"
+    " tls_resumed INTEGER NOT NULL, PRIMARY KEY(run, t));"
     "CREATE TABLE IF NOT EXISTS acks(worker TEXT NOT NULL, run INTEGER NOT NULL,"
     " seq INTEGER NOT NULL, PRIMARY KEY(worker, run, seq));";
 

@@ -218,18 +218,31 @@ static void sum_second(store_t *s, uint64_t run, int64_t t, uint64_t *count, uin
     sqlite3_finalize(st);
 }
 
-static int64_t users_at(store_t *s, uint64_t run, int64_t t)
+/* Run-wide counters of one second (t >= 0) or of the whole run (t < 0):
+ * users (of that second only), dropped starts, TLS handshakes, resumptions. */
+typedef struct second_totals_s {
+    int64_t users, dropped, tls_handshakes, tls_resumed;
+} second_totals_t;
+
+static second_totals_t second_totals(store_t *s, uint64_t run, int64_t t)
 {
-    sqlite3_stmt *st = store_prepare(s, "SELECT users FROM run_users WHERE run = ? AND t = ?");
-    int64_t users = 0;
+    second_totals_t out = {0, 0, 0, 0};
+    sqlite3_stmt *st = store_prepare(
+        s, "SELECT COALESCE(SUM(CASE WHEN t = ?2 THEN users END), 0), COALESCE(SUM(dropped), 0),"
+           " COALESCE(SUM(tls_handshakes), 0), COALESCE(SUM(tls_resumed), 0)"
+           " FROM run_second_totals WHERE run = ?1 AND (?2 < 0 OR t = ?2)");
     if (st == NULL)
-        return users;
+        return out;
     sqlite3_bind_int64(st, 1, (sqlite3_int64)run);
     sqlite3_bind_int64(st, 2, t);
-    if (sqlite3_step(st) == SQLITE_ROW)
-        users = sqlite3_column_int64(st, 0);
+    if (sqlite3_step(st) == SQLITE_ROW) {
+        out.users = sqlite3_column_int64(st, 0);
+        out.dropped = sqlite3_column_int64(st, 1);
+        out.tls_handshakes = sqlite3_column_int64(st, 2);
+        out.tls_resumed = sqlite3_column_int64(st, 3);
+    }
     sqlite3_finalize(st);
-    return users;
+    return out;
 }
 
 /* The latest complete second of a run: {"t","users","rps","p95_ms","failures"}. */
@@ -246,10 +259,11 @@ static json_t *current_json(store_t *s, const store_run_t *r)
     lc_hist_init(h);
     uint64_t count, failures;
     sum_second(s, r->id, t, &count, &failures, h);
-    json_t *cur = json_pack("{s:I,s:I,s:f,s:f,s:I}", "t", (json_int_t)t, "users",
-                            (json_int_t)users_at(s, r->id, t), "rps", (double)count, "p95_ms",
+    second_totals_t tot = second_totals(s, r->id, t);
+    json_t *cur = json_pack("{s:I,s:I,s:f,s:f,s:I,s:I}", "t", (json_int_t)t, "users",
+                            (json_int_t)tot.users, "rps", (double)count, "p95_ms",
                             h->total ? ms_of(lc_hist_percentile(h, 95)) : 0.0, "failures",
-                            (json_int_t)failures);
+                            (json_int_t)failures, "dropped", (json_int_t)tot.dropped);
     free(h);
     return cur;
 }
@@ -271,10 +285,14 @@ json_t *store_run_json(store_t *s, uint64_t id, uint64_t now_ms)
     lc_hist_init(total);
     uint64_t sums[3] = {0, 0, 0};
     json_object_set_new(run, "endpoints", endpoints_json(s, id, secs, total, sums));
-    json_object_set_new(run, "totals",
-                        json_pack("{s:I,s:I,s:I,s:f,s:o}", "requests", (json_int_t)sums[0],
-                                  "failures", (json_int_t)sums[1], "bytes", (json_int_t)sums[2],
-                                  "rps", rate(sums[0], secs), "latency_ms", latency_json(total)));
+    second_totals_t tot = second_totals(s, id, -1);
+    json_object_set_new(
+        run, "totals",
+        json_pack("{s:I,s:I,s:I,s:f,s:o,s:I,s:I,s:I}", "requests", (json_int_t)sums[0],
+                  "failures", (json_int_t)sums[1], "bytes", (json_int_t)sums[2], "rps",
+                  rate(sums[0], secs), "latency_ms", latency_json(total), "dropped",
+                  (json_int_t)tot.dropped, "tls_handshakes", (json_int_t)tot.tls_handshakes,
+                  "tls_resumed", (json_int_t)tot.tls_resumed));
     json_object_set_new(run, "errors", errors_json(s, id));
     json_object_set_new(run, "current", current_json(s, &r));
     free(total);

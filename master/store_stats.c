@@ -127,30 +127,37 @@ static int add_error(store_t *s, uint64_t run, const Lc__ErrorCount *e)
     return step_done(st);
 }
 
-static int add_users_and_ack(store_t *s, const Lc__StatsBatch *b)
+/* Run-wide counters of the batch's second (users, dropped starts, TLS), and
+ * the (worker, run, seq) marker that makes a replay of it a no-op. */
+static int add_second_totals_and_ack(store_t *s, const Lc__StatsBatch *b)
 {
     sqlite3_stmt *st = store_prepare(
-        s, "INSERT INTO run_users(run, t, users) VALUES (?1, ?2, ?3)"
-           " ON CONFLICT(run, t) DO UPDATE SET users = users + ?3");
+        s, "INSERT INTO run_second_totals(run, t, users, dropped, tls_handshakes, tls_resumed)"
+           " VALUES (:run, :t, :users, :dropped, :hs, :resumed) ON CONFLICT(run, t) DO UPDATE SET"
+           " users = users + :users, dropped = dropped + :dropped,"
+           " tls_handshakes = tls_handshakes + :hs, tls_resumed = tls_resumed + :resumed");
     if (st == NULL)
         return LC_EIO;
-    sqlite3_bind_int64(st, 1, (sqlite3_int64)b->run);
-    sqlite3_bind_int64(st, 2, b->interval);
-    sqlite3_bind_int64(st, 3, b->users);
+    bind_int(st, ":run", b->run);
+    bind_int(st, ":t", b->interval);
+    bind_int(st, ":users", b->users);
+    bind_int(st, ":dropped", b->dropped);
+    bind_int(st, ":hs", b->tls_handshakes);
+    bind_int(st, ":resumed", b->tls_resumed);
     if (step_done(st) != 0)
         return LC_EIO;
-    st = store_prepare(s, "INSERT INTO acks(worker, run, seq) VALUES (?, ?, ?)");
+    st = store_prepare(s, "INSERT INTO acks(worker, run, seq) VALUES (:worker, :run, :seq)");
     if (st == NULL)
         return LC_EIO;
-    sqlite3_bind_text(st, 1, b->worker_id, -1, SQLITE_STATIC);
-    sqlite3_bind_int64(st, 2, (sqlite3_int64)b->run);
-    sqlite3_bind_int64(st, 3, (sqlite3_int64)b->seq);
+    bind_text(st, ":worker", b->worker_id);
+    bind_int(st, ":run", b->run);
+    bind_int(st, ":seq", b->seq);
     return step_done(st);
 }
 
 static int apply_batch(store_t *s, const Lc__StatsBatch *b)
 {
-    int rv = add_users_and_ack(s, b);
+    int rv = add_second_totals_and_ack(s, b);
     for (size_t i = 0; rv == 0 && i < b->n_endpoints; i++) {
         rv = add_second(s, b->run, b->interval, b->endpoints[i]);
         if (rv == 0)
