@@ -173,6 +173,12 @@ void lc_report_print(FILE *out, const lc_report_t *report)
     if (total.name == NULL)
         total.name = "Total";
     print_row(out, &total, true);
+    if (report->dropped > 0)
+        fprintf(out, "Dropped starts (no free user): %llu\n", (unsigned long long)report->dropped);
+    if (report->tls_handshakes + report->tls_resumed > 0)
+        fprintf(out, "TLS handshakes: %llu full, %llu resumed\n",
+                (unsigned long long)report->tls_handshakes,
+                (unsigned long long)report->tls_resumed);
     if (report->n_errors > 0)
         print_errors(out, report->errors, report->n_errors);
 }

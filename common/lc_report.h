@@ -36,6 +36,9 @@ typedef struct lc_report_s {
     lc_report_row_t total;  /* name "Total" */
     const lc_report_error_t *errors;
     size_t n_errors;
+    uint64_t dropped;        /* open model: starts that found no free user */
+    uint64_t tls_handshakes; /* with tls_resumed: printed when non-zero */
+    uint64_t tls_resumed;
 } lc_report_t;
 
 /* Fills a latency summary from a histogram of microseconds. */

@@ -51,6 +51,9 @@ static int read_file(const char *path, char **out, size_t *len, char *errmsg, si
 
 static json_t *latency_json(const lc_hist_t *h)
 {
+    if (h->total == 0) /* no percentiles of nothing: nulls, as the master's API */
+        return json_pack("{s:n,s:n,s:n,s:n,s:n,s:n,s:n}", "min", "mean", "p50", "p90", "p95",
+                         "p99", "max");
     lc_report_latency_t l;
     lc_report_latency_from_hist(h, &l);
     return json_pack("{s:f,s:f,s:f,s:f,s:f,s:f,s:f}", "min", l.min, "mean", l.mean, "p50", l.p50,
@@ -83,9 +86,13 @@ static void print_json(const worker_run_t *r, double secs)
                                     "kind", worker_err_kind_name(k),
                                     "count", (json_int_t)s->ep[i].errors[k]));
     }
+    json_t *totals = counts_json(&total, secs);
+    json_object_set_new(totals, "dropped", json_integer((json_int_t)s->dropped));
+    json_object_set_new(totals, "tls_handshakes", json_integer((json_int_t)s->tls_handshakes));
+    json_object_set_new(totals, "tls_resumed", json_integer((json_int_t)s->tls_resumed));
     json_t *root = json_pack("{s:s,s:s,s:f,s:o,s:o,s:o}", "name", r->plan->scenario.name,
-                             "state", "finished", "duration_s", secs, "totals",
-                             counts_json(&total, secs), "endpoints", eps, "errors", errs);
+                             "state", "finished", "duration_s", secs, "totals", totals,
+                             "endpoints", eps, "errors", errs);
     char *text = json_dumps(root, JSON_INDENT(2));
     if (text != NULL)
         printf("%s\n", text);
@@ -103,7 +110,8 @@ static void print_table(const worker_run_t *r, double secs)
     if (rows == NULL || errs == NULL)
         goto out;
     lc_report_t rep = {.title = title, .duration_s = secs, .rows = rows, .n_rows = s->n,
-                       .errors = errs};
+                       .errors = errs, .dropped = s->dropped,
+                       .tls_handshakes = s->tls_handshakes, .tls_resumed = s->tls_resumed};
     snprintf(title, sizeof title, "local run %s: finished", r->plan->scenario.name);
     for (size_t i = 0; i < s->n; i++) {
         const worker_ep_stats_t *e = &s->ep[i];

@@ -41,6 +41,7 @@ void worker_stats_free(worker_stats_t *s)
 
 void worker_stats_reset(worker_stats_t *s)
 {
+    s->dropped = s->tls_handshakes = s->tls_resumed = 0;
     for (size_t i = 0; i < s->n; i++) {
         worker_ep_stats_t *e = &s->ep[i];
         e->count = e->failures = e->bytes = 0;
@@ -76,6 +77,9 @@ static void ep_merge(worker_ep_stats_t *d, const worker_ep_stats_t *s)
 void worker_stats_merge(worker_stats_t *dst, const worker_stats_t *src)
 {
     size_t n = dst->n < src->n ? dst->n : src->n;
+    dst->dropped += src->dropped;
+    dst->tls_handshakes += src->tls_handshakes;
+    dst->tls_resumed += src->tls_resumed;
     for (size_t i = 0; i < n; i++)
         ep_merge(&dst->ep[i], &src->ep[i]);
 }
@@ -146,6 +150,9 @@ static int build_batch(batch_build_t *b, const worker_stats_t *s, const worker_e
     b->batch.seq = meta->seq;
     b->batch.interval = meta->interval;
     b->batch.final = meta->final;
+    b->batch.dropped = s->dropped;
+    b->batch.tls_handshakes = s->tls_handshakes;
+    b->batch.tls_resumed = s->tls_resumed;
     b->batch.users = meta->users;
     size_t n = s->n ? s->n : 1;
     b->eps = calloc(n, sizeof *b->eps);

@@ -38,6 +38,9 @@ typedef struct worker_ep_stats_s {
 } worker_ep_stats_t;
 
 typedef struct worker_stats_s {
+    uint64_t dropped;         /* open model: starts that found no free user */
+    uint64_t tls_handshakes;  /* full TLS handshakes completed */
+    uint64_t tls_resumed;     /* TLS handshakes that resumed a session */
     size_t n;                 /* endpoints */
     worker_ep_stats_t ep[];
 } worker_stats_t;

@@ -296,8 +296,15 @@ int ctl_print_report(FILE *out, const json_t *run)
              ctl_run_state(run) ? ctl_run_state(run) : "-");
     lc_report_t report = {.title = title, .duration_s = jnum(run, "duration_s"), .rows = rows,
                           .n_rows = n_rows, .errors = errors, .n_errors = n_errors};
-    fill_row(json_object_get(run, "totals"), &report.total);
+    const json_t *totals = json_object_get(run, "totals");
+    fill_row(totals, &report.total);
     report.total.name = "Total";
+    /* Absent counters read as UINT64_MAX ("unknown"): print nothing then. */
+    uint64_t dropped = jcount(totals, "dropped"), hs = jcount(totals, "tls_handshakes"),
+             resumed = jcount(totals, "tls_resumed");
+    report.dropped = dropped == UINT64_MAX ? 0 : dropped;
+    report.tls_handshakes = hs == UINT64_MAX ? 0 : hs;
+    report.tls_resumed = resumed == UINT64_MAX ? 0 : resumed;
     lc_report_print(out, &report);
     free(rows);
     free(errors);
