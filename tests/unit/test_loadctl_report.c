@@ -61,7 +61,7 @@ static void test_rows_totals_and_errors(void **state)
     };
     lc_report_error_t errors[] = {{"create", "status", 3}};
     lc_report_t r = {"run 3 checkout: finished", 5.0, rows, 2,
-                     {"Total", NULL, 10000, 3, 2000.0, lat_a}, errors, 1};
+                     {"Total", NULL, 10000, 3, 2000.0, lat_a}, errors, 1, 0, 0, 0};
     char *out = render(&r);
     assert_string_equal(out,
         "run 3 checkout: finished  (duration 5.0 s)\n" HEADER
@@ -76,7 +76,7 @@ static void test_rows_totals_and_errors(void **state)
 static void test_no_errors_section_and_no_title(void **state)
 {
     lc_report_row_t rows[] = {{"list", "GET", 1, 0, 1.0, lat_a}};
-    lc_report_t r = {NULL, 1.0, rows, 1, {NULL, NULL, 1, 0, 1.0, lat_a}, NULL, 0};
+    lc_report_t r = {NULL, 1.0, rows, 1, {NULL, NULL, 1, 0, 1.0, lat_a}, NULL, 0, 0, 0, 0};
     char *out = render(&r);
     assert_null(strstr(out, "Errors"));
     assert_memory_equal(out, HEADER, strlen(HEADER));
@@ -89,12 +89,14 @@ static void test_missing_values_print_dashes(void **state)
     lc_report_row_t rows[] = {{NULL, NULL, UINT64_MAX, UINT64_MAX, NAN, lat_unknown}};
     lc_report_error_t errors[] = {{NULL, "connect", UINT64_MAX}};
     lc_report_t r = {"run 9 x: running", NAN, rows, 1,
-                     {"Total", NULL, UINT64_MAX, 0, NAN, lat_unknown}, errors, 1};
+                     {"Total", NULL, UINT64_MAX, 0, NAN, lat_unknown}, errors, 1, 7, 3, 2};
     char *out = render(&r);
     assert_string_equal(out,
         "run 9 x: running  (duration -)\n" HEADER
         "-                 -              -         -       -     -      -     -     -     -     -      -\n"
         "Total                            -         0       -     -      -     -     -     -     -      -\n"
+        "Dropped starts (no free user): 7\n"
+        "TLS handshakes: 3 full, 2 resumed\n"
         "Errors:\n"
         "-                 connect                  -\n");
     free(out);
@@ -106,7 +108,7 @@ static void test_names_truncated_and_cleaned(void **state)
         {"a-very-long-endpoint-name", "OPTIONS", 1, 0, 1.0, lat_a},
         {"caf\xc3\xa9\n\x1b[2J", "GET", 1, 0, 1.0, lat_a},
     };
-    lc_report_t r = {NULL, 1.0, rows, 2, {"Total", NULL, 2, 0, 2.0, lat_a}, NULL, 0};
+    lc_report_t r = {NULL, 1.0, rows, 2, {"Total", NULL, 2, 0, 2.0, lat_a}, NULL, 0, 0, 0, 0};
     char *out = render(&r);
     assert_non_null(strstr(out, "\na-very-long-endp~ OPTIO~         1"));
     /* é is one column, the newline and escape become '?'. */
@@ -118,7 +120,7 @@ static void test_large_latencies_keep_width(void **state)
 {
     lc_report_latency_t big = {99.99, 123.0, 999.94, 1500.0, 12345.0, 99999.0, 100000.0};
     lc_report_row_t rows[] = {{"slow", "GET", 1, 1, 0.1, big}};
-    lc_report_t r = {NULL, 1.0, rows, 1, {"Total", NULL, 1, 1, 0.1, big}, NULL, 0};
+    lc_report_t r = {NULL, 1.0, rows, 1, {"Total", NULL, 1, 1, 0.1, big}, NULL, 0, 0, 0, 0};
     char *out = render(&r);
     assert_non_null(strstr(out,
         "\nslow              GET            1         1     0.1 99.99  123.0 999.9  1500 12345 99999 100000\n"));
