@@ -115,14 +115,17 @@ static assignment_t *add_asg(active_run_t *ar, const char *worker)
     return a;
 }
 
+/* users: this worker's users (closed model) or user pool (open model);
+ * spawn_rate and rate: its share of the scenario's spawn and arrival rates. */
 static void send_assign(runs_t *r, active_run_t *ar, const char *worker, uint32_t users,
-                        double spawn_rate)
+                        double spawn_rate, double rate)
 {
     Lc__Assign as = LC__ASSIGN__INIT;
     as.run = ar->id;
     as.generation = ar->generation;
     as.users = users;
     as.spawn_rate = spawn_rate;
+    as.rate = rate;
     as.scenario_json = ar->scenario_json;
     uint64_t now = lc_wall_ms();
     as.elapsed_ms = now > ar->started_wall_ms ? now - ar->started_wall_ms : 0;
@@ -167,8 +170,9 @@ static int plan_and_assign(runs_t *r, active_run_t *ar)
         if (a == NULL && (a = add_asg(ar, workers[i]->id)) == NULL)
             continue;
         a->users = shares[i];
-        double spawn = total ? ar->sc.spawn_rate * shares[i] / total : 0;
-        send_assign(r, ar, a->worker, shares[i], spawn);
+        double part = total ? (double)shares[i] / total : 0;
+        send_assign(r, ar, a->worker, shares[i], ar->sc.spawn_rate * part,
+                    ar->sc.arrival_rate * part);
     }
     free(caps);
     free(shares);
