@@ -64,6 +64,10 @@ check "split is 3:1 within 5 %" awk -v h="$heavy" -v l="$light" \
     'BEGIN { r = h / (h + l); exit !(r > 0.75 * 0.95 && r < 0.75 * 1.05) }'
 check "latency percentiles reported" jq -e '.totals.latency_ms.p95 > 0 and .totals.latency_ms.max >= .totals.latency_ms.p95' "$WORK/run.json"
 check "loadctl printed the endpoint table" grep -q 'heavy' "$WORK/loadctl.out"
+curl -sf "$API/metrics" >"$WORK/metrics.txt"
+metric_sum=$(awk -v run="run=\"$id\"" '/^loadcluster_requests_total/ && index($0, run) { s += $NF } END { print s + 0 }' "$WORK/metrics.txt")
+check "/metrics requests equal the run's requests" [ "$metric_sum" = "$ours" ]
+check "/metrics shows 2 connected workers" grep -qx 'loadcluster_workers_connected 2' "$WORK/metrics.txt"
 
 # Restart the master: the run is still there with the same figures.
 stop_proc "$PID_master"
