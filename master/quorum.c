@@ -22,7 +22,9 @@ struct quorum_s {
     struct raft_uv_transport transport;
     struct raft_fsm fsm;
     uv_timer_t role_timer;
-    bool leader;
+    bool leader;             /* what on_role was last told */
+    bool raft_leader;        /* what raft_state() said at the last poll */
+    struct raft_barrier *barrier; /* in flight while becoming leader */
     quorum_role_cb on_role;
     void *role_arg;
     void (*on_closed)(void *arg);
@@ -36,10 +38,8 @@ typedef struct proposal_s {
     void *arg;
 } proposal_t;
 
-static void role_poll_cb(uv_timer_t *t)
+static void announce(quorum_t *q, bool leader)
 {
-    quorum_t *q = t->data;
-    bool leader = raft_state(&q->raft) == RAFT_LEADER;
     if (leader == q->leader)
         return;
     q->leader = leader;
@@ -47,6 +47,42 @@ static void role_poll_cb(uv_timer_t *t)
             (unsigned long long)q->raft.current_term);
     if (q->on_role != NULL)
         q->on_role(q->role_arg, leader);
+}
+
+/* A new leader's database may lag its log: it acts as leader only once a
+ * barrier has committed, i.e. every earlier entry has been applied. */
+static void barrier_cb(struct raft_barrier *req, int status)
+{
+    quorum_t *q = req->data;
+    free(req);
+    if (q == NULL)
+        return; /* closed meanwhile */
+    q->barrier = NULL;
+    if (status == 0 && raft_state(&q->raft) == RAFT_LEADER)
+        announce(q, true);
+}
+
+static void role_poll_cb(uv_timer_t *t)
+{
+    quorum_t *q = t->data;
+    bool leader = raft_state(&q->raft) == RAFT_LEADER;
+    if (leader == q->raft_leader)
+        return;
+    q->raft_leader = leader;
+    if (!leader) {
+        announce(q, false);
+        return;
+    }
+    struct raft_barrier *req = calloc(1, sizeof *req);
+    if (req == NULL)
+        return;
+    req->data = q;
+    if (raft_barrier(&q->raft, req, barrier_cb) != 0) {
+        free(req);
+        q->raft_leader = false; /* try again at the next poll */
+        return;
+    }
+    q->barrier = req;
 }
 
 static int bootstrap_if_new(quorum_t *q, const quorum_config_t *cfg, char *errmsg, size_t errlen)
@@ -123,7 +159,7 @@ int quorum_init(quorum_t **out, uv_loop_t *loop, store_t *store, const quorum_co
 
 bool quorum_is_leader(quorum_t *q)
 {
-    return raft_state(&q->raft) == RAFT_LEADER;
+    return q->leader && raft_state(&q->raft) == RAFT_LEADER;
 }
 
 uint64_t quorum_term(quorum_t *q)
@@ -202,6 +238,8 @@ void quorum_close(quorum_t *q, void (*on_closed)(void *arg), void *arg)
     q->closed_arg = arg;
     q->pending_closes = 2;
     q->raft.data = q;
+    if (q->barrier != NULL)
+        q->barrier->data = NULL; /* its callback runs during raft_close */
     uv_close((uv_handle_t *)&q->role_timer, timer_closed_cb);
     raft_close(&q->raft, raft_closed_cb);
 }
