@@ -10,6 +10,7 @@
 
 #include "lc_addr.h"
 #include "lc_http_server.h"
+#include "lc_nodes_conf.h"
 
 typedef struct store_s store_t;
 typedef struct quorum_s quorum_t;
@@ -20,7 +21,7 @@ typedef struct aggregator_s aggregator_t;
 typedef struct master_config_s {
     char data_dir[PATH_MAX];
     uint64_t id;
-    char raft_address[128];   /* IPv4 host:port */
+    char raft_address[LC_HOST_MAX + 8]; /* host:port of this node's raft */
     char worker_host[LC_HOST_MAX]; /* listen address for workers */
     uint16_t worker_port;
     char worker_advertise[LC_HOST_MAX + 8]; /* how workers reach this master */
@@ -32,6 +33,9 @@ typedef struct master_config_s {
     unsigned snapshot_trailing;
     uint32_t worker_heartbeat_ms;
     uint32_t stats_interval_ms;
+    bool clustered;           /* --cluster given: nodes holds every master */
+    lc_nodes_conf_t nodes;
+    bool set_raft, set_workers, set_api; /* flags that override nodes.conf */
 } master_config_t;
 
 typedef struct master_s {

@@ -1,6 +1,7 @@
 /* quorum.c — canonical/raft 0.15 setup, proposals and role polling. */
 #include "quorum.h"
 
+#include <arpa/inet.h>
 #include <errno.h>
 #include <raft.h>
 #include <raft/uv.h>
@@ -10,6 +11,8 @@
 #include <sys/stat.h>
 
 #include "fsm.h"
+#include "transport.h"
+#include "lc_addr.h"
 #include "lc_err.h"
 #include "lc_log.h"
 
@@ -19,7 +22,7 @@
 struct quorum_s {
     struct raft raft;
     struct raft_io io;
-    struct raft_uv_transport transport;
+    resolving_transport_t transport;
     struct raft_fsm fsm;
     uv_timer_t role_timer;
     bool leader;             /* what on_role was last told */
@@ -88,8 +91,18 @@ static void role_poll_cb(uv_timer_t *t)
 static int bootstrap_if_new(quorum_t *q, const quorum_config_t *cfg, char *errmsg, size_t errlen)
 {
     struct raft_configuration conf;
+    char address[LC_HOST_MAX + 8];
+    int rv = 0;
     raft_configuration_init(&conf);
-    int rv = raft_configuration_add(&conf, cfg->id, cfg->raft_address, RAFT_VOTER);
+    if (cfg->nodes == NULL) {
+        rv = raft_configuration_add(&conf, cfg->id, cfg->raft_address, RAFT_VOTER);
+    } else {
+        for (size_t i = 0; rv == 0 && i < cfg->nodes->n; i++) {
+            const lc_node_t *n = &cfg->nodes->nodes[i];
+            snprintf(address, sizeof address, "%s:%u", n->raft.host, n->raft.port);
+            rv = raft_configuration_add(&conf, n->id, address, RAFT_VOTER);
+        }
+    }
     if (rv == 0)
         rv = raft_bootstrap(&q->raft, &conf);
     raft_configuration_close(&conf);
@@ -100,6 +113,20 @@ static int bootstrap_if_new(quorum_t *q, const quorum_config_t *cfg, char *errms
     return 0;
 }
 
+/* When this node's raft address is a host name, listen on every interface
+ * at its port (raft's TCP transport binds only IPv4 literals). */
+static const char *bind_address_for(const char *address, char *buf, size_t len)
+{
+    lc_hostport_t hp;
+    char why[128];
+    struct in_addr literal;
+    if (lc_hostport_parse(address, 0, &hp, why, sizeof why) != 0 ||
+        inet_pton(AF_INET, hp.host, &literal) == 1)
+        return NULL;
+    snprintf(buf, len, "0.0.0.0:%u", hp.port);
+    return buf;
+}
+
 static int start_raft(quorum_t *q, uv_loop_t *loop, const quorum_config_t *cfg, char *errmsg,
                       size_t errlen)
 {
@@ -107,19 +134,21 @@ static int start_raft(quorum_t *q, uv_loop_t *loop, const quorum_config_t *cfg, 
         snprintf(errmsg, errlen, "quorum: create %s: %s", cfg->data_dir, strerror(errno));
         return LC_EIO;
     }
-    if (raft_uv_tcp_init(&q->transport, loop) != 0) {
-        snprintf(errmsg, errlen, "quorum: init raft transport");
+    char bind_buf[32];
+    if (resolving_transport_init(&q->transport, loop,
+                                 bind_address_for(cfg->raft_address, bind_buf, sizeof bind_buf)) != 0) {
+        snprintf(errmsg, errlen, "quorum: init raft transport for %s", cfg->raft_address);
         return LC_EIO;
     }
-    if (raft_uv_init(&q->io, loop, cfg->data_dir, &q->transport) != 0) {
+    if (raft_uv_init(&q->io, loop, cfg->data_dir, &q->transport.outer) != 0) {
         snprintf(errmsg, errlen, "quorum: open %s: %s", cfg->data_dir, q->io.errmsg);
-        raft_uv_tcp_close(&q->transport);
+        resolving_transport_close(&q->transport);
         return LC_EIO;
     }
     if (raft_init(&q->raft, &q->io, &q->fsm, cfg->id, cfg->raft_address) != 0) {
         snprintf(errmsg, errlen, "quorum: init raft: %s", raft_errmsg(&q->raft));
         raft_uv_close(&q->io);
-        raft_uv_tcp_close(&q->transport);
+        resolving_transport_close(&q->transport);
         return LC_EIO;
     }
     raft_set_election_timeout(&q->raft, cfg->election_timeout_ms);
@@ -172,6 +201,24 @@ uint64_t quorum_id(quorum_t *q)
     return q->raft.id;
 }
 
+uint64_t quorum_leader_id(quorum_t *q)
+{
+    raft_id id = 0;
+    const char *address = NULL;
+    raft_leader(&q->raft, &id, &address);
+    return id;
+}
+
+uint64_t quorum_commit_index(quorum_t *q)
+{
+    return q->raft.commit_index;
+}
+
+uint64_t quorum_applied_index(quorum_t *q)
+{
+    return raft_last_applied(&q->raft);
+}
+
 static void apply_cb(struct raft_apply *req, int status, void *result)
 {
     proposal_t *p = (proposal_t *)req;
@@ -214,7 +261,7 @@ static void maybe_finish_close(quorum_t *q)
     if (--q->pending_closes > 0)
         return;
     raft_uv_close(&q->io);
-    raft_uv_tcp_close(&q->transport);
+    resolving_transport_close(&q->transport);
     void (*on_closed)(void *) = q->on_closed;
     void *arg = q->closed_arg;
     free(q);

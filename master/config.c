@@ -1,0 +1,225 @@
+/* config.c — loadmaster's flags, and this node's addresses from nodes.conf. */
+#include "config.h"
+
+#include <arpa/inet.h>
+#include <getopt.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "lc_log.h"
+
+static const char usage[] =
+    "usage: loadmaster [options]\n"
+    "  --data-dir DIR             Raft log and snapshots (default ./loadcluster-data)\n"
+    "  --id N|auto                this master's id (default 1); auto takes the\n"
+    "                             ordinal of a host name like loadmaster-2 (+1 = 3)\n"
+    "  --raft-addr IP:PORT        Raft listen address, IPv4 (default 127.0.0.1:5556)\n"
+    "  --listen-workers HOST:PORT worker port (default 0.0.0.0:5557)\n"
+    "  --advertise HOST:PORT      address workers use to reach this master\n"
+    "                             (default: the worker listen address)\n"
+    "  --listen-api HOST:PORT     HTTP API (default 0.0.0.0:8089)\n"
+    "  --election-timeout-ms N    Raft election timeout (default 1000)\n"
+    "  --heartbeat-timeout-ms N   Raft heartbeat (default 100)\n"
+    "  --snapshot-threshold N     log entries between snapshots (default 1024)\n"
+    "  --snapshot-trailing N      entries kept after a snapshot (default 128)\n"
+    "  --worker-heartbeat-ms N    heartbeat interval asked of workers (default 1000)\n"
+    "  --cluster FILE             nodes.conf of a multi-master quorum: this node's\n"
+    "                             addresses come from its line (flags override)\n"
+    "  --log-level LEVEL          debug, info, warn or error (default info)\n"
+    "  --version, --help\n";
+
+static int parse_uint(const char *flag, const char *text, unsigned min, unsigned max,
+                      unsigned *out)
+{
+    char *end;
+    unsigned long v = strtoul(text, &end, 10);
+    if (*text == '\0' || *end != '\0' || v < min || v > max) {
+        fprintf(stderr, "loadmaster: %s: expected an integer from %u to %u, got '%s'\n", flag,
+                min, max, text);
+        return -1;
+    }
+    *out = (unsigned)v;
+    return 0;
+}
+
+static int parse_listen(const char *flag, const char *text, char *host, size_t host_len,
+                        uint16_t *port)
+{
+    lc_hostport_t hp;
+    char why[256];
+    if (lc_hostport_parse(text, 0, &hp, why, sizeof why) != 0) {
+        fprintf(stderr, "loadmaster: %s: %s\n", flag, why);
+        return -1;
+    }
+    snprintf(host, host_len, "%s", hp.host);
+    *port = hp.port;
+    return 0;
+}
+
+static void set_defaults(master_config_t *c)
+{
+    memset(c, 0, sizeof *c);
+    snprintf(c->data_dir, sizeof c->data_dir, "./loadcluster-data");
+    c->id = 1;
+    snprintf(c->raft_address, sizeof c->raft_address, "127.0.0.1:5556");
+    snprintf(c->worker_host, sizeof c->worker_host, "0.0.0.0");
+    c->worker_port = 5557;
+    snprintf(c->api_host, sizeof c->api_host, "0.0.0.0");
+    c->api_port = 8089;
+    c->election_timeout_ms = 1000;
+    c->heartbeat_timeout_ms = 100;
+    c->snapshot_threshold = 1024;
+    c->snapshot_trailing = 128;
+    c->worker_heartbeat_ms = 1000;
+    c->stats_interval_ms = 1000;
+}
+
+/* --id auto: the ordinal at the end of the host name (a StatefulSet pod
+ * "loadmaster-2") plus one, so pods 0..N-1 are nodes 1..N. */
+static int id_from_hostname(master_config_t *c)
+{
+    char host[256] = "";
+    gethostname(host, sizeof host - 1);
+    const char *dash = strrchr(host, '-');
+    char *end;
+    unsigned long ordinal = dash ? strtoul(dash + 1, &end, 10) : 0;
+    if (dash == NULL || dash[1] == '\0' || *end != '\0' || ordinal >= 9000) {
+        fprintf(stderr, "loadmaster: --id auto: host name '%s' does not end in -<ordinal> "
+                        "(like loadmaster-2)\n", host);
+        return -1;
+    }
+    c->id = ordinal + 1;
+    return 0;
+}
+
+static int load_cluster(master_config_t *c, const char *path)
+{
+    char why[512];
+    if (lc_nodes_conf_load(path, &c->nodes, why, sizeof why) != 0) {
+        fprintf(stderr, "loadmaster: --cluster: %s\n", why);
+        return -1;
+    }
+    c->clustered = true;
+    return 0;
+}
+
+/* Literal addresses are listened on as they are; names on every interface. */
+static void listen_host_of(const lc_hostport_t *hp, char *out, size_t len)
+{
+    unsigned char buf[16];
+    bool literal = inet_pton(AF_INET, hp->host, buf) == 1 || inet_pton(AF_INET6, hp->host, buf) == 1;
+    snprintf(out, len, "%s", literal ? hp->host : "0.0.0.0");
+}
+
+/* Takes this node's raft, worker and API addresses from its nodes.conf line,
+ * unless a flag set them. */
+static int apply_cluster_node(master_config_t *c)
+{
+    const lc_node_t *self = lc_nodes_conf_find(&c->nodes, c->id);
+    if (self == NULL) {
+        fprintf(stderr, "loadmaster: --id %llu is not in the --cluster file (it lists", (unsigned long long)c->id);
+        for (size_t i = 0; i < c->nodes.n; i++)
+            fprintf(stderr, " %llu", (unsigned long long)c->nodes.nodes[i].id);
+        fprintf(stderr, ")\n");
+        return -1;
+    }
+    if (!c->set_raft)
+        snprintf(c->raft_address, sizeof c->raft_address, "%s:%u", self->raft.host, self->raft.port);
+    if (!c->set_workers) {
+        listen_host_of(&self->worker, c->worker_host, sizeof c->worker_host);
+        c->worker_port = self->worker.port;
+    }
+    if (!c->set_api) {
+        listen_host_of(&self->api, c->api_host, sizeof c->api_host);
+        c->api_port = self->api.port;
+    }
+    if (c->worker_advertise[0] == '\0')
+        snprintf(c->worker_advertise, sizeof c->worker_advertise, "%s:%u", self->worker.host,
+                 self->worker.port);
+    return 0;
+}
+
+enum { OPT_DATA = 256, OPT_ID, OPT_RAFT, OPT_WORKERS, OPT_ADVERTISE, OPT_API, OPT_ELECTION,
+       OPT_HEARTBEAT, OPT_SNAP_THRESHOLD, OPT_SNAP_TRAILING, OPT_WORKER_HB, OPT_CLUSTER,
+       OPT_LOG, OPT_VERSION, OPT_HELP };
+
+static const struct option options[] = {
+    {"data-dir", required_argument, NULL, OPT_DATA},
+    {"id", required_argument, NULL, OPT_ID},
+    {"raft-addr", required_argument, NULL, OPT_RAFT},
+    {"listen-workers", required_argument, NULL, OPT_WORKERS},
+    {"advertise", required_argument, NULL, OPT_ADVERTISE},
+    {"listen-api", required_argument, NULL, OPT_API},
+    {"election-timeout-ms", required_argument, NULL, OPT_ELECTION},
+    {"heartbeat-timeout-ms", required_argument, NULL, OPT_HEARTBEAT},
+    {"snapshot-threshold", required_argument, NULL, OPT_SNAP_THRESHOLD},
+    {"snapshot-trailing", required_argument, NULL, OPT_SNAP_TRAILING},
+    {"worker-heartbeat-ms", required_argument, NULL, OPT_WORKER_HB},
+    {"cluster", required_argument, NULL, OPT_CLUSTER},
+    {"log-level", required_argument, NULL, OPT_LOG},
+    {"version", no_argument, NULL, OPT_VERSION},
+    {"help", no_argument, NULL, OPT_HELP},
+    {NULL, 0, NULL, 0},
+};
+
+/* Applies one flag; returns 0, 1 to exit successfully, -1 on a bad value. */
+static int apply_flag(master_config_t *c, int opt, const char *arg)
+{
+    unsigned v;
+    switch (opt) {
+    case OPT_DATA: snprintf(c->data_dir, sizeof c->data_dir, "%s", arg); return 0;
+    case OPT_ID:
+        if (strcmp(arg, "auto") == 0) return id_from_hostname(c);
+        if (parse_uint("--id", arg, 1, 9000, &v) != 0) return -1;
+        c->id = v;
+        return 0;
+    case OPT_RAFT: snprintf(c->raft_address, sizeof c->raft_address, "%s", arg); c->set_raft = true; return 0;
+    case OPT_WORKERS:
+        c->set_workers = true;
+        return parse_listen("--listen-workers", arg, c->worker_host, sizeof c->worker_host,
+                            &c->worker_port);
+    case OPT_ADVERTISE: snprintf(c->worker_advertise, sizeof c->worker_advertise, "%s", arg); return 0;
+    case OPT_API: c->set_api = true; return parse_listen("--listen-api", arg, c->api_host, sizeof c->api_host, &c->api_port);
+    case OPT_ELECTION: return parse_uint("--election-timeout-ms", arg, 50, 60000, &c->election_timeout_ms);
+    case OPT_HEARTBEAT: return parse_uint("--heartbeat-timeout-ms", arg, 10, 10000, &c->heartbeat_timeout_ms);
+    case OPT_SNAP_THRESHOLD: return parse_uint("--snapshot-threshold", arg, 2, 1u << 30, &c->snapshot_threshold);
+    case OPT_SNAP_TRAILING: return parse_uint("--snapshot-trailing", arg, 1, 1u << 30, &c->snapshot_trailing);
+    case OPT_WORKER_HB: return parse_uint("--worker-heartbeat-ms", arg, 100, 60000, &c->worker_heartbeat_ms);
+    case OPT_CLUSTER: return load_cluster(c, arg);
+    case OPT_LOG:
+        if (lc_log_level_parse(arg) < 0) {
+            fprintf(stderr, "loadmaster: --log-level: expected debug, info, warn or error\n");
+            return -1;
+        }
+        lc_log_set_level((enum lc_log_level)lc_log_level_parse(arg));
+        return 0;
+    case OPT_VERSION: printf("loadmaster %s\n", LC_VERSION); return 1;
+    case OPT_HELP: fputs(usage, stdout); return 1;
+    default: fputs(usage, stderr); return -1;
+    }
+}
+
+int master_config_parse(int argc, char **argv, master_config_t *c)
+{
+    set_defaults(c);
+    int opt;
+    while ((opt = getopt_long(argc, argv, "", options, NULL)) != -1) {
+        int rv = apply_flag(c, opt, optarg);
+        if (rv != 0)
+            return rv;
+    }
+    if (optind < argc) {
+        fprintf(stderr, "loadmaster: unexpected argument '%s'\n%s", argv[optind], usage);
+        return -1;
+    }
+    if (c->clustered && apply_cluster_node(c) != 0)
+        return -1;
+    if (c->worker_advertise[0] == '\0')
+        snprintf(c->worker_advertise, sizeof c->worker_advertise, "%s:%u",
+                 strcmp(c->worker_host, "0.0.0.0") == 0 ? "127.0.0.1" : c->worker_host,
+                 c->worker_port);
+    return 0;
+}
+
