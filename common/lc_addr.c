@@ -77,6 +77,11 @@ bad:
     return LC_EINVAL;
 }
 
+void lc_hostport_format(const lc_hostport_t *hp, char *buf, size_t len)
+{
+    snprintf(buf, len, strchr(hp->host, ':') ? "[%s]:%u" : "%s:%u", hp->host, hp->port);
+}
+
 int lc_url_parse(const char *text, lc_url_t *out, char *errmsg, size_t errlen)
 {
     const char *rest;

@@ -12,6 +12,7 @@
 #include "lc_log.h"
 #include "lc_scenario.h"
 #include "metrics.h"
+#include "peers.h"
 #include "quorum.h"
 #include "runs.h"
 #include "store.h"
@@ -168,11 +169,85 @@ static void run_routes(master_t *m, lc_http_exchange_t *ex, const lc_http_reques
     }
 }
 
+/* Whether the query string holds name=value as one of its parameters. */
+static bool query_has(const char *query, const char *param)
+{
+    size_t len = strlen(param);
+    for (const char *p = query; p != NULL && *p != '\0'; p = strchr(p, '&') ? strchr(p, '&') + 1 : NULL)
+        if (strncmp(p, param, len) == 0 && (p[len] == '\0' || p[len] == '&'))
+            return true;
+    return false;
+}
+
+/* On a follower, writes and ?consistent=1 reads go to the leader: 307 to
+ * its API, or 503 when no leader is known. Returns true when it answered. */
+static bool send_to_leader(master_t *m, lc_http_exchange_t *ex, const lc_http_request_t *req)
+{
+    bool read = strcmp(req->method, "GET") == 0 || strcmp(req->method, "HEAD") == 0;
+    if (quorum_is_leader(m->quorum) || strncmp(req->path, "/api/", 5) != 0 ||
+        (read && !query_has(req->query, "consistent=1")))
+        return false;
+    uint64_t leader = quorum_leader_id(m->quorum);
+    const lc_node_t *node = peers_node(m->peers, leader);
+    if (leader == 0 || leader == m->cfg.id || node == NULL) {
+        size_t reachable, total;
+        peers_reachable(m->peers, &reachable, &total);
+        respond_error(ex, 503, "no leader: %zu of %zu masters reachable", reachable, total);
+        return true;
+    }
+    char api[LC_HOST_MAX + 8], location[2048];
+    lc_hostport_format(&node->api, api, sizeof api);
+    snprintf(location, sizeof location, "Location: http://%s%s%s%s\r\n", api, req->path,
+             req->query[0] ? "?" : "", req->query);
+    json_t *why = json_pack("{s:s,s:I}", "error", "not the leader", "leader", (json_int_t)leader);
+    char *body = json_dumps(why, JSON_COMPACT);
+    json_decref(why);
+    lc_http_exchange_respond(ex, 307, "application/json", body ? body : "", body ? strlen(body) : 0,
+                             location);
+    free(body);
+    return true;
+}
+
+/* A one-node quorum's member list: this node. */
+static json_t *self_member_json(master_t *m)
+{
+    char api[LC_HOST_MAX + 8];
+    lc_hostport_t hp = {.port = m->cfg.api_port};
+    snprintf(hp.host, sizeof hp.host, "%s", m->cfg.api_host);
+    lc_hostport_format(&hp, api, sizeof api);
+    return json_pack("[{s:I,s:s,s:s,s:s,s:b,s:i}]", "id", (json_int_t)m->cfg.id, "raft",
+                     m->cfg.raft_address, "worker", m->cfg.worker_advertise, "api", api,
+                     "reachable", 1, "last_contact_ms_ago", 0);
+}
+
+static json_t *cluster_json(master_t *m)
+{
+    uint64_t leader = quorum_leader_id(m->quorum);
+    const lc_node_t *node = peers_node(m->peers, leader);
+    char api[LC_HOST_MAX + 16] = "";
+    if (node != NULL) {
+        char hp[LC_HOST_MAX + 8];
+        lc_hostport_format(&node->api, hp, sizeof hp);
+        snprintf(api, sizeof api, "http://%s", hp);
+    }
+    return json_pack("{s:I,s:s,s:I,s:s?,s:I,s:I,s:I,s:o}", "id", (json_int_t)m->cfg.id, "role",
+                     quorum_is_leader(m->quorum) ? "leader" : "follower", "leader_id",
+                     (json_int_t)leader, "leader_api", api[0] ? api : NULL, "term",
+                     (json_int_t)quorum_term(m->quorum), "commit_index",
+                     (json_int_t)quorum_commit_index(m->quorum), "applied_index",
+                     (json_int_t)quorum_applied_index(m->quorum), "members",
+                     m->cfg.clustered ? peers_json(m->peers) : self_member_json(m));
+}
+
 static void handle(void *arg, lc_http_exchange_t *ex, const lc_http_request_t *req)
 {
     master_t *m = arg;
     bool get = strcmp(req->method, "GET") == 0;
-    if (strcmp(req->path, "/healthz") == 0 && get) {
+    if (send_to_leader(m, ex, req))
+        return;
+    if (strcmp(req->path, "/api/v1/cluster") == 0 && get) {
+        respond_json(ex, 200, cluster_json(m));
+    } else if (strcmp(req->path, "/healthz") == 0 && get) {
         respond_json(ex, 200, json_pack("{s:s,s:s}", "status", "ok", "role",
                                         quorum_is_leader(m->quorum) ? "leader" : "follower"));
     } else if (strcmp(req->path, "/metrics") == 0 && get) {

@@ -6,6 +6,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "lc_addr.h"
 #include "lc_clock.h"
 #include "lc_err.h"
 #include "lc_frame.h"
@@ -200,11 +201,11 @@ static void copy_loads(fleet_worker_t *w, Lc__RunLoad **loads, size_t n)
 static void send_welcome(fleet_t *f, fleet_conn_t *c)
 {
     Lc__Welcome welcome = LC__WELCOME__INIT;
-    char *masters[1] = {f->advertise};
+    char *self[1] = {f->advertise};
     welcome.leader_id = f->leader_id;
     welcome.term = f->term;
-    welcome.masters = masters;
-    welcome.n_masters = 1;
+    welcome.masters = f->cfg.n_masters ? (char **)f->cfg.masters : self;
+    welcome.n_masters = f->cfg.n_masters ? f->cfg.n_masters : 1;
     welcome.heartbeat_ms = f->cfg.heartbeat_ms;
     welcome.stats_interval_ms = f->cfg.stats_interval_ms;
     Lc__Envelope env = LC__ENVELOPE__INIT;
@@ -216,8 +217,6 @@ static void send_welcome(fleet_t *f, fleet_conn_t *c)
 /* Validates a Hello; returns NULL or the reason it is refused. */
 static const char *hello_problem(const fleet_t *f, const Lc__Hello *h)
 {
-    if (!f->accepting)
-        return "this master is not the leader yet";
     if (h->protocol_version != PROTOCOL_VERSION)
         return "unsupported protocol version";
     size_t id_len = strlen(h->worker_id);
@@ -231,8 +230,31 @@ static const char *hello_problem(const fleet_t *f, const Lc__Hello *h)
     return NULL;
 }
 
+/* A follower sends the worker to the leader and closes. */
+static void redirect(fleet_t *f, fleet_conn_t *c)
+{
+    char leader[LC_HOST_MAX + 8];
+    if (f->events.leader_address == NULL ||
+        !f->events.leader_address(f->events.arg, leader, sizeof leader)) {
+        conn_close(c, "no leader known yet");
+        return;
+    }
+    Lc__Redirect r = LC__REDIRECT__INIT;
+    r.leader = leader;
+    Lc__Envelope env = LC__ENVELOPE__INIT;
+    env.msg_case = LC__ENVELOPE__MSG_REDIRECT;
+    env.redirect = &r;
+    conn_send(c, &env);
+    lc_info("fleet", "msg=\"redirected worker to the leader\" peer=%s leader=%s", c->peer, leader);
+    conn_close(c, NULL);
+}
+
 static void handle_hello(fleet_t *f, fleet_conn_t *c, const Lc__Hello *h)
 {
+    if (!f->accepting) {
+        redirect(f, c);
+        return;
+    }
     const char *problem = hello_problem(f, h);
     if (problem != NULL) {
         conn_close(c, problem);

@@ -50,6 +50,9 @@ typedef struct fleet_events_s {
     /* A StatsBatch arrived; the callee owns env (free with
      * lc__envelope__free_unpacked). */
     void (*on_stats)(void *arg, fleet_worker_t *w, Lc__Envelope *env);
+    /* While this master is not the leader: writes the leader's worker
+     * address ("host:port") into buf and returns true when one is known. */
+    bool (*leader_address)(void *arg, char *buf, size_t len);
     /* The worker cannot run an assignment it was sent. */
     void (*on_refused)(void *arg, fleet_worker_t *w, const Lc__AssignRefused *refused);
 } fleet_events_t;
@@ -57,7 +60,9 @@ typedef struct fleet_events_s {
 typedef struct fleet_config_s {
     const char *listen_host;
     uint16_t listen_port;
-    const char *advertise;   /* worker address of this master, for Welcome */
+    const char *advertise;   /* worker address of this master */
+    char *const *masters;    /* worker addresses of every master, for Welcome; */
+    size_t n_masters;        /* none: just advertise */
     uint32_t heartbeat_ms;
     uint32_t stats_interval_ms;
 } fleet_config_t;
@@ -66,7 +71,8 @@ typedef struct fleet_config_s {
 int fleet_init(fleet_t **out, uv_loop_t *loop, const fleet_config_t *cfg,
                const fleet_events_t *events, char *errmsg, size_t errlen);
 /* Hello is answered with Welcome only while accepting is true (the leader);
- * otherwise the connection is closed with a log line. */
+ * otherwise with Redirect to the leader when one is known, and the
+ * connection is closed. */
 void fleet_set_accepting(fleet_t *f, bool accepting, uint64_t leader_id, uint64_t term);
 
 /* Sends one frame to a worker. Returns 0, LC_ENOTFOUND / LC_ECLOSED when it

@@ -12,6 +12,7 @@
 #include "lc_err.h"
 #include "lc_log.h"
 #include "master.h"
+#include "peers.h"
 #include "quorum.h"
 #include "runs.h"
 #include "store.h"
@@ -49,6 +50,30 @@ static void on_refused(void *arg, fleet_worker_t *w, const Lc__AssignRefused *re
     runs_on_assign_refused(m->runs, w, refused->run, refused->reason);
 }
 
+static bool leader_address(void *arg, char *buf, size_t len)
+{
+    master_t *m = arg;
+    uint64_t leader = quorum_leader_id(m->quorum);
+    const lc_node_t *node = peers_node(m->peers, leader);
+    if (leader == 0 || leader == m->cfg.id || node == NULL)
+        return false;
+    lc_hostport_format(&node->worker, buf, len);
+    return true;
+}
+
+/* The worker addresses of every master, which Welcome hands to workers. */
+static size_t master_worker_addresses(master_t *m)
+{
+    if (!m->cfg.clustered)
+        return 0;
+    for (size_t i = 0; i < m->cfg.nodes.n; i++) {
+        lc_hostport_format(&m->cfg.nodes.nodes[i].worker, m->worker_addr_buf[i],
+                           sizeof m->worker_addr_buf[i]);
+        m->worker_addrs[i] = m->worker_addr_buf[i];
+    }
+    return m->cfg.nodes.n;
+}
+
 static void store_close_cb(void *arg)
 {
     master_t *m = arg;
@@ -69,6 +94,7 @@ static void signal_cb(uv_signal_t *s, int signum)
     runs_close(m->runs);
     aggregator_close(m->agg);
     fleet_close(m->fleet, NULL, NULL);
+    peers_close(m->peers);
     quorum_close(m->quorum, store_close_cb, m);
 }
 
@@ -79,9 +105,12 @@ static int start(master_t *m, char *errmsg, size_t errlen)
         rv = runs_init(&m->runs, m);
     if (rv == 0)
         rv = aggregator_init(&m->agg, m);
+    if (rv == 0)
+        rv = peers_init(&m->peers, m->loop, m->cfg.clustered ? &m->cfg.nodes : NULL, m->cfg.id);
     fleet_config_t fc = {m->cfg.worker_host, m->cfg.worker_port, m->cfg.worker_advertise,
-                         m->cfg.worker_heartbeat_ms, m->cfg.stats_interval_ms};
-    fleet_events_t ev = {m, on_join, on_lost, on_stats, on_refused};
+                         m->worker_addrs, master_worker_addresses(m), m->cfg.worker_heartbeat_ms,
+                         m->cfg.stats_interval_ms};
+    fleet_events_t ev = {m, on_join, on_lost, on_stats, leader_address, on_refused};
     if (rv == 0)
         rv = fleet_init(&m->fleet, m->loop, &fc, &ev, errmsg, errlen);
     if (rv == 0)

@@ -17,6 +17,7 @@ typedef struct quorum_s quorum_t;
 typedef struct fleet_s fleet_t;
 typedef struct runs_s runs_t;
 typedef struct aggregator_s aggregator_t;
+typedef struct peers_s peers_t;
 
 typedef struct master_config_s {
     char data_dir[PATH_MAX];
@@ -47,6 +48,9 @@ typedef struct master_s {
     runs_t *runs;
     aggregator_t *agg;
     lc_http_server_t *api;
+    peers_t *peers;
+    char *worker_addrs[LC_NODES_MAX]; /* every master's worker address, for Welcome */
+    char worker_addr_buf[LC_NODES_MAX][LC_HOST_MAX + 8];
     uv_signal_t sigint, sigterm;
     bool stopping;
 } master_t;
