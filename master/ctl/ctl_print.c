@@ -247,6 +247,37 @@ int ctl_print_workers(FILE *out, const json_t *root)
     return 0;
 }
 
+/* ---- the quorum ---- */
+
+int ctl_print_cluster(FILE *out, const json_t *root)
+{
+    const json_t *members = array_field(root, "members");
+    if (members == NULL)
+        return -1;
+    char b[64], leader[64], term[32], commit[32], applied[32];
+    fprintf(out, "this master: %s (%s)  leader: %s %s  term %s  commit %s  applied %s\n",
+            scalar(root, "id", b, sizeof b), jstr(root, "role") ? jstr(root, "role") : "-",
+            scalar(root, "leader_id", leader, sizeof leader),
+            jstr(root, "leader_api") ? jstr(root, "leader_api") : "(none)",
+            scalar(root, "term", term, sizeof term), scalar(root, "commit_index", commit, sizeof commit),
+            scalar(root, "applied_index", applied, sizeof applied));
+    fprintf(out, "%4s %-26s %-26s %-26s %-9s %s\n", "ID", "RAFT", "WORKERS", "API", "REACHABLE",
+            "LAST CONTACT");
+    size_t i;
+    const json_t *m;
+    json_array_foreach(members, i, m) {
+        double seen = jnum(m, "last_contact_ms_ago");
+        char ago[32] = "-";
+        if (!isnan(seen))
+            snprintf(ago, sizeof ago, "%.1fs ago", seen / 1000.0);
+        fprintf(out, "%4s %-26s %-26s %-26s %-9s %s\n", scalar(m, "id", b, sizeof b),
+                jstr(m, "raft") ? jstr(m, "raft") : "-", jstr(m, "worker") ? jstr(m, "worker") : "-",
+                jstr(m, "api") ? jstr(m, "api") : "-",
+                json_is_true(json_object_get(m, "reachable")) ? "yes" : "no", ago);
+    }
+    return 0;
+}
+
 /* ---- a run's report ---- */
 
 static void fill_row(const json_t *obj, lc_report_row_t *row)

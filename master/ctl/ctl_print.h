@@ -10,6 +10,8 @@
  * all (missing or null fields inside are printed as "-"). */
 int ctl_print_runs(FILE *out, const json_t *root);
 int ctl_print_workers(FILE *out, const json_t *root);
+/* GET /api/v1/cluster: this node, the leader, every member. */
+int ctl_print_cluster(FILE *out, const json_t *root);
 /* `loadctl show`: state, times, then the report table. */
 int ctl_print_run(FILE *out, const json_t *run);
 /* The report table of a run (lc_report_print of its endpoints, totals, errors). */

@@ -1,4 +1,4 @@
-/* loadctl.c — the command-line client of the master's HTTP API: run, runs, show, stop, workers. */
+/* loadctl.c — the command-line client of the master's HTTP API: run, runs, show, stop, workers, cluster. */
 #include <errno.h>
 #include <signal.h>
 #include <stdbool.h>
@@ -44,6 +44,7 @@ static void usage(FILE *out)
             "  show ID                     a run's state, times and report\n"
             "  stop ID                     stop a run\n"
             "  workers                     list connected workers\n"
+            "  cluster                     the masters: roles, leader, term, reachability\n"
             "\n"
             "options (before or after the command):\n"
             "  --master URL   master API (default $LOADCTL_MASTER, else " DEFAULT_MASTER ")\n"
@@ -406,6 +407,11 @@ static int cmd_runs(const ctl_opts_t *o)
     return get_and_print(o, "/api/v1/runs", ctl_print_runs, "the run list");
 }
 
+static int cmd_cluster(const ctl_opts_t *o)
+{
+    return get_and_print(o, "/api/v1/cluster", ctl_print_cluster, "the cluster");
+}
+
 static int cmd_workers(const ctl_opts_t *o)
 {
     return get_and_print(o, "/api/v1/workers", ctl_print_workers, "the worker list");
@@ -421,7 +427,7 @@ typedef struct ctl_command_s {
 static const ctl_command_t commands[] = {
     {"run", 1, "SCENARIO.json", cmd_run}, {"runs", 0, NULL, cmd_runs},
     {"show", 1, "ID", cmd_show},          {"stop", 1, "ID", cmd_stop},
-    {"workers", 0, NULL, cmd_workers},
+    {"workers", 0, NULL, cmd_workers},     {"cluster", 0, NULL, cmd_cluster},
 };
 
 /* Finds the command and checks its operands; NULL after printing a usage error. */
