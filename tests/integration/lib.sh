@@ -67,12 +67,19 @@ stop_proc() {
     wait "$pid" 2>/dev/null || true
 }
 
-# free_port: a TCP port on 127.0.0.1 that nothing listens on now.
+# free_port: a TCP port that nothing uses now and this test has not handed
+# out before. Below the kernel's ephemeral range (32768+), so outgoing
+# connections cannot take it between the check and the bind.
+# (Callers use $(free_port), a subshell: the ports handed out live in a file.)
 free_port() {
     local port
     for _ in $(seq 1 200); do
-        port=$((20000 + RANDOM % 30000))
-        if ! ss -Hltn "sport = :$port" | grep -q .; then echo "$port"; return 0; fi
+        port=$((10000 + RANDOM % 22000))
+        grep -qx "$port" "$WORK/used-ports" 2>/dev/null && continue
+        if ! ss -Htan "sport = :$port" | grep -q .; then
+            echo "$port" >>"$WORK/used-ports"
+            echo "$port"; return 0
+        fi
     done
     echo "no free port" >&2; return 1
 }
@@ -141,3 +148,45 @@ run_state_is() {
     state=$(curl -sf --max-time 2 "$API/api/v1/runs/$1" | jq -r .state)
     [ "$state" = "$2" ]
 }
+
+# start_cluster N [FLAGS…]: N masters on loopback from a generated nodes.conf
+# (master-K logs, data in $WORK/master-K-data); waits for a leader. Sets
+# NODES_CONF, API_K (per node), JOIN (every worker address, comma-separated).
+start_cluster() {
+    local n=$1; shift
+    NODES_CONF=$WORK/nodes.conf
+    : >"$NODES_CONF"
+    JOIN=""
+    for k in $(seq 1 "$n"); do
+        local raft=$(free_port) wport=$(free_port) aport=$(free_port)
+        echo "$k 127.0.0.1:$raft 127.0.0.1:$wport 127.0.0.1:$aport" >>"$NODES_CONF"
+        printf -v "API_$k" 'http://127.0.0.1:%s' "$aport"
+        JOIN="${JOIN:+$JOIN,}127.0.0.1:$wport"
+    done
+    CLUSTER_FLAGS=("$@")
+    for k in $(seq 1 "$n"); do start_cluster_node "$k"; done
+    wait_until 20 leader_known || { log "no leader elected"; return 1; }
+}
+
+# start_cluster_node K: (re)starts master K of the cluster.
+start_cluster_node() {
+    local k=$1
+    start "master-$k" timeout 300 "$LC_BIN/loadmaster" --cluster "$NODES_CONF" --id "$k" \
+        --data-dir "$WORK/master-$k-data" "${CLUSTER_FLAGS[@]}"
+}
+
+api_of() { local v="API_$1"; echo "${!v}"; }
+
+# leader_id: the leader's id as the first answering master reports it.
+leader_id() {
+    local k id
+    for k in $(awk '{ print $1 }' "$NODES_CONF"); do
+        id=$(curl -sf --max-time 1 "$(api_of "$k")/api/v1/cluster" | jq -r '.leader_id // 0') || continue
+        if [ -n "$id" ] && [ "$id" != 0 ]; then
+            # Only a leader that says so itself counts.
+            [ "$(curl -sf --max-time 1 "$(api_of "$id")/api/v1/cluster" | jq -r .role)" = leader ] && { echo "$id"; return 0; }
+        fi
+    done
+    return 1
+}
+leader_known() { leader_id >/dev/null; }

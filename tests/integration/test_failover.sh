@@ -1,0 +1,56 @@
+#!/usr/bin/env bash
+# Leader loss: target + 3 masters + 2 workers; kill -9 the leader 5 s into a
+# 20 s run. A new leader is elected within 3 s, the run finishes, and every
+# surviving master's history counts exactly the requests the target served;
+# the killed master, restarted, serves the same history.
+source "$(dirname "$0")/lib.sh"
+
+start_target
+start_cluster 3
+first=$(leader_id)
+log "leader is master $first"
+for w in 1 2; do
+    start "worker-$w" timeout 300 "$LC_BIN/loadworker" --join "$JOIN" --threads 1 \
+        --name "worker-$w" --data-dir "$WORK/worker-$w-data"
+done
+API=$(api_of "$first")
+check "two workers joined the leader" wait_until 20 workers_connected 2
+
+cat >"$WORK/scenario.json" <<JSON
+{"name": "failover", "target": "http://127.0.0.1:$TARGET_PORT", "duration": "20s",
+ "users": 10, "spawn_rate": 100, "think_time_ms": 20, "tasks": [{"path": "/"}]}
+JSON
+id=$(curl -sf -X POST --data-binary @"$WORK/scenario.json" "$API/api/v1/runs" | jq -r .id)
+check "run created" [ -n "$id" -a "$id" != null ]
+wait_until 10 run_state_is "$id" running
+sleep 5
+killed_at=$(date +%s.%N)
+stop_proc "$(eval echo "\$PID_master_$first")" KILL
+log "killed master $first"
+
+new_leader=""
+for _ in $(seq 1 100); do
+    new_leader=$(leader_id) && [ "$new_leader" != "$first" ] && break
+    new_leader=""
+    sleep 0.05
+done
+elected_in=$(echo "$(date +%s.%N) - $killed_at" | bc)
+log "new leader master ${new_leader:-none} after ${elected_in}s"
+within() { [ -n "$new_leader" ] && awk -v t="$elected_in" -v limit="$1" 'BEGIN { exit !(t <= limit) }'; }
+check "a new leader within 3 s" within 3.0
+API=$(api_of "${new_leader:-1}")
+check "the run finishes under the new leader" wait_until 60 run_state_is "$id" finished
+check "both workers back with the new leader" wait_until 10 workers_connected 2
+
+served=$(target_requests)
+for k in 1 2 3; do
+    [ "$k" = "$first" ] && continue
+    counted=$(curl -sf "$(api_of "$k")/api/v1/runs/$id" | jq .totals.requests)
+    log "master $k counts $counted, target served $served"
+    check "master $k's history equals the target's count" [ "$counted" = "$served" ]
+done
+
+start_cluster_node "$first"
+check "the killed master serves the run again" \
+    wait_until 20 sh -c "curl -sf '$(api_of "$first")/api/v1/runs/$id' | jq -e '.state == \"finished\" and .totals.requests == $served'"
+finish
