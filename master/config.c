@@ -27,6 +27,8 @@ static const char usage[] =
     "  --worker-heartbeat-ms N    heartbeat interval asked of workers (default 1000)\n"
     "  --cluster FILE             nodes.conf of a multi-master quorum: this node's\n"
     "                             addresses come from its line (flags override)\n"
+    "  --join-quorum              start empty and wait to be added to a running\n"
+    "                             quorum (loadctl cluster add ID RAFT WORKERS API)\n"
     "  --log-level LEVEL          debug, info, warn or error (default info)\n"
     "  --version, --help\n";
 
@@ -143,7 +145,7 @@ static int apply_cluster_node(master_config_t *c)
 
 enum { OPT_DATA = 256, OPT_ID, OPT_RAFT, OPT_WORKERS, OPT_ADVERTISE, OPT_API, OPT_ELECTION,
        OPT_HEARTBEAT, OPT_SNAP_THRESHOLD, OPT_SNAP_TRAILING, OPT_WORKER_HB, OPT_CLUSTER,
-       OPT_LOG, OPT_VERSION, OPT_HELP };
+       OPT_LOG, OPT_VERSION, OPT_HELP, OPT_JOIN_QUORUM };
 
 static const struct option options[] = {
     {"data-dir", required_argument, NULL, OPT_DATA},
@@ -158,6 +160,7 @@ static const struct option options[] = {
     {"snapshot-trailing", required_argument, NULL, OPT_SNAP_TRAILING},
     {"worker-heartbeat-ms", required_argument, NULL, OPT_WORKER_HB},
     {"cluster", required_argument, NULL, OPT_CLUSTER},
+    {"join-quorum", no_argument, NULL, OPT_JOIN_QUORUM},
     {"log-level", required_argument, NULL, OPT_LOG},
     {"version", no_argument, NULL, OPT_VERSION},
     {"help", no_argument, NULL, OPT_HELP},
@@ -188,6 +191,7 @@ static int apply_flag(master_config_t *c, int opt, const char *arg)
     case OPT_SNAP_TRAILING: return parse_uint("--snapshot-trailing", arg, 1, 1u << 30, &c->snapshot_trailing);
     case OPT_WORKER_HB: return parse_uint("--worker-heartbeat-ms", arg, 100, 60000, &c->worker_heartbeat_ms);
     case OPT_CLUSTER: return load_cluster(c, arg);
+    case OPT_JOIN_QUORUM: c->no_bootstrap = true; return 0;
     case OPT_LOG:
         if (lc_log_level_parse(arg) < 0) {
             fprintf(stderr, "loadmaster: --log-level: expected debug, info, warn or error\n");

@@ -201,11 +201,17 @@ static void copy_loads(fleet_worker_t *w, Lc__RunLoad **loads, size_t n)
 static void send_welcome(fleet_t *f, fleet_conn_t *c)
 {
     Lc__Welcome welcome = LC__WELCOME__INIT;
-    char *self[1] = {f->advertise};
+    char addresses[16][LC_HOST_MAX + 8], *masters[16];
+    size_t n = f->events.master_addresses
+                   ? f->events.master_addresses(f->events.arg, addresses, 16) : 0;
+    for (size_t i = 0; i < n; i++)
+        masters[i] = addresses[i];
+    if (n == 0)
+        masters[n++] = f->advertise;
     welcome.leader_id = f->leader_id;
     welcome.term = f->term;
-    welcome.masters = f->cfg.n_masters ? (char **)f->cfg.masters : self;
-    welcome.n_masters = f->cfg.n_masters ? f->cfg.n_masters : 1;
+    welcome.masters = masters;
+    welcome.n_masters = n;
     welcome.heartbeat_ms = f->cfg.heartbeat_ms;
     welcome.stats_interval_ms = f->cfg.stats_interval_ms;
     Lc__Envelope env = LC__ENVELOPE__INIT;

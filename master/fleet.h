@@ -10,6 +10,7 @@
 #include <uv.h>
 
 #include "cluster.pb-c.h"
+#include "lc_addr.h"
 
 #define FLEET_ID_MAX 65
 #define FLEET_MAX_RUN_LOADS 64
@@ -53,6 +54,9 @@ typedef struct fleet_events_s {
     /* While this master is not the leader: writes the leader's worker
      * address ("host:port") into buf and returns true when one is known. */
     bool (*leader_address)(void *arg, char *buf, size_t len);
+    /* Every master's worker address, for Welcome; returns how many were
+     * written (0: just advertise). */
+    size_t (*master_addresses)(void *arg, char (*out)[LC_HOST_MAX + 8], size_t max);
     /* The worker cannot run an assignment it was sent. */
     void (*on_refused)(void *arg, fleet_worker_t *w, const Lc__AssignRefused *refused);
 } fleet_events_t;
@@ -61,8 +65,6 @@ typedef struct fleet_config_s {
     const char *listen_host;
     uint16_t listen_port;
     const char *advertise;   /* worker address of this master */
-    char *const *masters;    /* worker addresses of every master, for Welcome; */
-    size_t n_masters;        /* none: just advertise */
     uint32_t heartbeat_ms;
     uint32_t stats_interval_ms;
 } fleet_config_t;

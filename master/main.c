@@ -12,6 +12,7 @@
 #include "lc_err.h"
 #include "lc_log.h"
 #include "master.h"
+#include "members.h"
 #include "peers.h"
 #include "quorum.h"
 #include "runs.h"
@@ -21,6 +22,8 @@ static void on_role(void *arg, bool leader)
 {
     master_t *m = arg;
     fleet_set_accepting(m->fleet, leader, m->cfg.id, quorum_term(m->quorum));
+    if (leader)
+        members_register_self(m);
     if (!leader)
         aggregator_reset(m->agg);
     runs_on_leader(m->runs, leader);
@@ -54,24 +57,28 @@ static bool leader_address(void *arg, char *buf, size_t len)
 {
     master_t *m = arg;
     uint64_t leader = quorum_leader_id(m->quorum);
-    const lc_node_t *node = peers_node(m->peers, leader);
-    if (leader == 0 || leader == m->cfg.id || node == NULL)
+    lc_node_t node;
+    if (leader == 0 || leader == m->cfg.id || !members_find(m, leader, &node) ||
+        node.worker.port == 0)
         return false;
-    lc_hostport_format(&node->worker, buf, len);
+    lc_hostport_format(&node.worker, buf, len);
     return true;
 }
 
-/* The worker addresses of every master, which Welcome hands to workers. */
-static size_t master_worker_addresses(master_t *m)
+static size_t master_addresses(void *arg, char (*out)[LC_HOST_MAX + 8], size_t max)
 {
-    if (!m->cfg.clustered)
-        return 0;
-    for (size_t i = 0; i < m->cfg.nodes.n; i++) {
-        lc_hostport_format(&m->cfg.nodes.nodes[i].worker, m->worker_addr_buf[i],
-                           sizeof m->worker_addr_buf[i]);
-        m->worker_addrs[i] = m->worker_addr_buf[i];
-    }
-    return m->cfg.nodes.n;
+    master_t *m = arg;
+    lc_node_t nodes[LC_NODES_MAX];
+    size_t n = members_list(m, nodes, LC_NODES_MAX), written = 0;
+    for (size_t i = 0; i < n && written < max; i++)
+        if (nodes[i].worker.port != 0)
+            lc_hostport_format(&nodes[i].worker, out[written++], LC_HOST_MAX + 8);
+    return written;
+}
+
+static size_t list_members(void *arg, lc_node_t *out, size_t max)
+{
+    return members_list(arg, out, max);
 }
 
 static void store_close_cb(void *arg)
@@ -106,18 +113,19 @@ static int start(master_t *m, char *errmsg, size_t errlen)
     if (rv == 0)
         rv = aggregator_init(&m->agg, m);
     if (rv == 0)
-        rv = peers_init(&m->peers, m->loop, m->cfg.clustered ? &m->cfg.nodes : NULL, m->cfg.id);
+        rv = peers_init(&m->peers, m->loop, m->cfg.id, list_members, m);
     fleet_config_t fc = {m->cfg.worker_host, m->cfg.worker_port, m->cfg.worker_advertise,
-                         m->worker_addrs, master_worker_addresses(m), m->cfg.worker_heartbeat_ms,
-                         m->cfg.stats_interval_ms};
-    fleet_events_t ev = {m, on_join, on_lost, on_stats, leader_address, on_refused};
+                         m->cfg.worker_heartbeat_ms, m->cfg.stats_interval_ms};
+    fleet_events_t ev = {m, on_join, on_lost, on_stats, leader_address, master_addresses,
+                         on_refused};
     if (rv == 0)
         rv = fleet_init(&m->fleet, m->loop, &fc, &ev, errmsg, errlen);
     if (rv == 0)
         rv = api_init(m, errmsg, errlen);
     quorum_config_t qc = {m->cfg.data_dir, m->cfg.id, m->cfg.raft_address,
                           m->cfg.clustered ? &m->cfg.nodes : NULL, m->cfg.election_timeout_ms, m->cfg.heartbeat_timeout_ms,
-                          m->cfg.snapshot_threshold, m->cfg.snapshot_trailing};
+                          m->cfg.snapshot_threshold, m->cfg.snapshot_trailing,
+                          m->cfg.no_bootstrap};
     if (rv == 0)
         rv = quorum_init(&m->quorum, m->loop, m->store, &qc, on_role, m, errmsg, errlen);
     return rv;

@@ -37,6 +37,7 @@ typedef struct master_config_s {
     bool clustered;           /* --cluster given: nodes holds every master */
     lc_nodes_conf_t nodes;
     bool set_raft, set_workers, set_api; /* flags that override nodes.conf */
+    bool no_bootstrap;        /* --join-quorum: wait to be added by `loadctl cluster add` */
 } master_config_t;
 
 typedef struct master_s {
@@ -49,8 +50,6 @@ typedef struct master_s {
     aggregator_t *agg;
     lc_http_server_t *api;
     peers_t *peers;
-    char *worker_addrs[LC_NODES_MAX]; /* every master's worker address, for Welcome */
-    char worker_addr_buf[LC_NODES_MAX][LC_HOST_MAX + 8];
     uv_signal_t sigint, sigterm;
     bool stopping;
 } master_t;

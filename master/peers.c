@@ -14,7 +14,8 @@
 
 typedef struct probe_s {
     peers_t *peers;
-    size_t index;      /* into nodes */
+    uint64_t id;       /* member probed by this slot; 0 = free */
+    lc_hostport_t raft;
     uv_getaddrinfo_t gai;
     uv_connect_t connect;
     uv_tcp_t tcp;
@@ -24,8 +25,8 @@ typedef struct probe_s {
 
 struct peers_s {
     uv_loop_t *loop;
-    lc_nodes_conf_t nodes;
-    bool clustered;
+    peers_list_fn list;
+    void *list_arg;
     uint64_t self_id;
     uv_timer_t timer;
     probe_t probes[LC_NODES_MAX];
@@ -84,43 +85,69 @@ static void resolved_cb(uv_getaddrinfo_t *gai, int status, struct addrinfo *res)
 
 static void probe(peers_t *p, probe_t *pr)
 {
-    const lc_node_t *n = &p->nodes.nodes[pr->index];
     char port[8];
-    snprintf(port, sizeof port, "%u", n->raft.port);
+    snprintf(port, sizeof port, "%u", pr->raft.port);
     struct addrinfo hints = {.ai_socktype = SOCK_STREAM};
     pr->gai.data = pr;
-    if (uv_getaddrinfo(p->loop, &pr->gai, resolved_cb, n->raft.host, port, &hints) == 0) {
+    if (uv_getaddrinfo(p->loop, &pr->gai, resolved_cb, pr->raft.host, port, &hints) == 0) {
         pr->busy = true;
         p->open_handles++;
     }
 }
 
+/* The probe slot of member id, claiming a free one for a new member. */
+static probe_t *slot_of(peers_t *p, uint64_t id)
+{
+    probe_t *free_slot = NULL;
+    for (size_t i = 0; i < LC_NODES_MAX; i++) {
+        if (p->probes[i].id == id)
+            return &p->probes[i];
+        if (free_slot == NULL && p->probes[i].id == 0 && !p->probes[i].busy)
+            free_slot = &p->probes[i];
+    }
+    if (free_slot != NULL) {
+        free_slot->id = id;
+        free_slot->last_contact_ms = 0;
+    }
+    return free_slot;
+}
+
 static void timer_cb(uv_timer_t *t)
 {
     peers_t *p = t->data;
-    for (size_t i = 0; i < p->nodes.n; i++)
-        if (p->nodes.nodes[i].id != p->self_id && !p->probes[i].busy)
-            probe(p, &p->probes[i]);
+    lc_node_t nodes[LC_NODES_MAX];
+    size_t n = p->list(p->list_arg, nodes, LC_NODES_MAX);
+    for (size_t i = 0; i < LC_NODES_MAX; i++) { /* forget removed members */
+        bool member = false;
+        for (size_t j = 0; j < n; j++)
+            member |= nodes[j].id == p->probes[i].id;
+        if (!member && !p->probes[i].busy)
+            p->probes[i].id = 0;
+    }
+    for (size_t j = 0; j < n; j++) {
+        probe_t *pr = nodes[j].id == p->self_id ? NULL : slot_of(p, nodes[j].id);
+        if (pr == NULL || pr->busy || nodes[j].raft.port == 0)
+            continue;
+        pr->raft = nodes[j].raft;
+        probe(p, pr);
+    }
 }
 
-int peers_init(peers_t **out, uv_loop_t *loop, const lc_nodes_conf_t *nodes, uint64_t self_id)
+int peers_init(peers_t **out, uv_loop_t *loop, uint64_t self_id, peers_list_fn list, void *arg)
 {
     peers_t *p = calloc(1, sizeof *p);
     if (p == NULL)
         return LC_ENOMEM;
     p->loop = loop;
     p->self_id = self_id;
-    if (nodes != NULL) {
-        p->nodes = *nodes;
-        p->clustered = true;
-    }
+    p->list = list;
+    p->list_arg = arg;
     for (size_t i = 0; i < LC_NODES_MAX; i++)
-        p->probes[i] = (probe_t){.peers = p, .index = i};
+        p->probes[i] = (probe_t){.peers = p};
     uv_timer_init(loop, &p->timer);
     p->timer.data = p;
     p->open_handles = 1;
-    if (p->clustered)
-        uv_timer_start(&p->timer, timer_cb, 0, PROBE_INTERVAL_MS);
+    uv_timer_start(&p->timer, timer_cb, PROBE_INTERVAL_MS, PROBE_INTERVAL_MS);
     *out = p;
     return 0;
 }
@@ -135,54 +162,63 @@ static void timer_closed_cb(uv_handle_t *h)
 void peers_close(peers_t *p)
 {
     p->closing = true;
-    for (size_t i = 0; i < p->nodes.n; i++)
+    for (size_t i = 0; i < LC_NODES_MAX; i++)
         if (p->probes[i].busy)
             uv_cancel((uv_req_t *)&p->probes[i].gai);
     uv_close((uv_handle_t *)&p->timer, timer_closed_cb);
 }
 
-static bool is_reachable(const peers_t *p, size_t i, uint64_t now)
+/* Monotonic ms of the last contact with member id (now for this node). */
+static uint64_t last_contact(const peers_t *p, uint64_t id, uint64_t now)
 {
-    if (p->nodes.nodes[i].id == p->self_id)
-        return true;
-    uint64_t last = p->probes[i].last_contact_ms;
+    if (id == p->self_id)
+        return now;
+    for (size_t i = 0; i < LC_NODES_MAX; i++)
+        if (p->probes[i].id == id)
+            return p->probes[i].last_contact_ms;
+    return 0;
+}
+
+static bool is_reachable(uint64_t last, uint64_t now)
+{
     return last != 0 && now - last <= REACHABLE_WITHIN_MS;
 }
 
-void peers_reachable(const peers_t *p, size_t *reachable, size_t *total)
+void peers_reachable(peers_t *p, size_t *reachable, size_t *total)
 {
+    lc_node_t nodes[LC_NODES_MAX];
     uint64_t now = mono_ms();
-    *reachable = p->clustered ? 0 : 1;
-    *total = p->clustered ? p->nodes.n : 1;
-    for (size_t i = 0; i < p->nodes.n; i++)
-        if (is_reachable(p, i, now))
+    *total = p->list(p->list_arg, nodes, LC_NODES_MAX);
+    *reachable = 0;
+    for (size_t i = 0; i < *total; i++)
+        if (is_reachable(last_contact(p, nodes[i].id, now), now))
             (*reachable)++;
-}
-
-const lc_node_t *peers_node(const peers_t *p, uint64_t id)
-{
-    return p->clustered ? lc_nodes_conf_find(&p->nodes, id) : NULL;
+    if (*total == 0) /* not in a configuration yet: only itself */
+        *reachable = *total = 1;
 }
 
 static json_t *hostport_json(const lc_hostport_t *hp)
 {
+    if (hp->port == 0)
+        return json_null();
     char buf[LC_HOST_MAX + 8];
     lc_hostport_format(hp, buf, sizeof buf);
     return json_string(buf);
 }
 
-json_t *peers_json(const peers_t *p)
+json_t *peers_json(peers_t *p)
 {
+    lc_node_t nodes[LC_NODES_MAX];
+    size_t n = p->list(p->list_arg, nodes, LC_NODES_MAX);
     json_t *list = json_array();
     uint64_t now = mono_ms();
-    for (size_t i = 0; i < p->nodes.n; i++) {
-        const lc_node_t *n = &p->nodes.nodes[i];
-        uint64_t last = n->id == p->self_id ? now : p->probes[i].last_contact_ms;
+    for (size_t i = 0; i < n; i++) {
+        uint64_t last = last_contact(p, nodes[i].id, now);
         json_array_append_new(
-            list, json_pack("{s:I,s:o,s:o,s:o,s:b,s:o}", "id", (json_int_t)n->id, "raft",
-                            hostport_json(&n->raft), "worker", hostport_json(&n->worker), "api",
-                            hostport_json(&n->api), "reachable", is_reachable(p, i, now),
-                            "last_contact_ms_ago",
+            list, json_pack("{s:I,s:o,s:o,s:o,s:b,s:o}", "id", (json_int_t)nodes[i].id, "raft",
+                            hostport_json(&nodes[i].raft), "worker",
+                            hostport_json(&nodes[i].worker), "api", hostport_json(&nodes[i].api),
+                            "reachable", is_reachable(last, now), "last_contact_ms_ago",
                             last ? json_integer((json_int_t)(now - last)) : json_null()));
     }
     return list;

@@ -1,5 +1,5 @@
-/* peers.h — the other masters as this one sees them: their addresses (from
- * nodes.conf) and whether their raft port answered a TCP connect lately. */
+/* peers.h — whether the other masters are reachable: once a second, a TCP
+ * connect to each member's raft port (its name resolved again each time). */
 #ifndef MASTER_PEERS_H
 #define MASTER_PEERS_H
 
@@ -12,16 +12,15 @@
 
 typedef struct peers_s peers_t;
 
-/* Probes every node but self_id once a second. nodes may be NULL (one-node
- * quorum). Returns 0 or LC_ENOMEM. */
-int peers_init(peers_t **out, uv_loop_t *loop, const lc_nodes_conf_t *nodes, uint64_t self_id);
+/* The current members (this node included); returns how many. */
+typedef size_t (*peers_list_fn)(void *arg, lc_node_t *out, size_t max);
+
+int peers_init(peers_t **out, uv_loop_t *loop, uint64_t self_id, peers_list_fn list, void *arg);
 void peers_close(peers_t *p);
 
-/* Masters reachable now, this one included, and the size of the quorum. */
-void peers_reachable(const peers_t *p, size_t *reachable, size_t *total);
-/* A node's entry, or NULL (unknown id, or one-node quorum). */
-const lc_node_t *peers_node(const peers_t *p, uint64_t id);
+/* Members reachable now, this one included, and how many there are. */
+void peers_reachable(peers_t *p, size_t *reachable, size_t *total);
 /* [{"id","raft","worker","api","reachable","last_contact_ms_ago"}] */
-json_t *peers_json(const peers_t *p);
+json_t *peers_json(peers_t *p);
 
 #endif

@@ -155,7 +155,7 @@ static int start_raft(quorum_t *q, uv_loop_t *loop, const quorum_config_t *cfg, 
     raft_set_heartbeat_timeout(&q->raft, cfg->heartbeat_timeout_ms);
     raft_set_snapshot_threshold(&q->raft, cfg->snapshot_threshold);
     raft_set_snapshot_trailing(&q->raft, cfg->snapshot_trailing);
-    int rv = bootstrap_if_new(q, cfg, errmsg, errlen);
+    int rv = cfg->no_bootstrap ? 0 : bootstrap_if_new(q, cfg, errmsg, errlen);
     if (rv == 0 && raft_start(&q->raft) != 0) {
         snprintf(errmsg, errlen, "quorum: start raft on %s: %s", cfg->raft_address,
                  raft_errmsg(&q->raft));
@@ -252,6 +252,83 @@ int quorum_propose(quorum_t *q, const Lc__Command *cmd, quorum_applied_cb cb, vo
         raft_free(buf.base);
         free(p);
         return rv == RAFT_NOTLEADER ? LC_ENOTLEADER : LC_EIO;
+    }
+    return 0;
+}
+
+size_t quorum_servers(quorum_t *q, quorum_server_t *out, size_t max)
+{
+    size_t n = 0;
+    for (unsigned i = 0; i < q->raft.configuration.n && n < max; i++, n++) {
+        const struct raft_server *srv = &q->raft.configuration.servers[i];
+        out[n].id = srv->id;
+        snprintf(out[n].address, sizeof out[n].address, "%s", srv->address);
+        out[n].voter = srv->role == RAFT_VOTER;
+    }
+    return n;
+}
+
+typedef struct change_s {
+    struct raft_change req;
+    quorum_t *q;
+    uint64_t id;
+    bool promoting; /* added as a spare; next: make it a voter */
+    quorum_change_cb cb;
+    void *arg;
+} change_t;
+
+static void change_cb(struct raft_change *req, int status)
+{
+    change_t *c = (change_t *)req;
+    if (status == 0 && c->promoting) {
+        c->promoting = false;
+        status = raft_assign(&c->q->raft, &c->req, c->id, RAFT_VOTER, change_cb);
+        if (status == 0)
+            return;
+    }
+    char why[256] = "";
+    if (status != 0)
+        snprintf(why, sizeof why, "%s", raft_strerror(status));
+    c->cb(c->arg, status == 0 ? 0 : status == RAFT_NOTLEADER ? LC_ENOTLEADER : LC_EIO, why);
+    free(c);
+}
+
+static change_t *new_change(quorum_t *q, uint64_t id, quorum_change_cb cb, void *arg)
+{
+    change_t *c = calloc(1, sizeof *c);
+    if (c != NULL)
+        *c = (change_t){.q = q, .id = id, .cb = cb, .arg = arg};
+    return c;
+}
+
+int quorum_add_voter(quorum_t *q, uint64_t id, const char *raft_address, quorum_change_cb cb,
+                     void *arg)
+{
+    if (!quorum_is_leader(q))
+        return LC_ENOTLEADER;
+    change_t *c = new_change(q, id, cb, arg);
+    if (c == NULL)
+        return LC_ENOMEM;
+    c->promoting = true;
+    int rv = raft_add(&q->raft, &c->req, id, raft_address, change_cb);
+    if (rv != 0) {
+        free(c);
+        return rv == RAFT_DUPLICATEID || rv == RAFT_DUPLICATEADDRESS ? LC_ESTATE : LC_EIO;
+    }
+    return 0;
+}
+
+int quorum_remove(quorum_t *q, uint64_t id, quorum_change_cb cb, void *arg)
+{
+    if (!quorum_is_leader(q))
+        return LC_ENOTLEADER;
+    change_t *c = new_change(q, id, cb, arg);
+    if (c == NULL)
+        return LC_ENOMEM;
+    int rv = raft_remove(&q->raft, &c->req, id, change_cb);
+    if (rv != 0) {
+        free(c);
+        return rv == RAFT_BADID ? LC_ENOTFOUND : LC_EIO;
     }
     return 0;
 }

@@ -22,6 +22,7 @@ typedef struct quorum_config_s {
     unsigned heartbeat_timeout_ms;
     unsigned snapshot_threshold; /* entries between snapshots */
     unsigned snapshot_trailing;  /* entries kept after a snapshot */
+    bool no_bootstrap;           /* wait to be added to a running quorum */
 } quorum_config_t;
 
 /* Called when this node becomes leader (true) or stops being leader. */
@@ -43,6 +44,24 @@ uint64_t quorum_id(quorum_t *q);
 uint64_t quorum_leader_id(quorum_t *q);
 uint64_t quorum_commit_index(quorum_t *q);
 uint64_t quorum_applied_index(quorum_t *q);
+
+/* One server of the Raft configuration. */
+typedef struct quorum_server_s {
+    uint64_t id;
+    char address[LC_HOST_MAX + 8]; /* raft address */
+    bool voter;
+} quorum_server_t;
+
+/* The current Raft configuration; returns how many servers were written. */
+size_t quorum_servers(quorum_t *q, quorum_server_t *out, size_t max);
+
+/* Membership changes, on the leader. add: raft_add, then promote to voter
+ * once caught up; remove: raft_remove. cb(arg, status) with 0 or an LC_
+ * error, and errmsg filled on failure. Return 0 (cb follows) or an error. */
+typedef void (*quorum_change_cb)(void *arg, int status, const char *errmsg);
+int quorum_add_voter(quorum_t *q, uint64_t id, const char *raft_address, quorum_change_cb cb,
+                     void *arg);
+int quorum_remove(quorum_t *q, uint64_t id, quorum_change_cb cb, void *arg);
 
 /* Proposes a command. cb may be NULL. Returns 0 (cb will be called), or
  * LC_ENOTLEADER / LC_ENOMEM (cb will not be called). */

@@ -29,6 +29,8 @@ static const char schema_sql[] =
     "CREATE TABLE IF NOT EXISTS run_second_totals(run INTEGER NOT NULL, t INTEGER NOT NULL,"
     " users INTEGER NOT NULL, dropped INTEGER NOT NULL, tls_handshakes INTEGER NOT NULL,"
     " tls_resumed INTEGER NOT NULL, PRIMARY KEY(run, t));"
+    "CREATE TABLE IF NOT EXISTS members(id INTEGER PRIMARY KEY, raft TEXT NOT NULL,"
+    " worker TEXT NOT NULL, api TEXT NOT NULL);"
     "CREATE TABLE IF NOT EXISTS acks(worker TEXT NOT NULL, run INTEGER NOT NULL,"
     " seq INTEGER NOT NULL, PRIMARY KEY(worker, run, seq));";
 
@@ -150,6 +152,29 @@ static int apply_run_finished(store_t *s, const Lc__RunFinished *c)
     return step_done(s, st);
 }
 
+static int apply_put_member(store_t *s, const Lc__PutMember *c)
+{
+    sqlite3_stmt *st = store_prepare(
+        s, "INSERT INTO members(id, raft, worker, api) VALUES (?1, ?2, ?3, ?4)"
+           " ON CONFLICT(id) DO UPDATE SET raft = ?2, worker = ?3, api = ?4");
+    if (st == NULL)
+        return LC_EIO;
+    sqlite3_bind_int64(st, 1, (sqlite3_int64)c->id);
+    sqlite3_bind_text(st, 2, c->raft, -1, SQLITE_STATIC);
+    sqlite3_bind_text(st, 3, c->worker, -1, SQLITE_STATIC);
+    sqlite3_bind_text(st, 4, c->api, -1, SQLITE_STATIC);
+    return step_done(s, st);
+}
+
+static int apply_remove_member(store_t *s, const Lc__RemoveMember *c)
+{
+    sqlite3_stmt *st = store_prepare(s, "DELETE FROM members WHERE id = ?");
+    if (st == NULL)
+        return LC_EIO;
+    sqlite3_bind_int64(st, 1, (sqlite3_int64)c->id);
+    return step_done(s, st);
+}
+
 static int apply_one(store_t *s, const Lc__Command *cmd)
 {
     switch (cmd->cmd_case) {
@@ -161,6 +186,10 @@ static int apply_one(store_t *s, const Lc__Command *cmd)
         return store_apply_run_seconds(s, cmd->run_seconds);
     case LC__COMMAND__CMD_RUN_FINISHED:
         return apply_run_finished(s, cmd->run_finished);
+    case LC__COMMAND__CMD_PUT_MEMBER:
+        return apply_put_member(s, cmd->put_member);
+    case LC__COMMAND__CMD_REMOVE_MEMBER:
+        return apply_remove_member(s, cmd->remove_member);
     default:
         return LC_EINVAL;
     }

@@ -53,6 +53,12 @@ uint64_t store_max_run_id(store_t *s);
 /* True when (worker, run, seq) has been applied already. */
 int store_batch_applied(store_t *s, const char *worker, uint64_t run, uint64_t seq);
 
+/* Members --------------------------------------------------------------- */
+
+/* The worker and API addresses of master `id` as last put (buffers get ""
+ * when unknown). Returns 0 or LC_ENOTFOUND. */
+int store_member_get(store_t *s, uint64_t id, char *raft, char *worker, char *api, size_t len);
+
 /* JSON views for the API (new references; NULL on LC_ENOTFOUND). ----- */
 
 /* The run list: [{"id","name","tenant","state",…,"requests","rps","p95_ms"}]. */

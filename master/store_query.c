@@ -83,6 +83,24 @@ uint64_t store_max_run_id(store_t *s)
     return id;
 }
 
+int store_member_get(store_t *s, uint64_t id, char *raft, char *worker, char *api, size_t len)
+{
+    raft[0] = worker[0] = api[0] = '\0';
+    sqlite3_stmt *st = store_prepare(s, "SELECT raft, worker, api FROM members WHERE id = ?");
+    if (st == NULL)
+        return LC_EIO;
+    sqlite3_bind_int64(st, 1, (sqlite3_int64)id);
+    int rv = LC_ENOTFOUND;
+    if (sqlite3_step(st) == SQLITE_ROW) {
+        copy_col(raft, len, st, 0);
+        copy_col(worker, len, st, 1);
+        copy_col(api, len, st, 2);
+        rv = 0;
+    }
+    sqlite3_finalize(st);
+    return rv;
+}
+
 /* JSON helpers ---------------------------------------------------------- */
 
 static json_t *time_json(uint64_t ms)

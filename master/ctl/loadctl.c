@@ -17,7 +17,7 @@ enum { CTL_EXIT_OK = 0, CTL_EXIT_FAIL = 1, CTL_EXIT_USAGE = 2, CTL_EXIT_UNREACHA
        CTL_EXIT_INTERRUPTED = 130 };
 
 #define DEFAULT_MASTER "http://127.0.0.1:8089"
-#define MAX_ARGS 4
+#define MAX_ARGS 6
 #define WAIT_MAX_UNREACHABLE 10 /* consecutive failed polls before --wait gives up */
 
 typedef struct ctl_opts_s {
@@ -45,6 +45,9 @@ static void usage(FILE *out)
             "  stop ID                     stop a run\n"
             "  workers                     list connected workers\n"
             "  cluster                     the masters: roles, leader, term, reachability\n"
+            "  cluster add ID RAFT WORKERS API\n"
+            "                              add a master (started with --join-quorum)\n"
+            "  cluster remove ID           remove a master from the quorum\n"
             "\n"
             "options (before or after the command):\n"
             "  --master URL   master API (default $LOADCTL_MASTER, else " DEFAULT_MASTER ")\n"
@@ -407,9 +410,45 @@ static int cmd_runs(const ctl_opts_t *o)
     return get_and_print(o, "/api/v1/runs", ctl_print_runs, "the run list");
 }
 
+/* Sends a membership change and prints its answer. */
+static int change_members(const ctl_opts_t *o, const char *method, const char *path,
+                          const char *body, const char *done)
+{
+    ctl_http_response_t resp;
+    int rv = api_call(o, method, path, body, body ? strlen(body) : 0, &resp, NULL);
+    if (rv != CTL_EXIT_OK)
+        return rv;
+    if (o->json)
+        print_raw(stdout, &resp);
+    else
+        printf("%s\n", done);
+    ctl_http_response_free(&resp);
+    return CTL_EXIT_OK;
+}
+
+/* cluster | cluster add ID RAFT WORKERS API | cluster remove ID */
 static int cmd_cluster(const ctl_opts_t *o)
 {
-    return get_and_print(o, "/api/v1/cluster", ctl_print_cluster, "the cluster");
+    char path[96], done[128];
+    if (o->n_args == 1)
+        return get_and_print(o, "/api/v1/cluster", ctl_print_cluster, "the cluster");
+    if (strcmp(o->args[1], "add") == 0 && o->n_args == 6 && valid_id(o->args[2])) {
+        json_t *req = json_pack("{s:I,s:s,s:s,s:s}", "id", (json_int_t)strtoll(o->args[2], NULL, 10),
+                                "raft", o->args[3], "worker", o->args[4], "api", o->args[5]);
+        char *body = json_dumps(req, JSON_COMPACT);
+        json_decref(req);
+        snprintf(done, sizeof done, "master %s added as a voter", o->args[2]);
+        int rv = change_members(o, "POST", "/api/v1/cluster/members", body, done);
+        free(body);
+        return rv;
+    }
+    if (strcmp(o->args[1], "remove") == 0 && o->n_args == 3 && valid_id(o->args[2])) {
+        snprintf(path, sizeof path, "/api/v1/cluster/members/%s", o->args[2]);
+        snprintf(done, sizeof done, "master %s removed", o->args[2]);
+        return change_members(o, "DELETE", path, NULL, done);
+    }
+    usage_error("%s", "expected 'cluster', 'cluster add ID RAFT WORKERS API' or 'cluster remove ID'");
+    return CTL_EXIT_USAGE;
 }
 
 static int cmd_workers(const ctl_opts_t *o)
@@ -427,7 +466,7 @@ typedef struct ctl_command_s {
 static const ctl_command_t commands[] = {
     {"run", 1, "SCENARIO.json", cmd_run}, {"runs", 0, NULL, cmd_runs},
     {"show", 1, "ID", cmd_show},          {"stop", 1, "ID", cmd_stop},
-    {"workers", 0, NULL, cmd_workers},     {"cluster", 0, NULL, cmd_cluster},
+    {"workers", 0, NULL, cmd_workers},     {"cluster", -1, NULL, cmd_cluster},
 };
 
 /* Finds the command and checks its operands; NULL after printing a usage error. */
@@ -441,6 +480,8 @@ static const ctl_command_t *find_command(const ctl_opts_t *o)
         const ctl_command_t *c = &commands[i];
         if (strcmp(o->args[0], c->name) != 0)
             continue;
+        if (c->n_operands < 0) /* checks its own operands */
+            return c;
         if (o->n_args - 1 < c->n_operands)
             usage_error("missing %s", c->operand);
         else if (o->n_args - 1 > c->n_operands)

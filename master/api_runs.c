@@ -1,0 +1,137 @@
+/* api_runs.c — /api/v1/runs: create, list, show and stop runs. */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "api_internal.h"
+#include "lc_clock.h"
+#include "lc_err.h"
+#include "lc_scenario.h"
+#include "quorum.h"
+#include "runs.h"
+#include "store.h"
+
+/* Parses "/api/v1/runs/<id>[/<rest>]": returns 1 with id and rest ("" when
+ * none), 0 when the path is not of that form. */
+static int parse_run_path(const char *path, uint64_t *id, const char **rest)
+{
+    static const char prefix[] = "/api/v1/runs/";
+    if (strncmp(path, prefix, sizeof prefix - 1) != 0)
+        return 0;
+    const char *p = path + sizeof prefix - 1;
+    if (*p < '1' || *p > '9')
+        return 0;
+    char *end;
+    unsigned long long v = strtoull(p, &end, 10);
+    if (end - p > 18 || (*end != '\0' && *end != '/'))
+        return 0;
+    *id = v;
+    *rest = end;
+    return 1;
+}
+
+typedef struct create_ctx_s {
+    lc_http_exchange_t *ex;
+    uint64_t id;
+} create_ctx_t;
+
+static void created_cb(void *arg, int status, int result)
+{
+    create_ctx_t *ctx = arg;
+    if (status != 0)
+        api_respond_error(ctx->ex, 503, "run not created: %s", lc_strerror(status));
+    else if (result != 0)
+        api_respond_error(ctx->ex, 500, "run not created: %s", lc_strerror(result));
+    else
+        api_respond_json(ctx->ex, 201, json_pack("{s:I}", "id", (json_int_t)ctx->id));
+    free(ctx);
+}
+
+static void create_run(master_t *m, lc_http_exchange_t *ex, const lc_http_request_t *req)
+{
+    lc_scenario_t sc;
+    char why[512];
+    if (lc_scenario_parse(req->body, req->body_len, &sc, why, sizeof why) != 0) {
+        api_respond_error(ex, 400, "%s", why);
+        return;
+    }
+    if (!quorum_is_leader(m->quorum)) {
+        lc_scenario_free(&sc);
+        api_respond_error(ex, 503, "this master is not the leader");
+        return;
+    }
+    create_ctx_t *ctx = calloc(1, sizeof *ctx);
+    Lc__CreateRun cr = LC__CREATE_RUN__INIT;
+    cr.id = runs_next_id(m->runs);
+    cr.tenant = sc.tenant;
+    cr.name = sc.name;
+    cr.scenario_json = (char *)req->body;
+    cr.users = sc.arrival_rate > 0 ? sc.max_users : sc.users;
+    cr.created_ms = lc_wall_ms();
+    Lc__Command cmd = LC__COMMAND__INIT;
+    cmd.cmd_case = LC__COMMAND__CMD_CREATE_RUN;
+    cmd.create_run = &cr;
+    int rv = ctx ? quorum_propose(m->quorum, &cmd, created_cb, ctx) : LC_ENOMEM;
+    lc_scenario_free(&sc);
+    if (rv != 0) {
+        free(ctx);
+        api_respond_error(ex, 503, "run not created: %s", lc_strerror(rv));
+        return;
+    }
+    ctx->ex = ex;
+    ctx->id = cr.id;
+}
+
+static void stop_run(master_t *m, lc_http_exchange_t *ex, uint64_t id)
+{
+    char why[256] = "";
+    int rv = runs_request_stop(m->runs, id, why, sizeof why);
+    switch (rv) {
+    case 0:
+        api_respond_json(ex, 202, json_pack("{s:I,s:s}", "id", (json_int_t)id, "state", "stopping"));
+        break;
+    case LC_ENOTFOUND:
+        api_respond_error(ex, 404, "run %llu not found", (unsigned long long)id);
+        break;
+    case LC_ESTATE:
+        api_respond_error(ex, 409, "%s", why);
+        break;
+    default:
+        api_respond_error(ex, 503, "cannot stop run %llu: %s", (unsigned long long)id, lc_strerror(rv));
+        break;
+    }
+}
+
+void api_runs_route(master_t *m, lc_http_exchange_t *ex, const lc_http_request_t *req)
+{
+    bool get = strcmp(req->method, "GET") == 0, post = strcmp(req->method, "POST") == 0;
+    uint64_t id;
+    const char *rest;
+    if (strcmp(req->path, "/api/v1/runs") == 0) {
+        if (post)
+            create_run(m, ex, req);
+        else if (get)
+            api_respond_json(ex, 200, json_pack("{s:o}", "runs", store_runs_json(m->store, lc_wall_ms())));
+        else
+            api_respond_error(ex, 405, "%s not allowed on %s", req->method, req->path);
+        return;
+    }
+    if (!parse_run_path(req->path, &id, &rest)) {
+        api_respond_error(ex, 404, "no such endpoint: %s", req->path);
+        return;
+    }
+    if (rest[0] == '\0' && get) {
+        json_t *run = store_run_json(m->store, id, lc_wall_ms());
+        if (run == NULL)
+            api_respond_error(ex, 404, "run %llu not found", (unsigned long long)id);
+        else
+            api_respond_json(ex, 200, run);
+    } else if (strcmp(rest, "/stop") == 0 && post) {
+        stop_run(m, ex, id);
+    } else if (rest[0] == '\0' || strcmp(rest, "/stop") == 0) {
+        api_respond_error(ex, 405, "%s not allowed on %s", req->method, req->path);
+    } else {
+        api_respond_error(ex, 404, "no such endpoint: %s", req->path);
+    }
+}
+
