@@ -3,7 +3,10 @@
 # 20 s run. A new leader is elected within 3 s, the run finishes, and every
 # surviving master's history counts exactly the requests the target served;
 # the killed master, restarted, serves the same history.
+# With VICTIM=follower (test_follower_loss.sh) a follower is killed instead:
+# the leader stays, nothing visible changes, counts stay exact.
 source "$(dirname "$0")/lib.sh"
+VICTIM=${VICTIM:-leader}
 
 start_target
 start_cluster 3
@@ -14,6 +17,7 @@ for w in 1 2; do
         --name "worker-$w" --data-dir "$WORK/worker-$w-data"
 done
 API=$(api_of "$first")
+leader_is() { [ "$(leader_id)" = "$1" ]; }
 check "two workers joined the leader" wait_until 20 workers_connected 2
 
 cat >"$WORK/scenario.json" <<JSON
@@ -24,9 +28,25 @@ id=$(curl -sf -X POST --data-binary @"$WORK/scenario.json" "$API/api/v1/runs" | 
 check "run created" [ -n "$id" -a "$id" != null ]
 wait_until 10 run_state_is "$id" running
 sleep 5
+victim=$first
+if [ "$VICTIM" = follower ]; then victim=$(( first % 3 + 1 )); fi
 killed_at=$(date +%s.%N)
-stop_proc "$(eval echo "\$PID_master_$first")" KILL
-log "killed master $first"
+stop_proc "$(eval echo "\$PID_master_$victim")" KILL
+log "killed master $victim ($VICTIM)"
+if [ "$VICTIM" = follower ]; then
+    check "the leader stays the leader" leader_is "$first"
+    check "the run finishes" wait_until 60 run_state_is "$id" finished
+    check "the workers never left the leader" \
+        bash -c "! grep -q 'closing master connection' '$WORK/worker-1.log' '$WORK/worker-2.log'"
+    served=$(target_requests)
+    for k in 1 2 3; do
+        [ "$k" = "$victim" ] && continue
+        check "master $k's history equals the target's count" \
+            [ "$(curl -sf "$(api_of "$k")/api/v1/runs/$id" | jq .totals.requests)" = "$served" ]
+    done
+    finish
+    exit
+fi
 
 new_leader=""
 for _ in $(seq 1 100); do
