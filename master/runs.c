@@ -34,6 +34,7 @@ typedef struct active_run_s {
     bool finishing;           /* RunFinished proposed */
     uint64_t stop_deadline_ms; /* monotonic */
     uint64_t adopt_until_ms;   /* monotonic; workers may still report it */
+    bool adopting;             /* taken over from a previous leader, grace running */
     char final_state[16];
     char reason[256];
     uint64_t generation;
@@ -260,6 +261,19 @@ static bool finals_done(const active_run_t *ar)
     return true;
 }
 
+/* After the grace period: did the workers' reports cover the whole run, on
+ * exactly the workers connected now? */
+static bool adoption_complete(runs_t *r, const active_run_t *ar)
+{
+    size_t n;
+    fleet_connected(r->m->fleet, &n);
+    uint64_t users = 0;
+    for (size_t i = 0; i < ar->n_asg; i++)
+        users += ar->asg[i].users;
+    uint32_t total = ar->sc.arrival_rate > 0 ? ar->sc.max_users : ar->sc.users;
+    return ar->n_asg > 0 && ar->n_asg == n && users == total;
+}
+
 /* Advances one active run; returns false when it was removed. */
 static bool tick_run(runs_t *r, active_run_t *ar, uint64_t now)
 {
@@ -274,8 +288,11 @@ static bool tick_run(runs_t *r, active_run_t *ar, uint64_t now)
         }
         return true;
     }
-    if (ar->n_asg == 0 && now >= ar->adopt_until_ms)
-        plan_and_assign(r, ar); /* adopted run that no worker reported */
+    if (ar->adopting && now >= ar->adopt_until_ms) {
+        ar->adopting = false;
+        if (!adoption_complete(r, ar))
+            plan_and_assign(r, ar); /* the fleet changed: spread the run again */
+    }
     uint64_t wall = lc_wall_ms();
     if (wall >= ar->started_wall_ms + ar->sc.duration_ms)
         begin_stop(r, ar, "finished", "duration reached");
@@ -317,6 +334,7 @@ static void adopt_active(runs_t *r, const char *state)
         if (ar != NULL) {
             ar->started_wall_ms = row.started_ms ? row.started_ms : lc_wall_ms();
             ar->adopt_until_ms = mono_ms() + 2u * r->m->cfg.worker_heartbeat_ms;
+            ar->adopting = true;
             if (strcmp(state, "stopping") == 0)
                 begin_stop(r, ar, "finished", row.reason[0] ? row.reason : "stopped");
             lc_info("runs", "msg=\"run adopted\" run=%llu state=%s", (unsigned long long)row.id,

@@ -18,15 +18,23 @@ target() {
 
 served() { curl -sf --max-time 2 "http://127.0.0.1:$1/__stats" | jq -r .requests; }
 
-# run NAME [FLAGS…]: loadworker --local on $WORK/NAME.json, one engine thread.
+# run NAME [FLAGS…]: loadworker --local on $WORK/NAME.json, one engine thread;
+# its output in $WORK/NAME.out. A failure counts, and the checks that follow fail.
 run() {
-    local name=$1; shift
+    local name=$1 rc=0; shift
     timeout 60 "$LC_BIN/loadworker" --local "$WORK/$name.json" --threads 1 "$@" \
-        >"$WORK/$name.out" 2>"$WORK/$name.log"
+        >"$WORK/$name.out" 2>"$WORK/$name.log" || rc=$?
+    if [ $rc -ne 0 ]; then log "$name: loadworker exited $rc"; FAILED=$((FAILED + 1)); fi
 }
 
+# field FILE FILTER: a value of a JSON report, or null when there is none.
+field() { jq "$2" "$1" 2>/dev/null || echo null; }
+
 jq_true() { jq -e "$@" >/dev/null; }
-in_range() { jq -e -n --argjson v "$1" --argjson lo "$2" --argjson hi "$3" '$v >= $lo and $v <= $hi' >/dev/null; }
+in_range() { # in_range VALUE LO HI
+    jq -e -n --argjson v "$1" --argjson lo "$2" --argjson hi "$3" \
+        '$v >= $lo and $v <= $hi' >/dev/null
+}
 
 # (a) Open model: 1000 requests/s for 10 s with a 1 s stall at 5 s. The
 # stalled second's 1000 requests wait 1000…0 ms, so p95 ≈ 500 and p99 ≈ 900.
@@ -37,14 +45,15 @@ cat >"$WORK/open.json" <<JSON
 JSON
 run open --json
 R="$WORK/open.out"
-p95=$(jq .totals.latency_ms.p95 "$R"); p99=$(jq .totals.latency_ms.p99 "$R")
-reqs=$(jq .totals.requests "$R"); dropped=$(jq .totals.dropped "$R")
-log "open: requests=$reqs dropped=$dropped p95=${p95}ms p99=${p99}ms max=$(jq .totals.latency_ms.max "$R")ms target=$(served "$PORT_open")"
+p95=$(field "$R" .totals.latency_ms.p95); p99=$(field "$R" .totals.latency_ms.p99)
+reqs=$(field "$R" .totals.requests); dropped=$(field "$R" .totals.dropped)
+log "open: requests=$reqs dropped=$dropped p95=${p95}ms p99=${p99}ms" \
+    "max=$(field "$R" .totals.latency_ms.max)ms target=$(served "$PORT_open")"
 check "open: p95 in [400, 600] ms (got $p95)" in_range "$p95" 400 600
 check "open: p99 in [800, 1000] ms (got $p99)" in_range "$p99" 800 1000
 check "open: 10000 requests in 10 s within 1 % (got $reqs)" in_range "$reqs" 9900 10100
 check "open: requests equal the target's count" test "$reqs" -eq "$(served "$PORT_open")"
-check "open: no failures" test "$(jq .totals.failures "$R")" -eq 0
+check "open: no failures" test "$(field "$R" .totals.failures)" -eq 0
 stop_proc "$PID_open"
 
 # (b) Closed model, same stall: the requests caught in it are not hidden.
@@ -54,7 +63,8 @@ cat >"$WORK/closed.json" <<JSON
  "users": 20, "tasks": [{"path": "/"}]}
 JSON
 run closed --json
-max=$(jq .totals.latency_ms.max "$WORK/closed.out"); reqs=$(jq .totals.requests "$WORK/closed.out")
+R="$WORK/closed.out"
+max=$(field "$R" .totals.latency_ms.max); reqs=$(field "$R" .totals.requests)
 log "closed: requests=$reqs max=${max}ms"
 check "closed: max latency >= 950 ms (got $max)" in_range "$max" 950 1e9
 check "closed: requests equal the target's count" test "$reqs" -eq "$(served "$PORT_closed")"
@@ -70,7 +80,7 @@ cat >"$WORK/ramp.json" <<JSON
 JSON
 run ramp --json
 R="$WORK/ramp.out"
-log "ramp: timeline $(jq -c '[.timeline[] | [(.t_s * 100 | round / 100), .users]]' "$R")"
+log "ramp: timeline $(field "$R" '[.timeline[] | [(.t_s * 100 | round / 100), .users]]' | jq -c .)"
 check "ramp: at least 5 samples" jq_true '(.timeline | length) >= 5' "$R"
 check "ramp: users follow 20·t/4 (± 3) during the ramp" jq_true \
     '[.timeline[] | select(.t_s < 4) | (.users - 5 * .t_s) | fabs <= 3] | all' "$R"
@@ -81,7 +91,7 @@ check "ramp: users rise (two samples strictly between 0 and 20, increasing)" jq_
 check "ramp: 20 users held after the ramp" jq_true \
     '[.timeline[] | select(.t_s >= 4.3) | .users == 20] | all' "$R"
 check "ramp: requests equal the target's count" \
-    test "$(jq .totals.requests "$R")" -eq "$(served "$PORT_ramp")"
+    test "$(field "$R" .totals.requests)" -eq "$(served "$PORT_ramp")"
 stop_proc "$PID_ramp"
 
 # (d) Open model beyond its pool: 2 users at 50 ms per request serve about
@@ -93,7 +103,8 @@ cat >"$WORK/drops.json" <<JSON
 JSON
 run drops
 log "drops: $(grep -i dropped "$WORK/drops.out" || echo 'no dropped line')"
-check "drops: the report shows dropped starts" grep -q "Dropped starts (no free user): [1-9]" "$WORK/drops.out"
+check "drops: the report shows dropped starts" \
+    grep -q "Dropped starts (no free user): [1-9]" "$WORK/drops.out"
 stop_proc "$PID_slow"
 
 finish

@@ -45,6 +45,7 @@ for k in 2 3; do
     check "master $k follows master 1" \
         sh -c "curl -sf http://127.0.0.1:${APORT[$k]}/api/v1/cluster | jq -e '.leader_id == 1 and .role == \"follower\"'"
 done
+check "a new master was caught up by snapshot" grep -q "snapshot restored" "$WORK/master-2.log" "$WORK/master-3.log"
 code=$(curl -s -o /dev/null -w '%{http_code}' -X POST --data-binary @"$WORK/scenario.json" "http://127.0.0.1:${APORT[2]}/api/v1/runs")
 check "a follower redirects writes to the leader (307)" [ "$code" = 307 ]
 
