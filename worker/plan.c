@@ -134,6 +134,8 @@ int worker_plan_build(worker_plan_t **out, lc_scenario_t *sc, char *errmsg, size
     }
     if (rv == 0)
         rv = assign_endpoints(p);
+    if (rv == 0 && p->scenario.url.tls)
+        rv = worker_tls_new(&p->tls, &p->scenario, errmsg, errlen);
     if (rv != 0) {
         if (rv == LC_ENOMEM)
             snprintf(errmsg, errlen, "out of memory");
@@ -159,6 +161,7 @@ void worker_plan_free(worker_plan_t *p)
     free(p->tasks);
     free(p->cum_weights);
     free(p->endpoints);
+    worker_tls_free(p->tls);
     lc_scenario_free(&p->scenario);
     free(p);
 }

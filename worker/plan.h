@@ -1,6 +1,7 @@
 /* plan.h — the immutable per-run plan that a run's engines share: the parsed
  * scenario, each task's pre-rendered request or compiled templates, task
- * weights, endpoints and the resolved target address. */
+ * weights, endpoints, the resolved target address and, for https, the TLS
+ * context. */
 #ifndef WORKER_PLAN_H
 #define WORKER_PLAN_H
 
@@ -12,6 +13,7 @@
 #include "lc_scenario.h"
 #include "stats.h"
 #include "template.h"
+#include "tls.h"
 
 typedef struct worker_task_plan_s {
     const lc_task_t *task;
@@ -36,10 +38,16 @@ typedef struct worker_plan_s {
     size_t n_endpoints;
     struct sockaddr_storage addr; /* target, filled in before the engines start */
     socklen_t addr_len;
+    /* Where the run's timeline (stages, arrivals) stands when the engines
+     * start: 0, or the time already run when this worker adopts a run. Set
+     * by the control thread before the engines start. */
+    uint64_t offset_ms;
+    worker_tls_t *tls;        /* https: the run's TLS client (tls.h); NULL for http */
 } worker_plan_t;
 
 /* Builds a plan from a parsed scenario, taking ownership of its contents (sc
- * is zeroed). Returns 0, LC_ENOMEM or LC_EINVAL with errmsg. */
+ * is zeroed). Returns 0, LC_ENOMEM or LC_EINVAL with errmsg (e.g. a
+ * tls.ca_file that cannot be loaded: the run cannot start). */
 int worker_plan_build(worker_plan_t **out, lc_scenario_t *sc, char *errmsg, size_t errlen);
 void worker_plan_free(worker_plan_t *p);
 

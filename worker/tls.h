@@ -1,0 +1,39 @@
+/* tls.h — HTTPS for the engine: a worker_transport_ops_t running OpenSSL over
+ * a BIO pair on the connection's uv stream, with one SSL_CTX per run and one
+ * resumable session per engine and run. */
+#ifndef WORKER_TLS_H
+#define WORKER_TLS_H
+
+#include <stddef.h>
+
+#include "http_conn.h"
+#include "lc_scenario.h"
+#include "stats.h"
+
+/* The engine index bound of a run's per-engine slots (--threads accepts at
+ * most this many). */
+#define WORKER_TLS_MAX_ENGINES 1024u
+
+/* A run's TLS client: the SSL_CTX (CA, verification, ALPN), the host to
+ * verify and to send as SNI, and one slot per engine. Built with the plan,
+ * read-only afterwards except for each engine's own slot. */
+typedef struct worker_tls_s worker_tls_t;
+
+/* Builds the client for an https scenario: verification on unless
+ * tls.insecure, CAs from tls.ca_file or the system's default paths.
+ * Returns 0, LC_ENOMEM, or LC_EINVAL with errmsg (e.g. a ca_file OpenSSL
+ * cannot load). */
+int worker_tls_new(worker_tls_t **out, const lc_scenario_t *sc, char *errmsg, size_t errlen);
+/* Frees the context and every engine's session; no connection may use it. */
+void worker_tls_free(worker_tls_t *t);
+
+/* Makes c (just initialized, not connected) speak TLS with t, from engine
+ * `engine`; handshake counts go to *stats (the engine's current counters of
+ * the run, which may be swapped between handshakes). Halves c's share of the
+ * engine read buffer: the second half receives plaintext. */
+void worker_tls_attach(worker_conn_t *c, worker_tls_t *t, unsigned engine,
+                       worker_stats_t *const *stats);
+
+extern const worker_transport_ops_t worker_transport_tls;
+
+#endif
