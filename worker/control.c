@@ -10,6 +10,7 @@
 #include "lc_err.h"
 #include "lc_log.h"
 #include "lc_scenario.h"
+#include "sysinfo.h"
 
 #define SAFETY_MARGIN_MS 30000u
 
@@ -56,7 +57,7 @@ int worker_control_init(worker_control_t *ctl, uv_loop_t *loop, unsigned n_engin
         }
         ctl->n_engines++;
     }
-    if (batches)
+    if (batches || hooks->interval != NULL)
         uv_timer_start(&ctl->stats_timer, on_stats_timer, ctl->stats_interval_ms,
                        ctl->stats_interval_ms);
     return 0;
@@ -80,7 +81,9 @@ static void post_shares(worker_control_t *ctl, worker_run_t *r, enum worker_msg_
         m->run = r->id;
         m->plan = r->plan;
         m->users = engine_share(r->users, ctl->n_engines, i);
+        /* Both rates split like the users (the open model's user pool). */
         m->spawn_rate = r->users ? r->spawn_rate * m->users / r->users : 0;
+        m->rate = r->users ? r->rate * m->users / r->users : 0;
         worker_engine_post(ctl->engines[i], m);
     }
 }
@@ -180,10 +183,13 @@ static void start_engines(uv_timer_t *t)
     worker_control_t *ctl = r->ctl;
     r->state = WORKER_RUN_RUNNING;
     r->started_ms = uv_now(ctl->loop);
+    /* An adopted run's stages and arrivals go on from where the run stands. */
+    r->plan->offset_ms = r->elapsed_ms ? r->elapsed_ms + (r->started_ms - r->assigned_ms) : 0;
     post_shares(ctl, r, WORKER_MSG_RUN_START);
-    lc_info("control", "msg=\"run started\" run=%llu generation=%llu users=%u spawn_rate=%g",
+    lc_info("control",
+            "msg=\"run started\" run=%llu generation=%llu users=%u spawn_rate=%g rate=%g",
             (unsigned long long)r->id, (unsigned long long)r->generation, r->users,
-            r->spawn_rate);
+            r->spawn_rate, r->rate);
     if (ctl->hooks->run_started)
         ctl->hooks->run_started(ctl->hooks_arg, r);
     uint64_t duration = r->plan->scenario.duration_ms;
@@ -239,6 +245,17 @@ static int resolve(worker_control_t *ctl, worker_run_t *r)
     return 0;
 }
 
+/* Open model: the Assign's requests/s; a master that sends none gets the
+ * share of arrival_rate that its users are of max_users. */
+static double assigned_rate(const worker_assign_t *a, const lc_scenario_t *sc)
+{
+    if (sc->arrival_rate <= 0)
+        return 0;
+    if (a->rate > 0)
+        return a->rate;
+    return sc->max_users ? sc->arrival_rate * a->users / sc->max_users : 0;
+}
+
 static worker_run_t *new_run(worker_control_t *ctl, const worker_assign_t *a, worker_plan_t *p)
 {
     worker_run_t *r = calloc(1, sizeof *r);
@@ -265,6 +282,7 @@ static worker_run_t *new_run(worker_control_t *ctl, const worker_assign_t *a, wo
     r->generation = a->generation;
     r->users = a->users;
     r->spawn_rate = a->spawn_rate > 0 ? a->spawn_rate : p->scenario.spawn_rate;
+    r->rate = assigned_rate(a, &p->scenario);
     r->plan = p;
     r->assigned_ms = uv_now(ctl->loop);
     r->elapsed_ms = a->elapsed_ms;
@@ -291,6 +309,7 @@ static int rescale(worker_control_t *ctl, worker_run_t *r, const worker_assign_t
     r->users = a->users;
     if (a->spawn_rate > 0)
         r->spawn_rate = a->spawn_rate;
+    r->rate = assigned_rate(a, &r->plan->scenario);
     lc_info("control", "msg=\"run rescaled\" run=%llu generation=%llu users=%u",
             (unsigned long long)r->id, (unsigned long long)r->generation, r->users);
     if (r->state == WORKER_RUN_RUNNING)
@@ -298,9 +317,31 @@ static int rescale(worker_control_t *ctl, worker_run_t *r, const worker_assign_t
     return 0;
 }
 
+/* Refuses what the open-file limit cannot hold (one connection per user, the
+ * other runs' users included): better one clear reason than EMFILE storms. */
+static int check_fd_room(const worker_control_t *ctl, const worker_assign_t *a, char *errmsg,
+                         size_t errlen)
+{
+    uint64_t others = 0, room = worker_fd_room();
+    for (const worker_run_t *r = ctl->runs; r != NULL; r = r->next)
+        if (r->id != a->run && r->state != WORKER_RUN_FINAL)
+            others += r->users;
+    if (a->users + others <= room)
+        return 0;
+    uint64_t left = room > others ? room - others : 0;
+    snprintf(errmsg, errlen,
+             "%u users need %u connections but the open-file limit allows %llu%s; raise it "
+             "with ulimit -n or LimitNOFILE",
+             a->users, a->users, (unsigned long long)left,
+             others ? " (other runs hold the rest)" : "");
+    return LC_ETOOBIG;
+}
+
 int worker_control_assign(worker_control_t *ctl, const worker_assign_t *a, char *errmsg,
                           size_t errlen)
 {
+    if (check_fd_room(ctl, a, errmsg, errlen) != 0)
+        return LC_ETOOBIG;
     worker_run_t *r = find_run(ctl, a->run);
     if (r != NULL)
         return rescale(ctl, r, a);
@@ -309,13 +350,6 @@ int worker_control_assign(worker_control_t *ctl, const worker_assign_t *a, char 
     int rv = lc_scenario_parse(a->scenario_json, a->scenario_len, &sc, why, sizeof why);
     if (rv != 0) {
         snprintf(errmsg, errlen, "scenario.json: %s", why);
-        return LC_EINVAL;
-    }
-    if (sc.url.tls || sc.arrival_rate > 0) {
-        snprintf(errmsg, errlen, "%s",
-                 sc.url.tls ? "https targets are not supported yet"
-                            : "open-model scenarios (arrival_rate) are not supported yet");
-        lc_scenario_free(&sc);
         return LC_EINVAL;
     }
     worker_plan_t *p;
@@ -440,9 +474,12 @@ static void on_stats_timer(uv_timer_t *t)
 
 static void round_complete(worker_control_t *ctl)
 {
-    for (worker_run_t *r = ctl->runs; r != NULL; r = r->next)
+    for (worker_run_t *r = ctl->runs; r != NULL; r = r->next) {
+        if (r->state == WORKER_RUN_RUNNING && ctl->hooks->interval != NULL)
+            ctl->hooks->interval(ctl->hooks_arg, r);
         if (r->state == WORKER_RUN_RUNNING || r->state == WORKER_RUN_STOPPING)
             cut_batch(ctl, r, false);
+    }
 }
 
 static void handle(worker_control_t *ctl, worker_msg_t *m)

@@ -28,8 +28,9 @@ typedef struct worker_run_s {
     worker_control_t *ctl;
     uint64_t id;
     uint64_t generation;
-    uint32_t users;           /* assigned */
+    uint32_t users;           /* assigned (open model: the bound of the user pool) */
     double spawn_rate;        /* assigned */
+    double rate;              /* open model: assigned requests/s (a share of arrival_rate) */
     enum worker_run_state state;
     worker_plan_t *plan;
     worker_stats_t *acc;      /* merged counters not yet cut into a batch */
@@ -64,6 +65,10 @@ typedef struct worker_control_hooks_s {
     void (*run_finished)(void *arg, worker_run_t *run);
     /* The run could not start (bad target, resolution failure). */
     void (*run_failed)(void *arg, uint64_t run, const char *why);
+    /* Optional: every stats interval, the engines' counts of a running run
+     * were merged (eng_users is fresh). Without batches, its presence alone
+     * makes the control thread collect every interval. */
+    void (*interval)(void *arg, worker_run_t *run);
 } worker_control_hooks_t;
 
 struct worker_control_s {
@@ -90,8 +95,9 @@ struct worker_control_s {
 typedef struct worker_assign_s {
     uint64_t run;
     uint64_t generation;
-    uint32_t users;
+    uint32_t users;           /* closed: users; open: the bound of the user pool */
     double spawn_rate;
+    double rate;              /* open model: requests/s; 0: a share of arrival_rate like users */
     const char *scenario_json;
     size_t scenario_len;
     uint32_t start_delay_ms;
@@ -103,8 +109,9 @@ typedef struct worker_assign_s {
 int worker_control_init(worker_control_t *ctl, uv_loop_t *loop, unsigned n_engines,
                         bool batches, const char *worker_id,
                         const worker_control_hooks_t *hooks, void *hooks_arg);
-/* Starts or rescales a run. Returns 0, or LC_EINVAL with errmsg (the
- * assignment is then ignored). */
+/* Starts or rescales a run. Returns 0, or LC_EINVAL (bad scenario) or
+ * LC_ETOOBIG (the open-file limit cannot hold its connections) with errmsg;
+ * the assignment is then ignored and should be refused to the master. */
 int worker_control_assign(worker_control_t *ctl, const worker_assign_t *a, char *errmsg,
                           size_t errlen);
 /* Stops a run gracefully: nothing new, requests in flight get deadline_ms. */

@@ -1,6 +1,7 @@
-/* engine.c — engine threads: the loop, the inbox, and each run's users. */
+/* engine.c — engine threads: the loop, the inbox, each run's users under its workload model. */
 #include "engine.h"
 
+#include <math.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -30,6 +31,35 @@ static uint32_t count_connections(const engine_run_t *r)
     return n;
 }
 
+/* The id of this run's next user on this engine: ids interleave over the
+ * engines as users are dealt round-robin. */
+static uint64_t next_user_id(engine_run_t *r)
+{
+    return r->next_user++ * r->engine->n_engines + r->engine->index + 1;
+}
+
+/* Starts one closed-model user; false (logged) when it cannot start. */
+static bool start_user(engine_run_t *r)
+{
+    if (worker_user_start(r, next_user_id(r)) != NULL)
+        return true;
+    lc_error("engine", "msg=\"cannot start a user\" run=%llu", (unsigned long long)r->id);
+    return false;
+}
+
+/* Fewer users: the newest go first, each after its request in flight. */
+static void retire_down(engine_run_t *r)
+{
+    for (worker_user_t *u = r->users; u != NULL && r->active > r->target; u = u->next)
+        worker_user_retire(u);
+}
+
+/* Where the run's timeline stands (ms) at uv_hrtime now_ns. */
+static double run_time_ms(const engine_run_t *r, uint64_t now_ns)
+{
+    return r->t0_ms + (double)(now_ns - r->t0_ns) / 1e6;
+}
+
 /* Spawning: users start at spawn_rate per second from spawn_t0 until target. */
 
 static void spawn_tick(uv_timer_t *t)
@@ -42,13 +72,9 @@ static void spawn_tick(uv_timer_t *t)
     if (r->spawn_rate > 0)
         due = (uint64_t)((double)(uv_now(&e->loop) - r->spawn_t0) * r->spawn_rate / 1000.0) + 1;
     while (r->active < r->target && r->spawned < due) {
-        uint64_t k = r->next_user++;
         r->spawned++;
-        /* Ids interleave over engines as users were dealt round-robin. */
-        if (worker_user_start(r, k * e->n_engines + e->index + 1) == NULL) {
-            lc_error("engine", "msg=\"cannot start a user\" run=%llu", (unsigned long long)r->id);
+        if (!start_user(r))
             break;
-        }
     }
     if (r->active >= r->target)
         uv_timer_stop(&r->spawn_timer);
@@ -67,9 +93,157 @@ static void run_scale(engine_run_t *r, uint32_t users, double spawn_rate)
         return;
     }
     uv_timer_stop(&r->spawn_timer);
-    /* Fewer users: the newest go first, each after its request in flight. */
-    for (worker_user_t *u = r->users; u != NULL && r->active > r->target; u = u->next)
+    retire_down(r);
+}
+
+/* Closed model with stages (k6 ramping-vus): every RAMP_TICK_MS the users
+ * are set to the ramp's value, scaled to this engine's share; spawn_rate does
+ * not apply, the ramp is the spawn schedule. After the last stage it holds. */
+
+#define RAMP_TICK_MS 10u
+
+static void ramp_tick(uv_timer_t *t)
+{
+    engine_run_t *r = t->data;
+    worker_engine_t *e = r->engine;
+    const lc_scenario_t *sc = &r->plan->scenario;
+    if (r->stopping)
+        return;
+    double now = run_time_ms(r, uv_hrtime()), end = 0;
+    r->target = worker_stages_share(worker_stages_at(sc->stages, sc->n_stages, now), r->share,
+                                    e->index, e->n_engines);
+    while (r->active < r->target)
+        if (!start_user(r))
+            break;
+    retire_down(r);
+    for (size_t i = 0; i < sc->n_stages; i++)
+        end += (double)sc->stages[i].duration_ms;
+    if (now >= end)
+        uv_timer_stop(&r->spawn_timer);
+}
+
+/* Open model: the pacer says when each start is due; a start takes an idle
+ * user, or creates one while the pool is below its bound, or is dropped. */
+
+static uint64_t intended_ns(const engine_run_t *r, double t_ms)
+{
+    double d = (t_ms - r->t0_ms) * 1e6;
+    return r->t0_ns + (d > 0 ? (uint64_t)d : 0);
+}
+
+static worker_user_t *take_user(engine_run_t *r)
+{
+    worker_user_t *u = r->idle;
+    if (u != NULL) {
+        r->idle = u->idle_next;
+        u->idle_next = NULL;
+        return u;
+    }
+    if (r->active >= r->target)
+        return NULL;
+    if ((u = worker_user_new(r, next_user_id(r))) == NULL && !r->create_failed) {
+        r->create_failed = true; /* once: its starts are counted as dropped */
+        lc_error("engine", "msg=\"cannot create a user: starts dropped\" run=%llu",
+                 (unsigned long long)r->id);
+    }
+    return u;
+}
+
+/* uv timers tick in whole ms of a coarse clock: a timer wakes up to 1 ms
+ * either side of a start's time. Starts up to PACE_LEAD_MS ahead go out with
+ * the tick rather than 1–2 ms late (the rate is unchanged: each start keeps
+ * its slot), and a late one is timed from its intended start anyway. */
+#define PACE_LEAD_MS 1.0
+
+static void pace_tick(uv_timer_t *t);
+
+/* Arms the timer for the start due at due_ms (never for a rate that stays 0:
+ * a rescale rearms it); never 0 for a start still ahead, which would spin. */
+static void pace_arm(engine_run_t *r, double due_ms)
+{
+    if (isinf(due_ms)) {
+        uv_timer_stop(&r->spawn_timer);
+        return;
+    }
+    uv_loop_t *loop = &r->engine->loop;
+    uv_update_time(loop);
+    uint64_t fire = intended_ns(r, due_ms) / 1000000u, now = uv_now(loop);
+    uv_timer_start(&r->spawn_timer, pace_tick, fire > now ? fire - now : 1, 0);
+}
+
+/* Issues every start whose time has passed (or comes within the lead), each
+ * with its own intended time (a late tick catches up), then arms the timer
+ * for the next one. */
+static void pace_tick(uv_timer_t *t)
+{
+    engine_run_t *r = t->data;
+    if (r->stopping)
+        return;
+    double now = run_time_ms(r, uv_hrtime()), due;
+    while ((due = worker_pacer_due(&r->pacer)) <= now + PACE_LEAD_MS) {
+        worker_user_t *u = take_user(r);
+        if (u == NULL) {
+            /* No user is free and none can be added before the next loop
+             * iteration: every start due by now is dropped. */
+            uint64_t n = worker_pacer_pending(&r->pacer, now);
+            if (n == 0)
+                break; /* within the lead: it may find a user at its time */
+            r->stats->dropped += n;
+            worker_pacer_skip(&r->pacer, n);
+            continue;
+        }
+        worker_pacer_advance(&r->pacer);
+        worker_user_begin(u, intended_ns(r, due));
+    }
+    pace_arm(r, due);
+}
+
+/* users: the pool's bound; rate: this engine's requests/s (of arrival_rate). */
+static void open_scale(engine_run_t *r, uint32_t users, double rate, bool first)
+{
+    const lc_scenario_t *sc = &r->plan->scenario;
+    worker_engine_t *e = r->engine;
+    /* Stage targets are the scenario's requests/s: scale them by our part. */
+    double scale = sc->n_stages > 0 ? rate / sc->arrival_rate : rate;
+    r->target = users;
+    if (first) {
+        worker_pacer_init(&r->pacer, sc->stages, sc->n_stages, scale,
+                          (double)e->index / e->n_engines, r->t0_ms);
+    } else {
+        pace_tick(&r->spawn_timer); /* what was due goes out at the old rate */
+        worker_pacer_rescale(&r->pacer, run_time_ms(r, uv_hrtime()), scale);
+    }
+    /* A smaller pool: idle users beyond it go now, busy ones after their request. */
+    while (r->active > r->target && r->idle != NULL) {
+        worker_user_t *u = r->idle;
+        r->idle = u->idle_next;
         worker_user_retire(u);
+    }
+    uv_timer_start(&r->spawn_timer, pace_tick, 0, 0);
+}
+
+void engine_run_user_idle(engine_run_t *r, worker_user_t *u)
+{
+    if (r->active > r->target) {
+        worker_user_retire(u);
+        return;
+    }
+    u->idle_next = r->idle;
+    r->idle = u;
+}
+
+/* Applies a start or a rescale under the run's model. */
+static void run_apply(engine_run_t *r, const worker_msg_t *m, bool first)
+{
+    const lc_scenario_t *sc = &r->plan->scenario;
+    if (r->open) {
+        open_scale(r, m->users, m->rate, first);
+    } else if (r->ramped) {
+        r->share = sc->users > 0 ? (double)m->users / sc->users : 0;
+        uv_timer_start(&r->spawn_timer, ramp_tick, 0, RAMP_TICK_MS);
+    } else {
+        run_scale(r, m->users, m->spawn_rate);
+    }
 }
 
 static void on_run_handle_close(uv_handle_t *h)
@@ -122,6 +296,7 @@ static void run_stop(engine_run_t *r, uint32_t deadline_ms)
         return;
     r->stopping = true;
     uv_timer_stop(&r->spawn_timer);
+    r->idle = NULL; /* idle users end with the others */
     for (worker_user_t *u = r->users; u != NULL; u = u->next)
         worker_user_stop(u);
     uv_timer_start(&r->deadline_timer, on_deadline, deadline_ms, 0);
@@ -140,13 +315,17 @@ static void run_start(worker_engine_t *e, const worker_msg_t *m)
     r->engine = e;
     r->id = m->run;
     r->plan = m->plan;
+    r->t0_ns = uv_hrtime();
+    r->t0_ms = (double)m->plan->offset_ms;
+    r->open = m->plan->scenario.arrival_rate > 0;
+    r->ramped = !r->open && m->plan->scenario.n_stages > 0;
     uv_timer_init(&e->loop, &r->spawn_timer);
     uv_timer_init(&e->loop, &r->deadline_timer);
     r->spawn_timer.data = r->deadline_timer.data = r;
     r->handles = 2;
     r->next = e->runs;
     e->runs = r;
-    run_scale(r, m->users, m->spawn_rate);
+    run_apply(r, m, true);
 }
 
 /* Hands every run's counters to the control thread and starts fresh ones. */
@@ -188,6 +367,7 @@ static void quit(worker_engine_t *e)
     for (engine_run_t *r = e->runs; r != NULL; r = r->next) {
         r->stopping = true;
         uv_timer_stop(&r->spawn_timer);
+        r->idle = NULL;
         for (worker_user_t *u = r->users; u != NULL; u = u->next) {
             worker_user_retire(u);
             worker_user_abort(u);
@@ -207,7 +387,7 @@ static void handle(worker_engine_t *e, worker_msg_t *m)
         break;
     case WORKER_MSG_RUN_SCALE:
         if (r != NULL && !r->stopping)
-            run_scale(r, m->users, m->spawn_rate);
+            run_apply(r, m, false);
         break;
     case WORKER_MSG_RUN_STOP:
         if (r != NULL)

@@ -9,6 +9,7 @@
 #include <uv.h>
 
 #include "mailbox.h"
+#include "pacer.h"
 #include "plan.h"
 #include "stats.h"
 #include "template.h"
@@ -26,14 +27,22 @@ typedef struct engine_run_s {
     const worker_plan_t *plan; /* shared, read-only, owned by the control thread */
     worker_stats_t *stats;     /* counters since the last collect */
     worker_user_t *users;      /* every user not yet freed, newest first */
-    uint32_t active;           /* users not retiring: the ones "running" */
+    uint32_t active;           /* users not retiring: the ones "running" (open: the pool) */
     uint32_t live;             /* users not yet freed */
-    uint32_t target;           /* users this engine should run */
+    uint32_t target;           /* users this engine should run (open: the pool's bound) */
     uint64_t next_user;        /* users started so far, for user ids */
     double spawn_rate;         /* users/s for this engine; <= 0: all at once */
     uint64_t spawn_t0;         /* loop time spawning (re)started */
     uint32_t spawned;          /* users spawned since spawn_t0 */
-    uv_timer_t spawn_timer;
+    bool open;                 /* open model: the pacer starts requests */
+    bool ramped;               /* closed model with stages: users follow the ramp */
+    double share;              /* ramp or rate scale: this engine's part of the scenario's */
+    uint64_t t0_ns;            /* uv_hrtime when this engine started the run */
+    double t0_ms;              /* the run's timeline then (> 0 for an adopted run) */
+    worker_user_t *idle;       /* open model: idle users, a stack */
+    bool create_failed;        /* open model: a user could not be created (logged once) */
+    worker_pacer_t pacer;      /* open model */
+    uv_timer_t spawn_timer;    /* spawning, the stage ramp's ticks, or the pacer's */
     uv_timer_t deadline_timer; /* stop: in-flight requests are aborted when it fires */
     uint8_t handles;
     bool stopping;
@@ -65,5 +74,8 @@ void worker_engine_stop(worker_engine_t *e);
 
 /* Called by users: a user was freed (the run may be finished). */
 void engine_run_user_gone(engine_run_t *r);
+/* Called by open-model users after a request: back to the pool (or retired
+ * when the pool shrank). */
+void engine_run_user_idle(engine_run_t *r, worker_user_t *u);
 
 #endif

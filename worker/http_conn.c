@@ -6,6 +6,7 @@
 
 #include "lc_err.h"
 #include "stats.h"
+#include "sysinfo.h"
 
 static int on_message_begin(llhttp_t *p);
 static int on_headers_complete(llhttp_t *p);
@@ -48,6 +49,8 @@ bool worker_conn_connected(const worker_conn_t *c)
 static void start_close(worker_conn_t *c)
 {
     uv_timer_stop(&c->timer);
+    if (c->transport->close != NULL && c->state != WORKER_CONN_CLOSING)
+        c->transport->close(c);
     c->state = WORKER_CONN_CLOSING;
     uv_read_stop((uv_stream_t *)&c->tcp);
     uv_close((uv_handle_t *)&c->tcp, on_tcp_close);
@@ -201,7 +204,9 @@ static void on_connect(uv_connect_t *req, int status)
 void worker_conn_connect(worker_conn_t *c, const struct sockaddr *addr, uint32_t timeout_ms)
 {
     c->bytes = 0;
-    if (uv_tcp_init(c->timer.loop, &c->tcp) != 0) {
+    /* --source-addrs: a socket of the source's family, bound before connect. */
+    const struct sockaddr *src = worker_source_addr_next(addr->sa_family);
+    if (uv_tcp_init_ex(c->timer.loop, &c->tcp, src ? src->sa_family : AF_UNSPEC) != 0) {
         /* Nothing was opened: report through the timer so done() stays async. */
         c->state = WORKER_CONN_CONNECTING;
         c->result = (worker_conn_result_t){.kind = WORKER_ERR_CONNECT_REFUSED,
@@ -214,7 +219,9 @@ void worker_conn_connect(worker_conn_t *c, const struct sockaddr *addr, uint32_t
     c->tcp.data = c;
     c->connect_req.data = c;
     c->state = WORKER_CONN_CONNECTING;
-    int rv = uv_tcp_connect(&c->connect_req, &c->tcp, addr, on_connect);
+    int rv = src ? worker_source_bind(&c->tcp, src) : 0;
+    if (rv == 0)
+        rv = uv_tcp_connect(&c->connect_req, &c->tcp, addr, on_connect);
     if (rv != 0) {
         /* EMFILE, EADDRNOTAVAIL…: the connect never started. */
         worker_conn_fail(c, rv == UV_ETIMEDOUT ? WORKER_ERR_CONNECT_TIMEOUT
@@ -379,4 +386,5 @@ const worker_transport_ops_t worker_transport_plain = {
     .write = plain_write,
     .read = plain_read,
     .reset = NULL,
+    .close = NULL,
 };

@@ -37,8 +37,8 @@ typedef struct worker_conn_cbs_s {
     void (*destroyed)(worker_conn_t *c);
 } worker_conn_cbs_t;
 
-/* Bytes between the socket and HTTP. Plain TCP passes them through; a TLS
- * transport will run OpenSSL over memory BIOs here. */
+/* Bytes between the socket and HTTP. Plain TCP passes them through; the TLS
+ * transport (tls.h) runs OpenSSL over a BIO pair here. */
 typedef struct worker_transport_ops_s {
     const char *name;
     /* TCP is up; call worker_conn_ready() once HTTP can flow. */
@@ -49,6 +49,9 @@ typedef struct worker_transport_ops_s {
     void (*read)(worker_conn_t *c, const char *buf, size_t len);
     /* The TCP connection closed: drop per-connection state. */
     void (*reset)(worker_conn_t *c);
+    /* Optional: the connection is about to close; last words (TLS close_notify),
+     * best effort, without blocking or waiting. */
+    void (*close)(worker_conn_t *c);
 } worker_transport_ops_t;
 
 extern const worker_transport_ops_t worker_transport_plain;
@@ -68,7 +71,8 @@ struct worker_conn_s {
     uv_write_t write_req;
     llhttp_t parser;
     const worker_transport_ops_t *transport;
-    void *transport_state;
+    void *transport_state;     /* per TCP connection, the transport's */
+    void *transport_conf;      /* per owner, set with the transport (TLS: its run slot) */
     const worker_conn_cbs_t *cbs;
     void *data;                /* the owner's */
     char *rbuf;                /* the engine's read buffer */

@@ -109,12 +109,16 @@ static void on_assign(void *arg, const Lc__Assign *a)
         return;
     }
     worker_assign_t wa = {.run = a->run, .generation = a->generation, .users = a->users,
-                          .spawn_rate = a->spawn_rate, .scenario_json = a->scenario_json,
+                          .spawn_rate = a->spawn_rate, .rate = a->rate,
+                          .scenario_json = a->scenario_json,
                           .scenario_len = a->scenario_json ? strlen(a->scenario_json) : 0,
                           .start_delay_ms = a->start_delay_ms, .elapsed_ms = a->elapsed_ms};
-    if (worker_control_assign(&j->ctl, &wa, why, sizeof why) != 0)
+    if (worker_control_assign(&j->ctl, &wa, why, sizeof why) != 0) {
         lc_error("control", "msg=\"assignment refused\" run=%llu reason=\"%s\"",
                  (unsigned long long)a->run, why);
+        /* The master fails the run with our reason rather than wait for stats. */
+        worker_link_send_refused(&j->link, a->run, a->generation, why);
+    }
 }
 
 static void on_stop(void *arg, const Lc__Stop *s)

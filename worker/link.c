@@ -199,6 +199,19 @@ int worker_link_send(worker_link_t *l, const Lc__Envelope *env)
     return rv;
 }
 
+int worker_link_send_refused(worker_link_t *l, uint64_t run, uint64_t generation,
+                             const char *reason)
+{
+    Lc__AssignRefused refused = LC__ASSIGN_REFUSED__INIT;
+    refused.run = run;
+    refused.generation = generation;
+    refused.reason = (char *)reason;
+    Lc__Envelope env = LC__ENVELOPE__INIT;
+    env.msg_case = LC__ENVELOPE__MSG_ASSIGN_REFUSED;
+    env.assign_refused = &refused;
+    return worker_link_send(l, &env);
+}
+
 bool worker_link_ready(const worker_link_t *l)
 {
     return l->state == WORKER_LINK_READY;

@@ -78,6 +78,10 @@ int worker_link_start(worker_link_t *l, uv_loop_t *loop, const char *join,
                       const worker_link_cbs_t *cbs, void *arg, char *errmsg, size_t errlen);
 /* Sends one message now (connected only). Returns 0, LC_ECLOSED or an LC_ error. */
 int worker_link_send(worker_link_t *l, const Lc__Envelope *env);
+/* Tells the master this worker cannot run its share of run (reason is shown
+ * to people). Returns what worker_link_send returns. */
+int worker_link_send_refused(worker_link_t *l, uint64_t run, uint64_t generation,
+                             const char *reason);
 bool worker_link_ready(const worker_link_t *l);
 /* Queues a StatsBatch frame (ownership passes); sent at once when welcomed. */
 void worker_link_queue(worker_link_t *l, uint64_t run, uint64_t seq, uint8_t *frame, size_t len);

@@ -15,8 +15,16 @@
 #include "lc_scenario.h"
 #include "opts.h"
 
+/* Users running at one moment of the run, for the JSON report's timeline. */
+typedef struct local_sample_s {
+    double t_s;
+    uint32_t users;
+} local_sample_t;
+
 typedef struct local_s {
     const worker_opts_t *opts;
+    local_sample_t *samples; /* one per stats interval (1 s) */
+    size_t n_samples, cap_samples;
     uv_loop_t loop;
     worker_control_t ctl;
     uv_timer_t duration_timer;
@@ -68,9 +76,13 @@ static json_t *counts_json(const worker_ep_stats_t *e, double secs)
                      latency_json(&e->hist));
 }
 
-static void print_json(const worker_run_t *r, double secs)
+static void print_json(const worker_run_t *r, double secs, const local_t *lc)
 {
     const worker_stats_t *s = r->acc;
+    json_t *timeline = json_array();
+    for (size_t i = 0; i < lc->n_samples; i++)
+        json_array_append_new(timeline, json_pack("{s:f,s:i}", "t_s", lc->samples[i].t_s,
+                                                  "users", (int)lc->samples[i].users));
     worker_ep_stats_t total;
     worker_stats_total(s, &total);
     json_t *eps = json_array(), *errs = json_array();
@@ -90,9 +102,9 @@ static void print_json(const worker_run_t *r, double secs)
     json_object_set_new(totals, "dropped", json_integer((json_int_t)s->dropped));
     json_object_set_new(totals, "tls_handshakes", json_integer((json_int_t)s->tls_handshakes));
     json_object_set_new(totals, "tls_resumed", json_integer((json_int_t)s->tls_resumed));
-    json_t *root = json_pack("{s:s,s:s,s:f,s:o,s:o,s:o}", "name", r->plan->scenario.name,
+    json_t *root = json_pack("{s:s,s:s,s:f,s:o,s:o,s:o,s:o}", "name", r->plan->scenario.name,
                              "state", "finished", "duration_s", secs, "totals", totals,
-                             "endpoints", eps, "errors", errs);
+                             "endpoints", eps, "errors", errs, "timeline", timeline);
     char *text = json_dumps(root, JSON_INDENT(2));
     if (text != NULL)
         printf("%s\n", text);
@@ -155,7 +167,7 @@ static void on_finished(void *arg, worker_run_t *r)
     local_t *lc = arg;
     double secs = (double)(r->finished_ms - r->started_ms) / 1000.0;
     if (lc->opts->json)
-        print_json(r, secs);
+        print_json(r, secs, lc);
     else
         print_table(r, secs);
     fflush(stdout);
@@ -176,6 +188,25 @@ static void on_duration(uv_timer_t *t)
     worker_control_stop_all(&lc->ctl, UINT32_MAX);
 }
 
+/* Once a second: how many users the engines run (the JSON's timeline). */
+static void on_interval(void *arg, worker_run_t *r)
+{
+    local_t *lc = arg;
+    if (lc->n_samples == lc->cap_samples) {
+        size_t cap = lc->cap_samples ? lc->cap_samples * 2 : 64;
+        local_sample_t *grown = realloc(lc->samples, cap * sizeof *grown);
+        if (grown == NULL)
+            return; /* the timeline is best effort */
+        lc->samples = grown;
+        lc->cap_samples = cap;
+    }
+    uint32_t users = 0;
+    for (unsigned i = 0; i < lc->ctl.n_engines; i++)
+        users += r->eng_users[i];
+    lc->samples[lc->n_samples++] = (local_sample_t){
+        .t_s = (double)(uv_now(&lc->loop) - r->started_ms) / 1000.0, .users = users};
+}
+
 static void on_started(void *arg, worker_run_t *r)
 {
     local_t *lc = arg;
@@ -193,6 +224,7 @@ static const worker_control_hooks_t local_hooks = {
     .run_started = on_started,
     .run_finished = on_finished,
     .run_failed = on_failed,
+    .interval = on_interval,
 };
 
 /* Reads and validates the scenario: 0, or the exit code after printing why. */
@@ -207,12 +239,6 @@ static int load_scenario(const char *path, char **json, size_t *len, lc_scenario
         fprintf(stderr, "loadworker: %s: %s\n", path, why);
         free(*json);
         return 2;
-    }
-    if (sc->url.tls) {
-        fprintf(stderr, "loadworker: %s: https targets are not supported yet\n", path);
-        lc_scenario_free(sc);
-        free(*json);
-        return 1;
     }
     return 0;
 }
@@ -233,9 +259,11 @@ static int start(local_t *lc, const char *json, size_t len, const lc_scenario_t 
         fprintf(stderr, "loadworker: cannot start engines: %s\n", lc_strerror(rv));
         return 1;
     }
-    worker_assign_t a = {.run = 1, .generation = 1, .users = sc->users,
-                         .spawn_rate = sc->spawn_rate, .scenario_json = json,
-                         .scenario_len = len};
+    /* The whole scenario: in the open model, all of max_users and arrival_rate. */
+    worker_assign_t a = {.run = 1, .generation = 1,
+                         .users = sc->arrival_rate > 0 ? sc->max_users : sc->users,
+                         .spawn_rate = sc->spawn_rate, .rate = sc->arrival_rate,
+                         .scenario_json = json, .scenario_len = len};
     if (worker_control_assign(&lc->ctl, &a, why, sizeof why) != 0) {
         fprintf(stderr, "loadworker: %s\n", why);
         return 1;
@@ -267,5 +295,6 @@ int worker_local_main(const worker_opts_t *o)
     free(json);
     uv_run(&lc.loop, UV_RUN_DEFAULT);
     uv_loop_close(&lc.loop);
+    free(lc.samples);
     return lc.exit_code;
 }

@@ -11,8 +11,8 @@
 
 enum worker_msg_type {
     /* control → engine */
-    WORKER_MSG_RUN_START, /* run, plan, users, spawn_rate */
-    WORKER_MSG_RUN_SCALE, /* run, users, spawn_rate */
+    WORKER_MSG_RUN_START, /* run, plan, users, spawn_rate, rate */
+    WORKER_MSG_RUN_SCALE, /* run, users, spawn_rate, rate */
     WORKER_MSG_RUN_STOP,  /* run, deadline_ms */
     WORKER_MSG_COLLECT,   /* round */
     WORKER_MSG_QUIT,
@@ -29,7 +29,8 @@ typedef struct worker_msg_s {
     uint64_t run;
     const worker_plan_t *plan;
     uint32_t users;
-    double spawn_rate;
+    double spawn_rate;         /* closed model: this engine's users started per second */
+    double rate;               /* open model: this engine's requests per second */
     uint32_t deadline_ms;
     uint64_t round;
     worker_stats_t *stats;     /* ownership travels with the message */

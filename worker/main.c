@@ -1,5 +1,6 @@
 /* main.c — loadworker's command line: flags, limits, then --local or --join. */
 #include <getopt.h>
+#include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -9,7 +10,6 @@
 #include "opts.h"
 #include "sysinfo.h"
 
-#define FD_RESERVE 64u
 #define USERS_PER_THREAD 10000u
 
 static void usage(FILE *out)
@@ -23,6 +23,8 @@ static void usage(FILE *out)
             "  --threads N       engine threads (default: number of cores)\n"
             "  --capacity N      users this worker offers (default: min(threads*10000,\n"
             "                    open-file limit - 64))\n"
+            "  --source-addrs A,B,…  local IPv4/IPv6 addresses to spread connections over\n"
+            "                    (each gives its own range of ephemeral ports)\n"
             "  --name NAME       name shown to people (default: host name)\n"
             "  --data-dir DIR    where the worker id is kept (default: ./loadworker-data)\n"
             "  --log-level L     debug, info, warn or error (default: info)\n"
@@ -43,7 +45,15 @@ static int parse_uint(const char *flag, const char *text, unsigned long max, uns
     return 0;
 }
 
-enum { OPT_THREADS = 256, OPT_CAPACITY, OPT_NAME, OPT_DATA_DIR, OPT_LOG_LEVEL, OPT_JSON };
+enum {
+    OPT_THREADS = 256,
+    OPT_CAPACITY,
+    OPT_NAME,
+    OPT_DATA_DIR,
+    OPT_LOG_LEVEL,
+    OPT_JSON,
+    OPT_SOURCE_ADDRS
+};
 
 static const struct option long_opts[] = {
     {"join", required_argument, NULL, 'j'},
@@ -54,6 +64,7 @@ static const struct option long_opts[] = {
     {"data-dir", required_argument, NULL, OPT_DATA_DIR},
     {"log-level", required_argument, NULL, OPT_LOG_LEVEL},
     {"json", no_argument, NULL, OPT_JSON},
+    {"source-addrs", required_argument, NULL, OPT_SOURCE_ADDRS},
     {"help", no_argument, NULL, 'h'},
     {"version", no_argument, NULL, 'V'},
     {NULL, 0, NULL, 0},
@@ -64,6 +75,7 @@ static int apply_opt(int c, worker_opts_t *o)
 {
     unsigned long v;
     int level;
+    char why[300];
     switch (c) {
     case 'j': o->join = optarg; return 0;
     case 'l': o->local = optarg; return 0;
@@ -86,6 +98,12 @@ static int apply_opt(int c, worker_opts_t *o)
             return -1;
         }
         lc_log_set_level((enum lc_log_level)level);
+        return 0;
+    case OPT_SOURCE_ADDRS:
+        if (worker_source_addrs_set(optarg, why, sizeof why) != 0) {
+            fprintf(stderr, "loadworker: %s\n", why);
+            return -1;
+        }
         return 0;
     case 'h': usage(stdout); return 1;
     case 'V': printf("loadworker %s\n", LC_VERSION); return 1;
@@ -121,15 +139,21 @@ int main(int argc, char **argv)
     int rv = parse_args(argc, argv, &o);
     if (rv != 0)
         return rv > 0 ? 0 : 2;
+    /* A peer that resets a connection must cost an error count, not the process. */
+    signal(SIGPIPE, SIG_IGN);
     if (o.threads == 0) {
         int n = uv_available_parallelism();
         o.threads = n > 0 ? (unsigned)n : 1;
     }
     uint64_t nofile = worker_raise_nofile();
+    uint64_t by_fd = nofile > WORKER_FD_RESERVE ? nofile - WORKER_FD_RESERVE : 1;
     if (o.capacity == 0) {
-        uint64_t by_fd = nofile > FD_RESERVE ? nofile - FD_RESERVE : 1;
         uint64_t by_threads = (uint64_t)o.threads * USERS_PER_THREAD;
         o.capacity = (uint32_t)(by_fd < by_threads ? by_fd : by_threads);
+    } else if (o.capacity > by_fd) {
+        lc_warn("worker", "msg=\"--capacity exceeds what the open-file limit holds: larger "
+                          "assignments will be refused\" capacity=%u nofile=%llu fit=%llu",
+                o.capacity, (unsigned long long)nofile, (unsigned long long)by_fd);
     }
     return o.local ? worker_local_main(&o) : worker_join_main(&o);
 }

@@ -1,12 +1,15 @@
-/* sysinfo.c — worker id, file limits, CPU and memory of this process. */
+/* sysinfo.c — worker id, file limits, source addresses, CPU and memory of this process. */
 #include "sysinfo.h"
 
 #include <errno.h>
 #include <fcntl.h>
+#include <netinet/in.h>
+#include <stdatomic.h>
 #include <stdio.h>
 #include <string.h>
 #include <sys/random.h>
 #include <sys/resource.h>
+#include <sys/socket.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
@@ -24,6 +27,108 @@ uint64_t worker_raise_nofile(void)
         getrlimit(RLIMIT_NOFILE, &rl);
     }
     return rl.rlim_cur == RLIM_INFINITY ? UINT32_MAX : (uint64_t)rl.rlim_cur;
+}
+
+uint64_t worker_fd_room(void)
+{
+    struct rlimit rl;
+    if (getrlimit(RLIMIT_NOFILE, &rl) != 0)
+        return 0;
+    uint64_t cur = rl.rlim_cur == RLIM_INFINITY ? UINT32_MAX : (uint64_t)rl.rlim_cur;
+    return cur > WORKER_FD_RESERVE ? cur - WORKER_FD_RESERVE : 0;
+}
+
+/* --source-addrs: written once by main() before any engine starts, read-only
+ * afterwards; only the round-robin cursor moves (once per connect). */
+static struct sockaddr_storage source_addrs[WORKER_SOURCE_ADDRS_MAX];
+static size_t n_source_addrs;
+static atomic_size_t source_cursor;
+
+static socklen_t sockaddr_len(const struct sockaddr_storage *ss)
+{
+    return ss->ss_family == AF_INET6 ? sizeof(struct sockaddr_in6) : sizeof(struct sockaddr_in);
+}
+
+/* Whether this machine can bind ss: 0 or an errno. */
+static int try_bind(const struct sockaddr_storage *ss)
+{
+    int one = 1, fd = socket(ss->ss_family, SOCK_STREAM | SOCK_CLOEXEC, 0);
+    if (fd < 0)
+        return errno;
+    (void)setsockopt(fd, IPPROTO_IP, IP_BIND_ADDRESS_NO_PORT, &one, sizeof one);
+    int err = bind(fd, (const struct sockaddr *)ss, sockaddr_len(ss)) == 0 ? 0 : errno;
+    close(fd);
+    return err;
+}
+
+/* One list element (len bytes at text) into source_addrs[n_source_addrs]. */
+static int add_source(const char *text, size_t len, char *errmsg, size_t errlen)
+{
+    char addr[INET6_ADDRSTRLEN + 32];
+    struct sockaddr_storage *ss = &source_addrs[n_source_addrs];
+    if (len == 0 || len >= sizeof addr) {
+        snprintf(errmsg, errlen, "--source-addrs: '%.*s' is not an IPv4 or IPv6 address",
+                 (int)(len < 200 ? len : 200), text);
+        return LC_EINVAL;
+    }
+    memcpy(addr, text, len);
+    addr[len] = '\0';
+    memset(ss, 0, sizeof *ss);
+    if (uv_ip4_addr(addr, 0, (struct sockaddr_in *)ss) != 0 &&
+        uv_ip6_addr(addr, 0, (struct sockaddr_in6 *)ss) != 0) {
+        snprintf(errmsg, errlen, "--source-addrs: '%s' is not an IPv4 or IPv6 address", addr);
+        return LC_EINVAL;
+    }
+    int err = try_bind(ss);
+    if (err != 0) {
+        snprintf(errmsg, errlen, "--source-addrs: cannot bind %s: %s", addr, strerror(err));
+        return LC_EINVAL;
+    }
+    n_source_addrs++;
+    return 0;
+}
+
+int worker_source_addrs_set(const char *list, char *errmsg, size_t errlen)
+{
+    n_source_addrs = 0;
+    for (const char *p = list;;) {
+        size_t len = strcspn(p, ",");
+        if (n_source_addrs == WORKER_SOURCE_ADDRS_MAX) {
+            snprintf(errmsg, errlen, "--source-addrs: more than %d addresses",
+                     WORKER_SOURCE_ADDRS_MAX);
+            return LC_EINVAL;
+        }
+        int rv = add_source(p, len, errmsg, errlen);
+        if (rv != 0) {
+            n_source_addrs = 0;
+            return rv;
+        }
+        if (p[len] == '\0')
+            return 0;
+        p += len + 1;
+    }
+}
+
+const struct sockaddr *worker_source_addr_next(int family)
+{
+    for (size_t tries = 0; tries < n_source_addrs; tries++) {
+        size_t i = atomic_fetch_add_explicit(&source_cursor, 1, memory_order_relaxed) %
+                   n_source_addrs;
+        if (source_addrs[i].ss_family == family)
+            return (const struct sockaddr *)&source_addrs[i];
+    }
+    return NULL;
+}
+
+int worker_source_bind(uv_tcp_t *tcp, const struct sockaddr *src)
+{
+    uv_os_fd_t fd;
+    int one = 1;
+    /* Without this, bind() picks the port before the destination is known and
+     * each source address gives at most one port range for all targets. */
+    if (uv_fileno((const uv_handle_t *)tcp, &fd) == 0)
+        (void)setsockopt(fd, IPPROTO_IP, IP_BIND_ADDRESS_NO_PORT, &one, sizeof one);
+    return uv_tcp_bind(tcp, src, 0);
 }
 
 static int valid_id(const char *s)

@@ -1,4 +1,4 @@
-/* user.c — the closed-model user cycle. */
+/* user.c — the user cycle: closed model (think, repeat) and open model (one start at a time). */
 #include "user.h"
 
 #include <stdlib.h>
@@ -7,6 +7,7 @@
 #include "lc_log.h"
 #include "rng.h"
 #include "stats.h"
+#include "tls.h"
 
 static void user_next(worker_user_t *u);
 static void user_finish(worker_user_t *u);
@@ -64,7 +65,7 @@ static void on_conn_destroyed(worker_conn_t *c)
     maybe_free(u);
 }
 
-worker_user_t *worker_user_start(engine_run_t *r, uint64_t id)
+worker_user_t *worker_user_new(engine_run_t *r, uint64_t id)
 {
     worker_engine_t *e = r->engine;
     worker_user_t *u = calloc(1, sizeof *u);
@@ -78,8 +79,11 @@ worker_user_t *worker_user_start(engine_run_t *r, uint64_t id)
     }
     u->think.data = u;
     u->handles = 1;
-    if (worker_conn_init(&u->conn, &e->loop, e->rbuf, sizeof e->rbuf, &conn_cbs, u) == 0)
+    if (worker_conn_init(&u->conn, &e->loop, e->rbuf, sizeof e->rbuf, &conn_cbs, u) == 0) {
         u->handles++;
+        if (r->plan->tls != NULL) /* https */
+            worker_tls_attach(&u->conn, r->plan->tls, e->index, &r->stats);
+    }
     u->next = r->users;
     if (r->users)
         r->users->prev = u;
@@ -94,7 +98,14 @@ worker_user_t *worker_user_start(engine_run_t *r, uint64_t id)
         uv_close((uv_handle_t *)&u->think, on_think_close);
         return NULL;
     }
-    user_next(u);
+    return u;
+}
+
+worker_user_t *worker_user_start(engine_run_t *r, uint64_t id)
+{
+    worker_user_t *u = worker_user_new(r, id);
+    if (u != NULL)
+        user_next(u);
     return u;
 }
 
@@ -120,8 +131,12 @@ void worker_user_retire(worker_user_t *u)
 
 void worker_user_stop(worker_user_t *u)
 {
-    if (u->phase != WORKER_USER_REQUEST || !worker_conn_connected(&u->conn))
-        user_finish(u); /* a connect in progress has sent nothing yet */
+    /* A connect in progress has sent nothing yet; but a connection that is
+     * closing with a result pending (e.g. after Connection: close) still owes
+     * that result to the counters. */
+    if (u->phase != WORKER_USER_REQUEST ||
+        !(worker_conn_connected(&u->conn) || u->conn.pending))
+        user_finish(u);
 }
 
 void worker_user_abort(worker_user_t *u)
@@ -183,6 +198,12 @@ static void on_think(uv_timer_t *t)
     user_next(t->data);
 }
 
+void worker_user_begin(worker_user_t *u, uint64_t intended_ns)
+{
+    u->intended_ns = intended_ns;
+    user_next(u);
+}
+
 static void think(worker_user_t *u)
 {
     const lc_scenario_t *sc = &u->run->plan->scenario;
@@ -239,15 +260,35 @@ static int classify(const lc_task_t *t, const worker_conn_result_t *r)
     return WORKER_KIND_OK;
 }
 
+/* The open model times a request from its intended start, not from the write,
+ * so a stall also counts against the requests that queued behind it (wrk2's
+ * coordinated-omission correction). The write happened at c->start_ns. */
+static uint64_t latency_of(const worker_user_t *u, const worker_conn_result_t *r)
+{
+    if (!u->run->open || r->latency_us == WORKER_NO_LATENCY)
+        return r->latency_us;
+    uint64_t sent = u->conn.start_ns;
+    return r->latency_us + (sent > u->intended_ns ? (sent - u->intended_ns) / 1000u : 0);
+}
+
+/* Open model: the request ended; the user waits in the pool for a start. */
+static void go_idle(worker_user_t *u)
+{
+    u->phase = WORKER_USER_THINK;
+    engine_run_user_idle(u->run, u);
+}
+
 static void on_done(worker_conn_t *c, const worker_conn_result_t *r)
 {
     worker_user_t *u = c->data;
     engine_run_t *run = u->run;
     const worker_task_plan_t *tp = &run->plan->tasks[u->task];
-    worker_stats_record(run->stats, tp->endpoint, classify(tp->task, r), r->latency_us,
+    worker_stats_record(run->stats, tp->endpoint, classify(tp->task, r), latency_of(u, r),
                         r->bytes);
     if (ending(u))
         user_finish(u);
+    else if (run->open)
+        go_idle(u);
     else
         think(u);
 }
