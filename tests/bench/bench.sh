@@ -1,21 +1,37 @@
 #!/usr/bin/env bash
 # bench.sh — loadworker --local next to wrk, in one invocation, alternating
 # A B A B: the same target, connections and duration, generator pinned to one
-# core and the target to the other. Prints medians and ratios; never fails on
-# speed (it is a measurement, not a test).
-#   env: PAIRS (default 5), DURATION seconds (default 10), CONNECTIONS (50)
+# core and the target to the other. Plain HTTP and HTTPS against nginx, plain
+# against lc_target, and the memory of idle users. Prints medians, ratios and
+# one summary block; never fails on speed (it is a measurement, not a test).
+#   env: PAIRS (default 5), DURATION seconds (default 10), CONNECTIONS (50),
+#        IDLE_USERS (15000)
 source "$LC_SRC/tests/integration/lib.sh"
 
 PAIRS=${PAIRS:-5}
 DURATION=${DURATION:-10}
 CONNECTIONS=${CONNECTIONS:-50}
+IDLE_USERS=${IDLE_USERS:-15000}
 GEN_CPU=0
 TARGET_CPU=$(( $(nproc) > 1 ? 1 : 0 ))
+SUMMARY=()
 command -v wrk >/dev/null || { echo "bench: wrk is not installed (make -f Makefile.ci deps)"; exit 1; }
+command -v openssl >/dev/null || { echo "bench: the openssl CLI is missing"; exit 1; }
+# Idle users need a descriptor each, on both sides.
+ulimit -n "$(ulimit -Hn)"
+
+make_cert() {
+    openssl req -x509 -newkey ec -pkeyopt ec_paramgen_curve:prime256v1 -nodes -days 2 \
+        -subj /CN=127.0.0.1 -addext subjectAltName=IP:127.0.0.1 \
+        -keyout "$WORK/nginx/key.pem" -out "$WORK/nginx/cert.pem" 2>"$WORK/openssl.log"
+}
 
 start_nginx() {
     NGINX_PORT=$(free_port)
+    NGINX_TLS_PORT=$(free_port)
     mkdir -p "$WORK/nginx"
+    make_cert
+    local body='return 200 "hello from nginx, 64 bytes of body to make it a small response\n";'
     cat >"$WORK/nginx/nginx.conf" <<CONF
 worker_processes 1;
 daemon off;
@@ -32,7 +48,15 @@ http {
     keepalive_requests 1000000;
     server {
         listen 127.0.0.1:$NGINX_PORT;
-        location / { default_type text/plain; return 200 "hello from nginx, 64 bytes of body to make it a small response\n"; }
+        location / { default_type text/plain; $body }
+    }
+    server {
+        listen 127.0.0.1:$NGINX_TLS_PORT ssl;
+        ssl_certificate $WORK/nginx/cert.pem;
+        ssl_certificate_key $WORK/nginx/key.pem;
+        ssl_session_cache shared:SSL:10m;
+        ssl_session_timeout 10m;
+        location / { default_type text/plain; $body }
     }
 }
 CONF
@@ -40,7 +64,7 @@ CONF
     wait_until 10 http_ok "http://127.0.0.1:$NGINX_PORT/"
 }
 
-# cpu_of CMD…: runs CMD, prints "<user+sys seconds>" on fd 3, CMD's stdout on stdout.
+# run_timed CMD…: runs CMD, prints "<user+sys seconds>" on fd 3, CMD's stdout on stdout.
 run_timed() {
     local tfile=$WORK/time.$$
     /usr/bin/env time -f '%U %S' -o "$tfile" "$@"
@@ -57,40 +81,146 @@ bench_wrk() { # url → "rps cpu_s requests"
     echo "$rps $cpu $req"
 }
 
-bench_lc() { # url → "rps cpu_s requests"
-    cat >"$WORK/bench.json" <<JSON
-{"name": "bench", "target": "$1", "duration": "${DURATION}s", "users": $CONNECTIONS,
- "spawn_rate": 100000, "tasks": [{"path": "/"}]}
+# scenario FILE URL USERS DURATION_S [EXTRA_FIELDS]: a one-task scenario.
+scenario() {
+    cat >"$1" <<JSON
+{"name": "bench", "target": "$2", "duration": "${4}s", "users": $3,
+ "spawn_rate": 100000, ${5:-} "tasks": [{"path": "/"}]}
 JSON
+}
+
+bench_lc() { # url [extra fields] → "rps cpu_s requests failures tls_handshakes tls_resumed"
+    scenario "$WORK/bench.json" "$1" "$CONNECTIONS" "$DURATION" "${2:-}"
     local out cpu
     out=$( { run_timed taskset -c "$GEN_CPU" "$LC_BIN/loadworker" --local "$WORK/bench.json" --threads 1 --json --log-level warn; } 3>"$WORK/cpu")
     cpu=$(cat "$WORK/cpu")
-    jq -r --arg cpu "$cpu" '"\(.totals.rps) \($cpu) \(.totals.requests)"' <<<"$out"
+    jq -r --arg cpu "$cpu" '.totals | "\(.rps) \($cpu) \(.requests) \(.failures) \(.tls_handshakes) \(.tls_resumed)"' <<<"$out"
 }
 
 median() { sort -g | awk '{ a[NR] = $1 } END { print (NR % 2) ? a[(NR + 1) / 2] : (a[NR / 2] + a[NR / 2 + 1]) / 2 }'; }
 
-compare() { # name url
-    local name=$1 url=$2 i
+compare() { # name url [extra scenario fields for loadworker]
+    local name=$1 url=$2 extra=${3:-} i
     : >"$WORK/wrk.txt"; : >"$WORK/lc.txt"
     for i in $(seq 1 "$PAIRS"); do
         bench_wrk "$url" >>"$WORK/wrk.txt"
-        bench_lc "$url" >>"$WORK/lc.txt"
-        log "$name pair $i: wrk $(tail -1 "$WORK/wrk.txt" | cut -d' ' -f1) rps, loadworker $(tail -1 "$WORK/lc.txt" | cut -d' ' -f1) rps"
+        bench_lc "$url" "$extra" >>"$WORK/lc.txt"
+        log "$name pair $i: wrk $(tail -1 "$WORK/wrk.txt" | cut -d' ' -f1) rps, loadworker $(tail -1 "$WORK/lc.txt" | awk '{ printf "%s rps, %s failures, tls handshakes %s resumed %s", $1, $4, $5, $6 }')"
     done
-    local wrk_rps lc_rps wrk_cpr lc_cpr
+    local wrk_rps lc_rps wrk_cpr lc_cpr line
     wrk_rps=$(cut -d' ' -f1 "$WORK/wrk.txt" | median)
     lc_rps=$(cut -d' ' -f1 "$WORK/lc.txt" | median)
     wrk_cpr=$(awk '{ print $2 / $3 * 1e6 }' "$WORK/wrk.txt" | median)
     lc_cpr=$(awk '{ print $2 / $3 * 1e6 }' "$WORK/lc.txt" | median)
-    printf '%-10s wrk_rps=%.0f loadworker_rps=%.0f rps_vs_wrk=%.2f  wrk_cpu_us_per_req=%.2f loadworker_cpu_us_per_req=%.2f cpu_per_request_vs_wrk=%.2f\n' \
+    printf -v line '%-12s wrk_rps=%.0f loadworker_rps=%.0f rps_vs_wrk=%.2f  wrk_cpu_us_per_req=%.2f loadworker_cpu_us_per_req=%.2f cpu_per_request_vs_wrk=%.2f' \
         "$name" "$wrk_rps" "$lc_rps" "$(echo "$lc_rps / $wrk_rps" | bc -l)" "$wrk_cpr" "$lc_cpr" "$(echo "$lc_cpr / $wrk_cpr" | bc -l)"
+    local failed
+    failed=$(awk '{ n += $4 } END { print n + 0 }' "$WORK/lc.txt")
+    [ "$failed" = 0 ] || line+="  (loadworker failures: $failed)"
+    echo "$line"
+    SUMMARY+=("$line")
 }
 
-echo "bench: $PAIRS pairs of ${DURATION}s, $CONNECTIONS connections, 1 generator thread on CPU $GEN_CPU, target on CPU $TARGET_CPU"
+# Whether loadworker --local completes requests against the HTTPS server.
+https_works() {
+    scenario "$WORK/probe.json" "https://127.0.0.1:$NGINX_TLS_PORT" 1 1 '"tls": {"insecure": true},'
+    timeout 30 "$LC_BIN/loadworker" --local "$WORK/probe.json" --threads 1 --json \
+        --log-level error >"$WORK/probe.out" 2>"$WORK/probe.err" &&
+        jq -e '.totals.requests > 0 and .totals.failures == 0' "$WORK/probe.out" >/dev/null
+}
+
+compare_https() {
+    local line
+    if ! curl -skf --max-time 5 "https://127.0.0.1:$NGINX_TLS_PORT/" >/dev/null; then
+        line="nginx-https  skipped: nginx did not serve https (see $WORK/nginx/error.log)"
+    elif ! https_works; then
+        line="nginx-https  skipped: loadworker cannot do https yet ($(head -c 200 "$WORK/probe.err" | tr '\n' ' '))"
+    else
+        compare nginx-https "https://127.0.0.1:$NGINX_TLS_PORT/" '"tls": {"insecure": true},'
+        return
+    fi
+    echo "$line"
+    SUMMARY+=("$line")
+}
+
+rss_kib() { awk '/^VmRSS:/ { print $2 }' "/proc/$1/status"; }
+established() { ss -Htn state established "( dport = :$1 )" | wc -l; }
+conns_at_least() { [ "$(established "$1")" -ge "$2" ]; }
+conns_none() { [ "$(established "$1")" -eq 0 ]; }
+
+# idle_rss NAME PORT CONNS CMD…: starts CMD on the generator CPU, waits until
+# CONNS connections to PORT are established, sets IDLE_RSS to CMD's RSS in
+# KiB (0 when the connections never came up), stops it.
+idle_rss() {
+    local name=$1 port=$2 want=$3 pid
+    shift 3
+    IDLE_RSS=0
+    wait_until 60 conns_none "$port" || log "$name: connections of the previous phase linger"
+    start "$name" taskset -c "$GEN_CPU" "$@"
+    pid=$(eval "echo \$PID_$name")
+    if ! wait_until 90 conns_at_least "$port" "$want"; then
+        log "$name: only $(established "$port") of $want connections came up"
+        stop_proc "$pid"
+        return
+    fi
+    sleep 2 # let the last responses and allocations settle
+    IDLE_RSS=$(rss_kib "$pid")
+    log "$name: $(established "$port") connections, VmRSS ${IDLE_RSS} KiB"
+    stop_proc "$pid"
+}
+
+per_conn_bytes() { # rss_many_kib rss_one_kib → bytes per extra connection
+    echo "($1 - $2) * 1024 / ($IDLE_USERS - 1)" | bc
+}
+
+# Users that think for 30 s keep their keep-alive connection open: RSS with
+# IDLE_USERS of them minus RSS with one, per user; wrk's per-connection
+# figure measured the same way against a target that answers in 30 s.
+bench_idle() {
+    local lc_many lc_one wrk_many wrk_one lc_b wrk_b line
+    scenario "$WORK/idle.json" "http://127.0.0.1:$TARGET_PORT" "$IDLE_USERS" 120 '"think_time_ms": 30000,'
+    scenario "$WORK/idle1.json" "http://127.0.0.1:$TARGET_PORT" 1 120 '"think_time_ms": 30000,'
+    idle_rss lc_idle "$TARGET_PORT" "$IDLE_USERS" "$LC_BIN/loadworker" --local "$WORK/idle.json" --threads 1 --log-level warn
+    lc_many=$IDLE_RSS
+    idle_rss lc_idle1 "$TARGET_PORT" 1 "$LC_BIN/loadworker" --local "$WORK/idle1.json" --threads 1 --log-level warn
+    lc_one=$IDLE_RSS
+    start slow taskset -c "$TARGET_CPU" "$LC_BIN/lc_target" --listen 127.0.0.1:0 --port-file "$WORK/slow.port" --quiet --latency-ms 30000
+    wait_until 10 test -s "$WORK/slow.port"
+    local slow; slow=$(cat "$WORK/slow.port")
+    idle_rss wrk_idle "$slow" "$IDLE_USERS" wrk -t1 -c"$IDLE_USERS" -d120s --timeout 60s "http://127.0.0.1:$slow/"
+    wrk_many=$IDLE_RSS
+    idle_rss wrk_idle1 "$slow" 1 wrk -t1 -c1 -d120s --timeout 60s "http://127.0.0.1:$slow/"
+    wrk_one=$IDLE_RSS
+    stop_proc "$PID_slow"
+    lc_b=$(per_conn_bytes "$lc_many" "$lc_one")
+    wrk_b=$(per_conn_bytes "$wrk_many" "$wrk_one")
+    printf -v line 'idle         bytes_per_idle_user=%s (loadworker, %s users: %s KiB vs 1 user: %s KiB; goal <= 2048)  wrk_bytes_per_connection=%s (%s KiB vs %s KiB)' \
+        "$lc_b" "$IDLE_USERS" "$lc_many" "$lc_one" "$wrk_b" "$wrk_many" "$wrk_one"
+    echo "$line"
+    SUMMARY+=("$line")
+}
+
+locust_line() {
+    local line
+    if dpkg-query -W -f='${Status}' python3-locust 2>/dev/null | grep -q 'install ok installed'; then
+        line="locust       skipped: python3-locust is installed but this bench has no Locust runner yet"
+    else
+        line="locust       skipped: python3-locust is not installed (FastHttpUser figures unavailable)"
+    fi
+    echo "$line"
+    SUMMARY+=("$line")
+}
+
+echo "bench: $PAIRS pairs of ${DURATION}s, $CONNECTIONS connections, 1 generator thread on CPU $GEN_CPU, target on CPU $TARGET_CPU; idle: $IDLE_USERS users"
 start_nginx
 start target taskset -c "$TARGET_CPU" "$LC_BIN/lc_target" --listen 127.0.0.1:0 --port-file "$WORK/target.port" --quiet
 wait_until 10 test -s "$WORK/target.port"
 TARGET_PORT=$(cat "$WORK/target.port")
 compare nginx "http://127.0.0.1:$NGINX_PORT/"
 compare lc_target "http://127.0.0.1:$TARGET_PORT/"
+compare_https
+bench_idle
+locust_line
+echo
+echo "==== summary (goals: rps_vs_wrk >= 1.00, cpu_per_request_vs_wrk <= 1.00, bytes_per_idle_user <= 2048) ===="
+printf '%s\n' "${SUMMARY[@]}"
