@@ -407,6 +407,9 @@ void runs_on_assign_refused(runs_t *r, fleet_worker_t *w, uint64_t run, const ch
     char why[256];
     snprintf(why, sizeof why, "worker %s refused its share: %s", w->name[0] ? w->name : w->id,
              reason);
+    assignment_t *a = find_asg(ar, w->id);
+    if (a != NULL)
+        a->final_done = true; /* it runs nothing of this run: no final stats to wait for */
     begin_stop(r, ar, "failed", why);
 }
 
