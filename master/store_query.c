@@ -239,15 +239,16 @@ static void sum_second(store_t *s, uint64_t run, int64_t t, uint64_t *count, uin
 /* Run-wide counters of one second (t >= 0) or of the whole run (t < 0):
  * users (of that second only), dropped starts, TLS handshakes, resumptions. */
 typedef struct second_totals_s {
-    int64_t users, dropped, tls_handshakes, tls_resumed;
+    int64_t users, dropped, tls_handshakes, tls_resumed, lost_batches, lost_requests;
 } second_totals_t;
 
 static second_totals_t second_totals(store_t *s, uint64_t run, int64_t t)
 {
-    second_totals_t out = {0, 0, 0, 0};
+    second_totals_t out = {0, 0, 0, 0, 0, 0};
     sqlite3_stmt *st = store_prepare(
         s, "SELECT COALESCE(SUM(CASE WHEN t = ?2 THEN users END), 0), COALESCE(SUM(dropped), 0),"
-           " COALESCE(SUM(tls_handshakes), 0), COALESCE(SUM(tls_resumed), 0)"
+           " COALESCE(SUM(tls_handshakes), 0), COALESCE(SUM(tls_resumed), 0),"
+           " COALESCE(SUM(lost_batches), 0), COALESCE(SUM(lost_requests), 0)"
            " FROM run_second_totals WHERE run = ?1 AND (?2 < 0 OR t = ?2)");
     if (st == NULL)
         return out;
@@ -258,6 +259,8 @@ static second_totals_t second_totals(store_t *s, uint64_t run, int64_t t)
         out.dropped = sqlite3_column_int64(st, 1);
         out.tls_handshakes = sqlite3_column_int64(st, 2);
         out.tls_resumed = sqlite3_column_int64(st, 3);
+        out.lost_batches = sqlite3_column_int64(st, 4);
+        out.lost_requests = sqlite3_column_int64(st, 5);
     }
     sqlite3_finalize(st);
     return out;
@@ -306,11 +309,12 @@ json_t *store_run_json(store_t *s, uint64_t id, uint64_t now_ms)
     second_totals_t tot = second_totals(s, id, -1);
     json_object_set_new(
         run, "totals",
-        json_pack("{s:I,s:I,s:I,s:f,s:o,s:I,s:I,s:I}", "requests", (json_int_t)sums[0],
+        json_pack("{s:I,s:I,s:I,s:f,s:o,s:I,s:I,s:I,s:I,s:I}", "requests", (json_int_t)sums[0],
                   "failures", (json_int_t)sums[1], "bytes", (json_int_t)sums[2], "rps",
                   rate(sums[0], secs), "latency_ms", latency_json(total), "dropped",
                   (json_int_t)tot.dropped, "tls_handshakes", (json_int_t)tot.tls_handshakes,
-                  "tls_resumed", (json_int_t)tot.tls_resumed));
+                  "tls_resumed", (json_int_t)tot.tls_resumed, "lost_batches",
+                  (json_int_t)tot.lost_batches, "lost_requests", (json_int_t)tot.lost_requests));
     json_object_set_new(run, "errors", errors_json(s, id));
     json_object_set_new(run, "current", current_json(s, &r));
     free(total);

@@ -132,10 +132,12 @@ static int add_error(store_t *s, uint64_t run, const Lc__ErrorCount *e)
 static int add_second_totals_and_ack(store_t *s, const Lc__StatsBatch *b)
 {
     sqlite3_stmt *st = store_prepare(
-        s, "INSERT INTO run_second_totals(run, t, users, dropped, tls_handshakes, tls_resumed)"
-           " VALUES (:run, :t, :users, :dropped, :hs, :resumed) ON CONFLICT(run, t) DO UPDATE SET"
+        s, "INSERT INTO run_second_totals(run, t, users, dropped, tls_handshakes, tls_resumed,"
+           " lost_batches, lost_requests) VALUES (:run, :t, :users, :dropped, :hs, :resumed,"
+           " :lost_b, :lost_r) ON CONFLICT(run, t) DO UPDATE SET"
            " users = users + :users, dropped = dropped + :dropped,"
-           " tls_handshakes = tls_handshakes + :hs, tls_resumed = tls_resumed + :resumed");
+           " tls_handshakes = tls_handshakes + :hs, tls_resumed = tls_resumed + :resumed,"
+           " lost_batches = lost_batches + :lost_b, lost_requests = lost_requests + :lost_r");
     if (st == NULL)
         return LC_EIO;
     bind_int(st, ":run", b->run);
@@ -144,6 +146,8 @@ static int add_second_totals_and_ack(store_t *s, const Lc__StatsBatch *b)
     bind_int(st, ":dropped", b->dropped);
     bind_int(st, ":hs", b->tls_handshakes);
     bind_int(st, ":resumed", b->tls_resumed);
+    bind_int(st, ":lost_b", b->lost_batches);
+    bind_int(st, ":lost_r", b->lost_requests);
     if (step_done(st) != 0)
         return LC_EIO;
     st = store_prepare(s, "INSERT INTO acks(worker, run, seq) VALUES (:worker, :run, :seq)");
