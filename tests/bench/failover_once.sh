@@ -1,0 +1,52 @@
+#!/usr/bin/env bash
+# failover_once.sh — one measured leader loss: 3 masters, 2 workers, an
+# open-model run at 500 requests/s; kill -9 the leader 5 s in and time
+# kill → new leader, kill → both workers back, kill → stats flowing again;
+# then count requests lost from the history. Prints one line:
+#   elect_s=… workers_s=… stats_s=… lost=…
+# env: ELECTION_MS (default: the master's default)
+source "$LC_SRC/tests/integration/lib.sh"
+
+flags=()
+[ -n "${ELECTION_MS:-}" ] && flags=(--election-timeout-ms "$ELECTION_MS")
+start_target
+start_cluster 3 "${flags[@]}"
+for w in 1 2; do
+    start "worker-$w" timeout 120 "$LC_BIN/loadworker" --join "$JOIN" --threads 1 \
+        --name "worker-$w" --data-dir "$WORK/worker-$w-data" --log-level warn
+done
+first=$(leader_id)
+API=$(api_of "$first")
+wait_until 20 workers_connected 2
+cat >"$WORK/scenario.json" <<JSON
+{"name": "failover-figures", "target": "http://127.0.0.1:$TARGET_PORT", "duration": "15s",
+ "arrival_rate": 500, "max_users": 200, "tasks": [{"path": "/"}]}
+JSON
+id=$(curl -sf -X POST --data-binary @"$WORK/scenario.json" "$API/api/v1/runs" | jq -r .id)
+wait_until 10 run_state_is "$id" running
+sleep 5
+
+now() { date +%s.%N; }
+since() { echo "$(now) - $1" | bc; }
+killed=$(now)
+stop_proc "$(eval echo "\$PID_master_$first")" KILL
+
+elect="" workers="" stats="" leader="" base=""
+deadline=$((SECONDS + 30))
+while [ $SECONDS -lt $deadline ] && { [ -z "$stats" ] || [ -z "$workers" ]; }; do
+    if [ -z "$leader" ]; then
+        leader=$(leader_id 2>/dev/null) && [ "$leader" != "$first" ] || leader=""
+        [ -n "$leader" ] && { elect=$(since "$killed"); API=$(api_of "$leader");
+            base=$(curl -sf --max-time 1 "$API/api/v1/runs/$id" | jq .totals.requests); }
+    elif [ -z "$workers" ] && workers_connected 2 2>/dev/null; then
+        workers=$(since "$killed")
+    fi
+    if [ -n "$leader" ] && [ -z "$stats" ]; then
+        n=$(curl -sf --max-time 1 "$API/api/v1/runs/$id" | jq .totals.requests 2>/dev/null || echo "")
+        [ -n "$n" ] && [ -n "$base" ] && [ "$n" -gt "$base" ] && stats=$(since "$killed")
+    fi
+    sleep 0.02
+done
+wait_until 60 run_state_is "$id" finished
+lost=$(( $(target_requests) - $(curl -sf "$API/api/v1/runs/$id" | jq .totals.requests) ))
+printf 'elect_s=%s workers_s=%s stats_s=%s lost=%s\n' "${elect:-none}" "${workers:-none}" "${stats:-none}" "$lost"
