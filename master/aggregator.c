@@ -14,6 +14,10 @@
 #include "store.h"
 
 #define MAX_BATCHES_PER_PROPOSAL 256
+/* Queued batches are proposed this often: short enough that a batch waits
+ * little (acks and failover recovery are quicker), long enough that the
+ * batches of several workers for one second usually share an entry. */
+#define FLUSH_INTERVAL_MS 200
 
 typedef struct queued_s {
     Lc__Envelope *env; /* its stats field is the batch */
@@ -237,8 +241,7 @@ int aggregator_init(aggregator_t **out, master_t *m)
     a->m = m;
     uv_timer_init(m->loop, &a->flush_timer);
     a->flush_timer.data = a;
-    uv_timer_start(&a->flush_timer, flush_timer_cb, m->cfg.stats_interval_ms,
-                   m->cfg.stats_interval_ms);
+    uv_timer_start(&a->flush_timer, flush_timer_cb, FLUSH_INTERVAL_MS, FLUSH_INTERVAL_MS);
     *out = a;
     return 0;
 }
