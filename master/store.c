@@ -30,6 +30,10 @@ static const char schema_sql[] =
     " users INTEGER NOT NULL, dropped INTEGER NOT NULL, tls_handshakes INTEGER NOT NULL,"
     " tls_resumed INTEGER NOT NULL, lost_batches INTEGER NOT NULL DEFAULT 0,"
     " lost_requests INTEGER NOT NULL DEFAULT 0, PRIMARY KEY(run, t));"
+    "CREATE TABLE IF NOT EXISTS tenants(name TEXT PRIMARY KEY, weight INTEGER NOT NULL,"
+    " created INTEGER NOT NULL);"
+    "CREATE TABLE IF NOT EXISTS tokens(id TEXT PRIMARY KEY, hash BLOB NOT NULL UNIQUE,"
+    " role TEXT NOT NULL, tenant TEXT NOT NULL, name TEXT NOT NULL, created INTEGER NOT NULL);"
     "CREATE TABLE IF NOT EXISTS members(id INTEGER PRIMARY KEY, raft TEXT NOT NULL,"
     " worker TEXT NOT NULL, api TEXT NOT NULL);"
     "CREATE TABLE IF NOT EXISTS acks(worker TEXT NOT NULL, run INTEGER NOT NULL,"
@@ -191,6 +195,11 @@ static int apply_one(store_t *s, const Lc__Command *cmd)
         return apply_put_member(s, cmd->put_member);
     case LC__COMMAND__CMD_REMOVE_MEMBER:
         return apply_remove_member(s, cmd->remove_member);
+    case LC__COMMAND__CMD_CREATE_TENANT:
+    case LC__COMMAND__CMD_SET_TENANT_WEIGHT:
+    case LC__COMMAND__CMD_PUT_TOKEN:
+    case LC__COMMAND__CMD_REVOKE_TOKEN:
+        return store_apply_access(s, cmd);
     default:
         return LC_EINVAL;
     }

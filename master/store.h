@@ -59,6 +59,31 @@ int store_batch_applied(store_t *s, const char *worker, uint64_t run, uint64_t s
  * when unknown). Returns 0 or LC_ENOTFOUND. */
 int store_member_get(store_t *s, uint64_t id, char *raft, char *worker, char *api, size_t len);
 
+/* Tenants and tokens ---------------------------------------------------- */
+
+#define STORE_TOKEN_HASH_LEN 32 /* SHA-256 */
+
+/* A tenant's weight. Returns 0 or LC_ENOTFOUND. */
+int store_tenant_weight(store_t *s, const char *tenant, uint32_t *weight);
+/* [{"name","weight","created_at"}], by name. */
+json_t *store_tenants_json(store_t *s);
+
+typedef struct store_token_s {
+    char id[64];
+    char role[16];   /* "admin" or "tenant" */
+    char tenant[128];
+} store_token_t;
+
+/* The token whose SHA-256 is hash. Returns 0 or LC_ENOTFOUND. The lookup is
+ * by hash (an index), so timing does not depend on how much of a guess
+ * matched; callers compare the hash again in constant time. */
+int store_token_by_hash(store_t *s, const uint8_t hash[STORE_TOKEN_HASH_LEN], store_token_t *out,
+                        uint8_t stored_hash[STORE_TOKEN_HASH_LEN]);
+/* Number of admin tokens (0 means the cluster still needs its first). */
+int store_admin_tokens(store_t *s);
+/* [{"id","role","tenant","name","created_at"}] — never the hashes. */
+json_t *store_tokens_json(store_t *s);
+
 /* JSON views for the API (new references; NULL on LC_ENOTFOUND). ----- */
 
 /* The run list: [{"id","name","tenant","state",…,"requests","rps","p95_ms"}]. */

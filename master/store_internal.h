@@ -17,6 +17,8 @@ int store_exec(store_t *s, const char *sql);
 sqlite3_stmt *store_prepare(store_t *s, const char *sql);
 /* Applies a RunSeconds command (inside the caller's transaction). */
 int store_apply_run_seconds(store_t *s, const Lc__RunSeconds *c);
+/* Applies CreateTenant, SetTenantWeight, PutToken or RevokeToken. */
+int store_apply_access(store_t *s, const Lc__Command *cmd);
 /* Adds an encoded histogram column to h; a NULL or bad blob adds nothing. */
 void store_hist_add_column(lc_hist_t *h, sqlite3_stmt *st, int col);
 
