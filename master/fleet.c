@@ -16,6 +16,8 @@
 #define READ_BUF_SIZE (64u << 10)
 #define MAX_WRITE_QUEUE (64u << 20) /* a worker this far behind is closed */
 #define MISSED_HEARTBEATS 3
+#define SATURATION_CPU 90.0   /* percent of its threads' time */
+#define SATURATION_BEATS 3    /* heartbeats in a row to saturate, or to recover */
 
 struct fleet_conn_s {
     uv_tcp_t tcp;
@@ -39,6 +41,7 @@ struct fleet_s {
     fleet_worker_t **workers; /* known workers, join order */
     size_t n_workers, cap_workers;
     fleet_worker_t **connected_view;
+    uint64_t saturation_epoch;
     fleet_conn_t *conns;      /* open connections */
     size_t n_conns;
     bool closing;
@@ -281,6 +284,9 @@ static void handle_hello(fleet_t *f, fleet_conn_t *c, const Lc__Hello *h)
     snprintf(w->address, sizeof w->address, "%s", c->peer);
     w->threads = h->threads;
     w->capacity = h->capacity;
+    w->effective_capacity = h->capacity; /* a (re)joining worker starts unsaturated */
+    w->saturated = false;
+    w->hot_beats = w->cool_beats = 0;
     w->last_seen_ms = mono_ms();
     copy_loads(w, h->running, h->n_running);
     lc_info("fleet", "msg=\"worker joined\" worker=%s name=\"%s\" peer=%s threads=%u capacity=%u",
@@ -288,6 +294,44 @@ static void handle_hello(fleet_t *f, fleet_conn_t *c, const Lc__Hello *h)
     send_welcome(f, c);
     if (f->events.on_join != NULL)
         f->events.on_join(f->events.arg, w, h);
+}
+
+/* Saturation (fleet.h): a generator past 90 % CPU measures its own queueing,
+ * so it sheds users until it is below again. Its effective capacity becomes
+ * 90 % of the users it runs, rounded down, and never rises while saturated. */
+static void note_cpu(fleet_t *f, fleet_worker_t *w)
+{
+    bool hot = w->cpu_percent > SATURATION_CPU;
+    w->hot_beats = hot ? w->hot_beats + 1 : 0;
+    w->cool_beats = hot ? 0 : w->cool_beats + 1;
+    if (hot && w->hot_beats >= SATURATION_BEATS) {
+        w->hot_beats = 0; /* 3 more hot heartbeats shed another 10 % */
+        uint64_t users = 0;
+        for (size_t i = 0; i < w->n_loads; i++)
+            users += w->loads[i].users;
+        uint64_t eff = users * 9 / 10;
+        if (eff > w->effective_capacity)
+            eff = w->effective_capacity;
+        if (w->saturated && eff == w->effective_capacity)
+            return;
+        w->saturated = true;
+        w->effective_capacity = (uint32_t)eff;
+        f->saturation_epoch++;
+        lc_warn("fleet", "msg=\"worker saturated\" worker=%s cpu_percent=%.1f users=%llu "
+                "effective_capacity=%u", w->id, w->cpu_percent, (unsigned long long)users,
+                w->effective_capacity);
+    } else if (!hot && w->saturated && w->cool_beats >= SATURATION_BEATS) {
+        w->saturated = false;
+        w->effective_capacity = w->capacity;
+        f->saturation_epoch++;
+        lc_info("fleet", "msg=\"worker no longer saturated\" worker=%s cpu_percent=%.1f "
+                "capacity=%u", w->id, w->cpu_percent, w->capacity);
+    }
+}
+
+uint64_t fleet_saturation_epoch(const fleet_t *f)
+{
+    return f->saturation_epoch;
 }
 
 /* Dispatches one decoded frame; returns non-zero when the connection closed. */
@@ -308,6 +352,7 @@ static int dispatch(fleet_t *f, fleet_conn_t *c, Lc__Envelope *env)
         c->worker->cpu_percent = env->heartbeat->cpu_percent;
         c->worker->rss_bytes = env->heartbeat->rss_bytes;
         copy_loads(c->worker, env->heartbeat->runs, env->heartbeat->n_runs);
+        note_cpu(f, c->worker);
         break;
     case LC__ENVELOPE__MSG_STATS:
         if (strcmp(env->stats->worker_id, c->worker->id) != 0) {
@@ -487,16 +532,25 @@ int fleet_init(fleet_t **out, uv_loop_t *loop, const fleet_config_t *cfg,
         uv_close((uv_handle_t *)&f->liveness, handle_closed_cb);
         return LC_EIO;
     }
-    uv_timer_start(&f->liveness, liveness_cb, cfg->heartbeat_ms, cfg->heartbeat_ms);
+    /* Checked 4 times per interval: a silent worker is lost 3 to 3.25
+     * intervals after its last frame, not up to 4. */
+    uint64_t check_ms = cfg->heartbeat_ms / 4 ? cfg->heartbeat_ms / 4 : 1;
+    uv_timer_start(&f->liveness, liveness_cb, check_ms, check_ms);
     *out = f;
     return 0;
 }
 
 void fleet_set_accepting(fleet_t *f, bool accepting, uint64_t leader_id, uint64_t term)
 {
+    bool deposed = f->accepting && !accepting;
     f->accepting = accepting;
     f->leader_id = leader_id;
     f->term = term;
+    /* A master that lost leadership lets its workers go, so they look for the
+     * new leader (or, with no quorum, count down their orphan timeout). */
+    if (deposed)
+        for (fleet_conn_t *c = f->conns; c != NULL; c = c->next)
+            conn_close(c, "this master is no longer the leader");
 }
 
 fleet_worker_t **fleet_connected(fleet_t *f, size_t *n)
@@ -515,23 +569,75 @@ size_t fleet_count_connected(fleet_t *f)
     return n;
 }
 
+void fleet_set_assigned(fleet_t *f, const char *worker_id, uint64_t run, uint32_t users)
+{
+    fleet_worker_t *w = fleet_find(f, worker_id);
+    if (w == NULL)
+        return;
+    size_t i = 0;
+    while (i < w->n_assigned && w->assigned[i].run != run)
+        i++;
+    if (users == 0) {
+        if (i < w->n_assigned)
+            w->assigned[i] = w->assigned[--w->n_assigned];
+        return;
+    }
+    if (i == w->n_assigned) {
+        if (w->n_assigned == FLEET_MAX_RUN_LOADS)
+            return;
+        w->n_assigned++;
+    }
+    w->assigned[i] = (fleet_run_load_t){.run = run, .users = users};
+}
+
+void fleet_forget_run(fleet_t *f, uint64_t run)
+{
+    for (size_t i = 0; i < f->n_workers; i++)
+        fleet_set_assigned(f, f->workers[i]->id, run, 0);
+}
+
+/* A worker's runs: what the scheduler assigned it, and what it reports. */
+static json_t *worker_runs_json(const fleet_worker_t *w)
+{
+    json_t *runs = json_array();
+    for (size_t j = 0; j < w->n_assigned; j++) {
+        const fleet_run_load_t *a = &w->assigned[j];
+        const fleet_run_load_t *l = NULL;
+        for (size_t k = 0; k < w->n_loads && l == NULL; k++)
+            l = w->loads[k].run == a->run ? &w->loads[k] : NULL;
+        json_array_append_new(runs, json_pack("{s:I,s:i,s:i,s:i}", "run", (json_int_t)a->run,
+                                              "users", (int)a->users, "running_users",
+                                              l ? (int)l->users : 0, "connections",
+                                              l ? (int)l->connections : 0));
+    }
+    for (size_t k = 0; k < w->n_loads; k++) {
+        const fleet_run_load_t *l = &w->loads[k];
+        bool assigned = false;
+        for (size_t j = 0; j < w->n_assigned && !assigned; j++)
+            assigned = w->assigned[j].run == l->run;
+        if (!assigned)
+            json_array_append_new(runs, json_pack("{s:I,s:i,s:i,s:i}", "run", (json_int_t)l->run,
+                                                  "users", (int)l->users, "running_users",
+                                                  (int)l->users, "connections",
+                                                  (int)l->connections));
+    }
+    return runs;
+}
+
 json_t *fleet_workers_json(fleet_t *f)
 {
     json_t *list = json_array();
     uint64_t now = mono_ms();
     for (size_t i = 0; i < f->n_workers; i++) {
         const fleet_worker_t *w = f->workers[i];
-        json_t *runs = json_array();
-        for (size_t j = 0; j < w->n_loads; j++)
-            json_array_append_new(runs, json_pack("{s:I,s:i,s:i}", "run", (json_int_t)w->loads[j].run,
-                                                  "users", (int)w->loads[j].users, "connections",
-                                                  (int)w->loads[j].connections));
-        json_array_append_new(
-            list, json_pack("{s:s,s:s,s:s,s:i,s:i,s:f,s:I,s:b,s:I,s:o}", "id", w->id, "name",
-                            w->name, "address", w->address, "threads", (int)w->threads,
-                            "capacity", (int)w->capacity, "cpu_percent", w->cpu_percent,
-                            "rss_bytes", (json_int_t)w->rss_bytes, "connected", w->conn != NULL,
-                            "last_seen_ms_ago", (json_int_t)(now - w->last_seen_ms), "runs", runs));
+        json_t *row = json_pack(
+            "{s:s,s:s,s:s,s:i,s:i,s:i,s:b,s:f,s:I,s:b,s:I,s:o}", "id", w->id, "name", w->name,
+            "address", w->address, "threads", (int)w->threads, "capacity", (int)w->capacity,
+            "effective_capacity", (int)w->effective_capacity, "saturated", w->saturated,
+            "cpu_percent", w->cpu_percent, "rss_bytes", (json_int_t)w->rss_bytes, "connected",
+            w->conn != NULL, "last_seen_ms_ago", (json_int_t)(now - w->last_seen_ms), "runs",
+            worker_runs_json(w));
+        json_array_append_new(list, row);
     }
     return list;
 }

@@ -33,11 +33,19 @@ typedef struct fleet_worker_s {
     char address[64];      /* peer address of its connection */
     uint32_t threads;
     uint32_t capacity;
+    /* Saturation: above 90 % CPU for 3 heartbeats in a row the worker may
+     * carry only 90 % of the users it runs (again after each further 3);
+     * 3 heartbeats below 90 % restore its capacity. */
+    uint32_t effective_capacity;
+    bool saturated;
+    uint32_t hot_beats, cool_beats;
     double cpu_percent;
     uint64_t rss_bytes;
     uint64_t last_seen_ms; /* monotonic ms of the last frame */
-    fleet_run_load_t loads[FLEET_MAX_RUN_LOADS];
+    fleet_run_load_t loads[FLEET_MAX_RUN_LOADS];      /* as its heartbeat reports them */
     size_t n_loads;
+    fleet_run_load_t assigned[FLEET_MAX_RUN_LOADS];   /* as the leader's scheduler set them */
+    size_t n_assigned;
     fleet_conn_t *conn;    /* NULL while disconnected */
 } fleet_worker_t;
 
@@ -74,7 +82,7 @@ int fleet_init(fleet_t **out, uv_loop_t *loop, const fleet_config_t *cfg,
                const fleet_events_t *events, char *errmsg, size_t errlen);
 /* Hello is answered with Welcome only while accepting is true (the leader);
  * otherwise with Redirect to the leader when one is known, and the
- * connection is closed. */
+ * connection is closed. Losing leadership closes every worker connection. */
 void fleet_set_accepting(fleet_t *f, bool accepting, uint64_t leader_id, uint64_t term);
 
 /* Sends one frame to a worker. Returns 0, LC_ENOTFOUND / LC_ECLOSED when it
@@ -87,8 +95,20 @@ fleet_worker_t *fleet_find(fleet_t *f, const char *worker_id);
 fleet_worker_t **fleet_connected(fleet_t *f, size_t *n);
 size_t fleet_count_connected(fleet_t *f);
 
-/* [{"id","name","address","threads","capacity","cpu_percent","rss_bytes",
- *   "connected","last_seen_ms_ago","runs":[{"run","users","connections"}]}] */
+/* Changes whenever a worker becomes saturated, sheds more, or recovers: the
+ * run controller reschedules when it sees a new value. */
+uint64_t fleet_saturation_epoch(const fleet_t *f);
+
+/* Records the scheduler's share of a run on a worker (users 0 forgets it),
+ * for fleet_workers_json; fleet_forget_run drops the run everywhere. */
+void fleet_set_assigned(fleet_t *f, const char *worker_id, uint64_t run, uint32_t users);
+void fleet_forget_run(fleet_t *f, uint64_t run);
+
+/* [{"id","name","address","threads","capacity","effective_capacity",
+ *   "saturated","cpu_percent","rss_bytes","connected","last_seen_ms_ago",
+ *   "runs":[{"run","users","running_users","connections"}]}]: users is the
+ * scheduler's share (the reported one for a run it has not assigned there),
+ * running_users what the worker's last heartbeat reported. */
 json_t *fleet_workers_json(fleet_t *f);
 
 /* Closes the listener and every connection; on_closed(arg) after all are

@@ -88,19 +88,25 @@ static void post_shares(worker_control_t *ctl, worker_run_t *r, enum worker_msg_
     }
 }
 
-/* Cuts the merged counters into one StatsBatch and hands it over. */
+/* Cuts the merged counters into one StatsBatch and hands it over, with the
+ * losses not yet reported. */
 static void cut_batch(worker_control_t *ctl, worker_run_t *r, bool final)
 {
     if (!ctl->batches)
         return;
-    uint64_t now = uv_now(ctl->loop);
+    /* A final run's loss report belongs to the second it finished in. */
+    uint64_t now = r->state == WORKER_RUN_FINAL ? r->finished_ms : uv_now(ctl->loop);
     uint32_t users = 0;
     for (unsigned i = 0; i < ctl->n_engines; i++)
         users += r->eng_users[i];
+    uint64_t requests = 0;
+    for (size_t i = 0; i < r->acc->n; i++)
+        requests += r->acc->ep[i].count;
     worker_batch_meta_t meta = {
         .run = r->id, .worker_id = ctl->worker_id, .seq = r->seq + 1,
         .interval = r->started_ms ? (uint32_t)((now - r->started_ms + 999) / 1000) : 0,
-        .users = final ? 0 : users, .final = final};
+        .users = final ? 0 : users, .final = final, .requests = requests,
+        .lost_batches = r->lost_batches, .lost_requests = r->lost_requests};
     uint8_t *frame;
     size_t len;
     int rv = worker_stats_encode_batch(r->acc, r->plan->endpoints, &meta, &frame, &len);
@@ -111,9 +117,12 @@ static void cut_batch(worker_control_t *ctl, worker_run_t *r, bool final)
         return;
     }
     r->seq++;
+    r->lost_batches = r->lost_requests = 0;
     worker_stats_reset(r->acc);
-    ctl->hooks->batch(ctl->hooks_arg, r->id, r->seq, frame, len);
+    ctl->hooks->batch(ctl->hooks_arg, &meta, frame, len);
 }
+
+static void restart_run(worker_control_t *ctl, worker_run_t *r);
 
 static void finish_run(worker_control_t *ctl, worker_run_t *r)
 {
@@ -126,6 +135,8 @@ static void finish_run(worker_control_t *ctl, worker_run_t *r)
             (unsigned long long)(r->seq - r->first_seq + 1));
     if (ctl->hooks->run_finished)
         ctl->hooks->run_finished(ctl->hooks_arg, r);
+    if (r->again && !ctl->closing)
+        restart_run(ctl, r);
 }
 
 /* Drops one reference (a handle or the resolution); the last frees the run. */
@@ -174,7 +185,7 @@ static void on_safety(uv_timer_t *t)
     worker_run_t *r = t->data;
     lc_warn("control", "msg=\"no Stop came: stopping the run by itself\" run=%llu",
             (unsigned long long)r->id);
-    worker_control_stop(r->ctl, r->id, r->plan->scenario.request_timeout_ms);
+    worker_control_stop_self(r->ctl, r->id, r->plan->scenario.request_timeout_ms);
 }
 
 static void start_engines(uv_timer_t *t)
@@ -296,8 +307,48 @@ static worker_run_t *new_run(worker_control_t *ctl, const worker_assign_t *a, wo
     return r;
 }
 
+/* A self-stopped run assigned anew starts again on its final counters: same
+ * plan and resolved address, seqs going on, the new share and timeline. */
+static void restart_run(worker_control_t *ctl, worker_run_t *r)
+{
+    const worker_assign_t *a = &r->again_as;
+    r->again = r->self_stopped = r->stop_early = false;
+    r->generation = a->generation;
+    r->users = a->users;
+    if (a->spawn_rate > 0)
+        r->spawn_rate = a->spawn_rate;
+    r->rate = assigned_rate(a, &r->plan->scenario);
+    r->assigned_ms = r->again_ms;
+    r->elapsed_ms = a->elapsed_ms;
+    r->start_delay_ms = a->start_delay_ms;
+    r->started_ms = r->finished_ms = 0;
+    r->engines_done = 0;
+    memset(r->eng_users, 0, ctl->n_engines * sizeof *r->eng_users);
+    memset(r->eng_conns, 0, ctl->n_engines * sizeof *r->eng_conns);
+    r->state = WORKER_RUN_PREPARING;
+    lc_info("control", "msg=\"run assigned again after this worker stopped it: starting it "
+                       "again\" run=%llu generation=%llu users=%u",
+            (unsigned long long)r->id, (unsigned long long)r->generation, r->users);
+    uint64_t spent = uv_now(ctl->loop) - r->assigned_ms;
+    uint64_t delay = r->start_delay_ms > spent ? r->start_delay_ms - spent : 0;
+    uv_timer_start(&r->start_timer, start_engines, delay, 0);
+}
+
 static int rescale(worker_control_t *ctl, worker_run_t *r, const worker_assign_t *a)
 {
+    if (r->self_stopped && r->state != WORKER_RUN_RUNNING) { /* stopping, final or stop_early */
+        /* The master wants it running again. Generations are not compared: a
+         * new leader numbers them from what Hello reported, and a run this
+         * worker stopped is not reported. */
+        r->again = true;
+        r->again_ms = uv_now(ctl->loop);
+        r->again_as = *a;
+        r->again_as.scenario_json = NULL;
+        r->again_as.scenario_len = 0;
+        if (r->state == WORKER_RUN_FINAL)
+            restart_run(ctl, r);
+        return 0;
+    }
     if (r->state == WORKER_RUN_STOPPING || r->state == WORKER_RUN_FINAL) {
         lc_info("control", "msg=\"assignment of a stopped run ignored\" run=%llu",
                 (unsigned long long)r->id);
@@ -375,6 +426,11 @@ int worker_control_assign(worker_control_t *ctl, const worker_assign_t *a, char 
 void worker_control_stop(worker_control_t *ctl, uint64_t run, uint32_t deadline_ms)
 {
     worker_run_t *r = find_run(ctl, run);
+    if (r != NULL && r->again) {
+        lc_info("control", "msg=\"stopped again before it restarted\" run=%llu",
+                (unsigned long long)run);
+        r->again = false;
+    }
     if (r == NULL || r->state == WORKER_RUN_STOPPING || r->state == WORKER_RUN_FINAL)
         return;
     /* Requests in flight never get longer than their own timeout. */
@@ -402,6 +458,15 @@ void worker_control_stop(worker_control_t *ctl, uint64_t run, uint32_t deadline_
     }
 }
 
+void worker_control_stop_self(worker_control_t *ctl, uint64_t run, uint32_t deadline_ms)
+{
+    worker_run_t *r = find_run(ctl, run);
+    if (r == NULL || (r->state != WORKER_RUN_PREPARING && r->state != WORKER_RUN_RUNNING))
+        return;
+    r->self_stopped = true;
+    worker_control_stop(ctl, run, deadline_ms);
+}
+
 void worker_control_stop_all(worker_control_t *ctl, uint32_t deadline_ms)
 {
     for (worker_run_t *r = ctl->runs, *next; r != NULL; r = next) {
@@ -413,10 +478,23 @@ void worker_control_stop_all(worker_control_t *ctl, uint32_t deadline_ms)
 void worker_control_acked(worker_control_t *ctl, uint64_t run, uint64_t seq)
 {
     worker_run_t *r = find_run(ctl, run);
-    if (r != NULL && r->state == WORKER_RUN_FINAL && seq >= r->final_seq) {
+    /* Kept while a loss waits for its report (the next round cuts it). */
+    if (r != NULL && r->state == WORKER_RUN_FINAL && seq >= r->final_seq && !r->lost_batches &&
+        !r->lost_requests) {
         lc_debug("control", "msg=\"final batch acknowledged\" run=%llu", (unsigned long long)run);
         remove_run(ctl, r);
     }
+}
+
+bool worker_control_lost(worker_control_t *ctl, uint64_t run, uint64_t batches,
+                         uint64_t requests)
+{
+    worker_run_t *r = find_run(ctl, run);
+    if (r == NULL)
+        return false;
+    r->lost_batches += batches;
+    r->lost_requests += requests;
+    return true;
 }
 
 void worker_control_set_interval(worker_control_t *ctl, uint32_t ms)
@@ -477,8 +555,14 @@ static void round_complete(worker_control_t *ctl)
     for (worker_run_t *r = ctl->runs; r != NULL; r = r->next) {
         if (r->state == WORKER_RUN_RUNNING && ctl->hooks->interval != NULL)
             ctl->hooks->interval(ctl->hooks_arg, r);
-        if (r->state == WORKER_RUN_RUNNING || r->state == WORKER_RUN_STOPPING)
+        if (r->state == WORKER_RUN_RUNNING || r->state == WORKER_RUN_STOPPING) {
             cut_batch(ctl, r, false);
+        } else if (r->state == WORKER_RUN_FINAL && (r->lost_batches || r->lost_requests)) {
+            /* No batch left to carry the loss (maybe the final one was lost):
+             * a new final batch reports it, and is the one awaited. */
+            cut_batch(ctl, r, true);
+            r->final_seq = r->seq;
+        }
     }
 }
 

@@ -23,6 +23,19 @@ enum worker_run_state {
 
 typedef struct worker_control_s worker_control_t;
 
+/* What an Assign carries, decoupled from protobuf for --local. */
+typedef struct worker_assign_s {
+    uint64_t run;
+    uint64_t generation;
+    uint32_t users;           /* closed: users; open: the bound of the user pool */
+    double spawn_rate;
+    double rate;              /* open model: requests/s; 0: a share of arrival_rate like users */
+    const char *scenario_json;
+    size_t scenario_len;
+    uint32_t start_delay_ms;
+    uint64_t elapsed_ms;
+} worker_assign_t;
+
 typedef struct worker_run_s {
     struct worker_run_s *next;
     worker_control_t *ctl;
@@ -53,12 +66,18 @@ typedef struct worker_run_s {
     bool resolving;
     bool removed;             /* unlinked: callbacks still pending only drop references */
     bool stop_early;          /* Stop came while preparing */
+    bool self_stopped;        /* stopped by this worker (orphan timeout, safety net) */
+    bool again;               /* assigned anew while self-stopped: restarts once final */
+    uint64_t again_ms;        /* control loop time that Assign came */
+    worker_assign_t again_as; /* its share (scenario_json not kept) */
+    uint64_t lost_batches;    /* lost to outbox overflow, not yet reported in a batch */
+    uint64_t lost_requests;
 } worker_run_t;
 
 /* What the control thread tells its owner (--join or --local glue). */
 typedef struct worker_control_hooks_s {
     /* A StatsBatch frame to queue; the frame's ownership passes. */
-    void (*batch)(void *arg, uint64_t run, uint64_t seq, uint8_t *frame, size_t len);
+    void (*batch)(void *arg, const worker_batch_meta_t *meta, uint8_t *frame, size_t len);
     /* The engines started the run (optional). */
     void (*run_started)(void *arg, worker_run_t *run);
     /* Every engine finished the run; its final batch was handed over. */
@@ -91,18 +110,6 @@ struct worker_control_s {
     void (*closed_cb)(worker_control_t *ctl);
 };
 
-/* What an Assign carries, decoupled from protobuf for --local. */
-typedef struct worker_assign_s {
-    uint64_t run;
-    uint64_t generation;
-    uint32_t users;           /* closed: users; open: the bound of the user pool */
-    double spawn_rate;
-    double rate;              /* open model: requests/s; 0: a share of arrival_rate like users */
-    const char *scenario_json;
-    size_t scenario_len;
-    uint32_t start_delay_ms;
-    uint64_t elapsed_ms;
-} worker_assign_t;
 
 /* Starts n_engines engine threads. batches: cut StatsBatches every
  * stats_interval_ms. Returns 0 or an LC_ error. */
@@ -116,10 +123,22 @@ int worker_control_assign(worker_control_t *ctl, const worker_assign_t *a, char 
                           size_t errlen);
 /* Stops a run gracefully: nothing new, requests in flight get deadline_ms. */
 void worker_control_stop(worker_control_t *ctl, uint64_t run, uint32_t deadline_ms);
+/* Stops a preparing or running run on this worker's own decision (orphan
+ * timeout). Such a run never starts again by itself; an Assign for it (from
+ * a leader that did not see it running, whatever the generation) runs it
+ * again once its stop completed. An Assign for a run the master stopped is
+ * ignored. */
+void worker_control_stop_self(worker_control_t *ctl, uint64_t run, uint32_t deadline_ms);
 /* Stops every run; the deadline is min(deadline_ms, the run's request timeout). */
 void worker_control_stop_all(worker_control_t *ctl, uint32_t deadline_ms);
 /* The master acknowledged batches up to seq: a finished run is forgotten. */
 void worker_control_acked(worker_control_t *ctl, uint64_t run, uint64_t seq);
+/* A batch of run was lost (outbox overflow) with the requests it counted and
+ * the losses it reported: the run's next batch reports them, or, once the run
+ * is final, an extra final batch that carries only them. Returns false when
+ * the run is forgotten already (the loss then stays in the log only). */
+bool worker_control_lost(worker_control_t *ctl, uint64_t run, uint64_t batches,
+                         uint64_t requests);
 /* Changes the stats interval. */
 void worker_control_set_interval(worker_control_t *ctl, uint32_t ms);
 /* Runs that are preparing, running or stopping. */

@@ -28,6 +28,9 @@ typedef struct join_s {
     worker_link_t link;
     uv_timer_t heartbeat_timer;
     uv_timer_t phase_timer;       /* bounds stopping and flushing */
+    uv_timer_t orphan_timer;      /* fires --orphan-timeout after the leader went */
+    uint64_t orphan_since_ms;     /* loop time the welcomed connection ended */
+    bool orphaned;                /* no welcomed connection since then */
     uv_signal_t sigint, sigterm;
     worker_cpu_t cpu;
     char worker_id[33];
@@ -84,9 +87,58 @@ static void on_heartbeat(uv_timer_t *t)
     worker_link_send(&j->link, &env);
 }
 
+static void on_orphan_timeout(uv_timer_t *t)
+{
+    join_t *j = t->data;
+    if (j->phase != JOIN_SERVING)
+        return;
+    for (worker_run_t *r = j->ctl.runs, *next; r != NULL; r = next) {
+        next = r->next;
+        if (r->state != WORKER_RUN_PREPARING && r->state != WORKER_RUN_RUNNING)
+            continue;
+        lc_warn("worker", "msg=\"no leader for %u s: stopping run %llu (orphan timeout)\" "
+                          "run=%llu",
+                j->opts->orphan_timeout_s, (unsigned long long)r->id, (unsigned long long)r->id);
+        worker_control_stop_self(&j->ctl, r->id, UINT32_MAX);
+    }
+}
+
+/* The welcomed connection ended: runs go on until a leader takes them back or
+ * the orphan timeout stops them (never runaway load). */
+static void start_orphan(join_t *j)
+{
+    if (j->orphaned || j->phase != JOIN_SERVING)
+        return;
+    j->orphaned = true;
+    j->orphan_since_ms = uv_now(&j->loop);
+    size_t active = worker_control_active(&j->ctl);
+    if (j->opts->orphan_timeout_s == 0) {
+        lc_warn("worker", "msg=\"no leader reachable: runs go on (orphan timeout disabled)\" "
+                          "runs=%zu", active);
+        return;
+    }
+    lc_warn("worker", "msg=\"no leader reachable: runs go on for up to %u s (orphan timeout)\" "
+                      "runs=%zu",
+            j->opts->orphan_timeout_s, active);
+    uv_timer_start(&j->orphan_timer, on_orphan_timeout, (uint64_t)j->opts->orphan_timeout_s * 1000,
+                   0);
+}
+
+static void end_orphan(join_t *j)
+{
+    if (!j->orphaned)
+        return;
+    j->orphaned = false;
+    uv_timer_stop(&j->orphan_timer);
+    lc_info("worker", "msg=\"leader reachable again\" orphaned_ms=%llu runs=%zu",
+            (unsigned long long)(uv_now(&j->loop) - j->orphan_since_ms),
+            worker_control_active(&j->ctl));
+}
+
 static void on_welcome(void *arg, const Lc__Welcome *w)
 {
     join_t *j = arg;
+    end_orphan(j);
     j->heartbeat_ms = w->heartbeat_ms ? w->heartbeat_ms : 1000;
     worker_control_set_interval(&j->ctl, w->stats_interval_ms ? w->stats_interval_ms : 1000);
     worker_cpu_init(&j->cpu);
@@ -97,6 +149,7 @@ static void on_disconnected(void *arg)
 {
     join_t *j = arg;
     uv_timer_stop(&j->heartbeat_timer);
+    start_orphan(j);
 }
 
 static void on_assign(void *arg, const Lc__Assign *a)
@@ -142,10 +195,22 @@ static void on_acked(void *arg, uint64_t run, uint64_t seq)
     maybe_flushed(j);
 }
 
-static void on_batch(void *arg, uint64_t run, uint64_t seq, uint8_t *frame, size_t len)
+static void on_batch(void *arg, const worker_batch_meta_t *meta, uint8_t *frame, size_t len)
 {
     join_t *j = arg;
-    worker_link_queue(&j->link, run, seq, frame, len);
+    worker_link_queue(&j->link, meta, frame, len);
+}
+
+static void on_lost(void *arg, const worker_outbox_batch_t *b)
+{
+    join_t *j = arg;
+    /* What the lost batch reported is lost with it: carried over. */
+    if (!worker_control_lost(&j->ctl, b->run, 1 + b->lost_batches,
+                             b->requests + b->lost_requests))
+        lc_warn("worker", "msg=\"stats batch of a finished run lost: not reported\" run=%llu "
+                          "seq=%llu requests=%llu",
+                (unsigned long long)b->run, (unsigned long long)b->seq,
+                (unsigned long long)b->requests);
 }
 
 static void on_phase_timeout(uv_timer_t *t);
@@ -203,6 +268,7 @@ static void close_all(join_t *j)
     j->phase = JOIN_CLOSING;
     uv_close((uv_handle_t *)&j->heartbeat_timer, NULL);
     uv_close((uv_handle_t *)&j->phase_timer, NULL);
+    uv_close((uv_handle_t *)&j->orphan_timer, NULL);
     uv_close((uv_handle_t *)&j->sigint, NULL);
     uv_close((uv_handle_t *)&j->sigterm, NULL);
     if (j->link_started)
@@ -217,6 +283,7 @@ static const worker_link_cbs_t link_cbs = {
     .stop = on_stop,
     .acked = on_acked,
     .disconnected = on_disconnected,
+    .lost = on_lost,
 };
 
 static const worker_control_hooks_t control_hooks = {
@@ -228,9 +295,10 @@ static void init_handles(join_t *j)
 {
     uv_timer_init(&j->loop, &j->heartbeat_timer);
     uv_timer_init(&j->loop, &j->phase_timer);
+    uv_timer_init(&j->loop, &j->orphan_timer);
     uv_signal_init(&j->loop, &j->sigint);
     uv_signal_init(&j->loop, &j->sigterm);
-    j->heartbeat_timer.data = j->phase_timer.data = j;
+    j->heartbeat_timer.data = j->phase_timer.data = j->orphan_timer.data = j;
     j->sigint.data = j->sigterm.data = j;
     uv_signal_start(&j->sigint, on_signal, SIGINT);
     uv_signal_start(&j->sigterm, on_signal, SIGTERM);
@@ -253,7 +321,8 @@ static int serve(join_t *j, const worker_opts_t *o)
     int rv = worker_control_init(&j->ctl, &j->loop, o->threads, true, j->worker_id,
                                  &control_hooks, j);
     if (rv == 0) {
-        rv = worker_link_start(&j->link, &j->loop, o->join, &link_cbs, j, why, sizeof why);
+        rv = worker_link_start(&j->link, &j->loop, o->join, o->outbox_max_bytes, &link_cbs, j,
+                               why, sizeof why);
         j->link_started = rv == 0;
         if (rv != 0)
             fprintf(stderr, "loadworker: %s\n", why);
@@ -263,8 +332,9 @@ static int serve(join_t *j, const worker_opts_t *o)
         close_all(j);
     } else {
         lc_info("worker", "msg=\"worker started\" id=%s name=\"%s\" threads=%u capacity=%u "
-                          "join=\"%s\"",
-                j->worker_id, j->name, o->threads, o->capacity, o->join);
+                          "join=\"%s\" orphan_timeout_s=%u outbox_max_bytes=%zu",
+                j->worker_id, j->name, o->threads, o->capacity, o->join, o->orphan_timeout_s,
+                o->outbox_max_bytes);
     }
     uv_run(&j->loop, UV_RUN_DEFAULT);
     uv_loop_close(&j->loop);

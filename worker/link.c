@@ -141,10 +141,14 @@ static void link_fail(worker_link_t *l, const char *reason)
         return;
     lc_warn("link", "msg=\"closing master connection\" reason=\"%s\" master=\"%s\"", reason,
             l->target);
-    bool was_connected = l->state == WORKER_LINK_HELLO || l->state == WORKER_LINK_READY;
+    bool was_ready = l->state == WORKER_LINK_READY;
     l->state = WORKER_LINK_CLOSING;
-    if (was_connected && l->cbs->disconnected)
-        l->cbs->disconnected(l->arg);
+    if (was_ready) {
+        /* Batches dropped while on this connection's wire: delivery unknown. */
+        worker_outbox_conn_lost(&l->outbox, l->conn_seq);
+        if (l->cbs->disconnected)
+            l->cbs->disconnected(l->arg);
+    }
     if (l->addrs) { /* do not try the other addresses of a master that answered */
         uv_freeaddrinfo(l->addrs);
         l->addrs = l->next_addr = NULL;
@@ -217,59 +221,44 @@ bool worker_link_ready(const worker_link_t *l)
     return l->state == WORKER_LINK_READY;
 }
 
-void worker_link_queue(worker_link_t *l, uint64_t run, uint64_t seq, uint8_t *frame, size_t len)
+void worker_link_queue(worker_link_t *l, const worker_batch_meta_t *meta, uint8_t *frame,
+                       size_t len)
 {
-    worker_outbox_entry_t *e = malloc(sizeof *e);
-    if (e == NULL) {
-        lc_error("link", "msg=\"out of memory: stats batch lost\" run=%llu seq=%llu",
-                 (unsigned long long)run, (unsigned long long)seq);
-        free(frame);
-        return;
+    uint64_t live = l->state == WORKER_LINK_READY ? l->conn_seq : 0;
+    worker_outbox_entry_t *e = worker_outbox_push(&l->outbox, meta, frame, len, live);
+    if (e != NULL && live != 0) {
+        e->sent_on = live;
+        send_bytes(l, e->frame, e->len);
     }
-    *e = (worker_outbox_entry_t){.run = run, .seq = seq, .frame = frame, .len = len};
-    if (l->outbox_tail)
-        l->outbox_tail->next = e;
-    else
-        l->outbox = e;
-    l->outbox_tail = e;
-    l->outbox_len++;
-    if (l->state == WORKER_LINK_READY)
-        send_bytes(l, frame, len);
 }
 
 size_t worker_link_outbox_len(const worker_link_t *l)
 {
-    return l->outbox_len;
-}
-
-static void outbox_ack(worker_link_t *l, uint64_t run, uint64_t seq)
-{
-    worker_outbox_entry_t **pp = &l->outbox, *prev = NULL;
-    while (*pp != NULL) {
-        worker_outbox_entry_t *e = *pp;
-        if (e->run == run && e->seq <= seq) {
-            *pp = e->next;
-            free(e->frame);
-            free(e);
-            l->outbox_len--;
-        } else {
-            prev = e;
-            pp = &e->next;
-        }
-    }
-    l->outbox_tail = prev;
+    return l->outbox.len;
 }
 
 static void outbox_resend(worker_link_t *l)
 {
-    for (worker_outbox_entry_t *e = l->outbox; e != NULL && l->state == WORKER_LINK_READY;
-         e = e->next)
+    for (worker_outbox_entry_t *e = l->outbox.head; e != NULL && l->state == WORKER_LINK_READY;
+         e = e->next) {
+        if (e->frame == NULL)
+            continue; /* cannot happen: such entries end with their connection */
+        e->sent_on = l->conn_seq;
         send_bytes(l, e->frame, e->len);
+    }
+}
+
+static void on_outbox_lost(void *arg, const worker_outbox_batch_t *b)
+{
+    worker_link_t *l = arg;
+    if (l->cbs->lost)
+        l->cbs->lost(l->arg, b);
 }
 
 static void on_welcome(worker_link_t *l, const Lc__Welcome *w)
 {
     l->state = WORKER_LINK_READY;
+    l->conn_seq++;
     l->backoff_ms = WORKER_LINK_BACKOFF_MIN_MS;
     l->redirects = 0;
     if (w->n_masters > 0 && set_masters(l, w->masters, w->n_masters) != 0)
@@ -277,7 +266,7 @@ static void on_welcome(worker_link_t *l, const Lc__Welcome *w)
     lc_info("link", "msg=\"welcomed by master\" master=\"%s\" leader_id=%llu term=%llu "
                     "masters=%zu unacked=%zu",
             l->target, (unsigned long long)w->leader_id, (unsigned long long)w->term,
-            l->n_masters, l->outbox_len);
+            l->n_masters, l->outbox.len);
     if (l->cbs->welcome)
         l->cbs->welcome(l->arg, w);
     outbox_resend(l);
@@ -315,7 +304,7 @@ static int dispatch(worker_link_t *l, const Lc__Envelope *env)
         l->cbs->stop(l->arg, env->stop);
         return 0;
     case LC__ENVELOPE__MSG_STATS_ACK:
-        outbox_ack(l, env->stats_ack->run, env->stats_ack->seq);
+        worker_outbox_ack(&l->outbox, env->stats_ack->run, env->stats_ack->seq);
         l->cbs->acked(l->arg, env->stats_ack->run, env->stats_ack->seq);
         return 0;
     default:
@@ -460,10 +449,11 @@ static void connect_next(worker_link_t *l)
     l->gai_pending = true;
 }
 
-int worker_link_start(worker_link_t *l, uv_loop_t *loop, const char *join,
+int worker_link_start(worker_link_t *l, uv_loop_t *loop, const char *join, size_t outbox_max,
                       const worker_link_cbs_t *cbs, void *arg, char *errmsg, size_t errlen)
 {
     memset(l, 0, sizeof *l);
+    worker_outbox_init(&l->outbox, outbox_max, on_outbox_lost, l);
     l->loop = loop;
     l->cbs = cbs;
     l->arg = arg;
@@ -496,13 +486,7 @@ void worker_link_close(worker_link_t *l, void (*closed_cb)(worker_link_t *l))
         close_tcp(l);
     l->state = WORKER_LINK_CLOSING;
     uv_close((uv_handle_t *)&l->retry_timer, on_timer_close);
-    for (worker_outbox_entry_t *e = l->outbox, *next; e != NULL; e = next) {
-        next = e->next;
-        free(e->frame);
-        free(e);
-    }
-    l->outbox = l->outbox_tail = NULL;
-    l->outbox_len = 0;
+    worker_outbox_clear(&l->outbox);
     if (l->addrs)
         uv_freeaddrinfo(l->addrs);
     l->addrs = l->next_addr = NULL;

@@ -1,6 +1,6 @@
 /* link.h — the worker's connection to the master: connect (trying every
  * master and address, following Redirect, backing off), frames in and out,
- * and the outbox of StatsBatches kept until acknowledged. */
+ * and the outbox (outbox.h) of StatsBatches kept until acknowledged. */
 #ifndef WORKER_LINK_H
 #define WORKER_LINK_H
 
@@ -11,6 +11,7 @@
 
 #include "cluster.pb-c.h"
 #include "lc_frame.h"
+#include "outbox.h"
 
 #define WORKER_LINK_BACKOFF_MIN_MS 100u
 #define WORKER_LINK_BACKOFF_MAX_MS 5000u
@@ -23,17 +24,11 @@ typedef struct worker_link_cbs_s {
     void (*welcome)(void *arg, const Lc__Welcome *w);
     void (*assign)(void *arg, const Lc__Assign *a);
     void (*stop)(void *arg, const Lc__Stop *s);
-    void (*acked)(void *arg, uint64_t run, uint64_t seq); /* after the outbox dropped them */
-    void (*disconnected)(void *arg);
+    void (*acked)(void *arg, uint64_t run, uint64_t seq); /* after the outbox dropped it */
+    void (*disconnected)(void *arg);  /* a welcomed connection ended */
+    /* A StatsBatch is lost for good (outbox overflow): its run reports it. */
+    void (*lost)(void *arg, const worker_outbox_batch_t *b);
 } worker_link_cbs_t;
-
-typedef struct worker_outbox_entry_s {
-    struct worker_outbox_entry_s *next;
-    uint64_t run;
-    uint64_t seq;
-    uint8_t *frame;
-    size_t len;
-} worker_outbox_entry_t;
 
 enum worker_link_state {
     WORKER_LINK_IDLE,       /* waiting to (re)connect */
@@ -62,8 +57,8 @@ struct worker_link_s {
     lc_frame_reader_t reader;
     uint32_t backoff_ms;
     uint64_t rng;
-    worker_outbox_entry_t *outbox, *outbox_tail;
-    size_t outbox_len;
+    worker_outbox_t outbox;
+    uint64_t conn_seq;       /* welcomed connections so far; the live one when READY */
     const worker_link_cbs_t *cbs;
     void *arg;
     uint8_t handles;
@@ -72,9 +67,10 @@ struct worker_link_s {
     char rbuf[64 * 1024];
 };
 
-/* Starts connecting to the comma-separated list join ("h:p,h:p"). Returns 0
- * or LC_EINVAL with errmsg when the list is malformed. */
-int worker_link_start(worker_link_t *l, uv_loop_t *loop, const char *join,
+/* Starts connecting to the comma-separated list join ("h:p,h:p"); the outbox
+ * holds up to outbox_max bytes of frames. Returns 0 or LC_EINVAL with errmsg
+ * when the list is malformed. */
+int worker_link_start(worker_link_t *l, uv_loop_t *loop, const char *join, size_t outbox_max,
                       const worker_link_cbs_t *cbs, void *arg, char *errmsg, size_t errlen);
 /* Sends one message now (connected only). Returns 0, LC_ECLOSED or an LC_ error. */
 int worker_link_send(worker_link_t *l, const Lc__Envelope *env);
@@ -83,8 +79,10 @@ int worker_link_send(worker_link_t *l, const Lc__Envelope *env);
 int worker_link_send_refused(worker_link_t *l, uint64_t run, uint64_t generation,
                              const char *reason);
 bool worker_link_ready(const worker_link_t *l);
-/* Queues a StatsBatch frame (ownership passes); sent at once when welcomed. */
-void worker_link_queue(worker_link_t *l, uint64_t run, uint64_t seq, uint8_t *frame, size_t len);
+/* Queues a StatsBatch frame (ownership passes); sent at once when welcomed.
+ * May drop the oldest batches (cbs->lost) to stay within the bound. */
+void worker_link_queue(worker_link_t *l, const worker_batch_meta_t *meta, uint8_t *frame,
+                       size_t len);
 size_t worker_link_outbox_len(const worker_link_t *l);
 /* Closes the connection and every handle; closed_cb runs at the end. */
 void worker_link_close(worker_link_t *l, void (*closed_cb)(worker_link_t *l));

@@ -1,4 +1,5 @@
 /* main.c — loadworker's command line: flags, limits, then --local or --join. */
+#include <errno.h>
 #include <getopt.h>
 #include <signal.h>
 #include <stdio.h>
@@ -27,22 +28,34 @@ static void usage(FILE *out)
             "                    (each gives its own range of ephemeral ports)\n"
             "  --name NAME       name shown to people (default: host name)\n"
             "  --data-dir DIR    where the worker id is kept (default: ./loadworker-data)\n"
+            "  --orphan-timeout S  with no leader reachable, keep running for S seconds,\n"
+            "                    then stop the runs (default 60; 0: never stop; 1..86400)\n"
+            "  --outbox-max-mb N  bound of the unacknowledged stats kept for the master;\n"
+            "                    beyond it the oldest are dropped and counted (default 64)\n"
+            "  --outbox-max-kb N  the same bound in KiB (for tests and small machines)\n"
             "  --log-level L     debug, info, warn or error (default: info)\n"
             "  --json            with --local: print the report as JSON\n"
             "  --help, --version\n");
 }
 
-static int parse_uint(const char *flag, const char *text, unsigned long max, unsigned long *out)
+static int parse_range(const char *flag, const char *text, unsigned long min, unsigned long max,
+                       unsigned long *out)
 {
     char *end;
+    errno = 0;
     unsigned long v = strtoul(text, &end, 10);
-    if (*text < '0' || *text > '9' || *end != '\0' || v == 0 || v > max) {
-        fprintf(stderr, "loadworker: %s: expected an integer from 1 to %lu, got '%s'\n", flag,
-                max, text);
+    if (*text < '0' || *text > '9' || *end != '\0' || errno != 0 || v < min || v > max) {
+        fprintf(stderr, "loadworker: %s: expected an integer from %lu to %lu, got '%s'\n", flag,
+                min, max, text);
         return -1;
     }
     *out = v;
     return 0;
+}
+
+static int parse_uint(const char *flag, const char *text, unsigned long max, unsigned long *out)
+{
+    return parse_range(flag, text, 1, max, out);
 }
 
 enum {
@@ -52,7 +65,10 @@ enum {
     OPT_DATA_DIR,
     OPT_LOG_LEVEL,
     OPT_JSON,
-    OPT_SOURCE_ADDRS
+    OPT_SOURCE_ADDRS,
+    OPT_ORPHAN_TIMEOUT,
+    OPT_OUTBOX_MAX_MB,
+    OPT_OUTBOX_MAX_KB
 };
 
 static const struct option long_opts[] = {
@@ -65,6 +81,9 @@ static const struct option long_opts[] = {
     {"log-level", required_argument, NULL, OPT_LOG_LEVEL},
     {"json", no_argument, NULL, OPT_JSON},
     {"source-addrs", required_argument, NULL, OPT_SOURCE_ADDRS},
+    {"orphan-timeout", required_argument, NULL, OPT_ORPHAN_TIMEOUT},
+    {"outbox-max-mb", required_argument, NULL, OPT_OUTBOX_MAX_MB},
+    {"outbox-max-kb", required_argument, NULL, OPT_OUTBOX_MAX_KB},
     {"help", no_argument, NULL, 'h'},
     {"version", no_argument, NULL, 'V'},
     {NULL, 0, NULL, 0},
@@ -91,6 +110,22 @@ static int apply_opt(int c, worker_opts_t *o)
         if (parse_uint("--capacity", optarg, 100000000, &v) != 0)
             return -1;
         o->capacity = (uint32_t)v;
+        return 0;
+    case OPT_ORPHAN_TIMEOUT:
+        /* 0 disables: runs then go on without a leader until their own end. */
+        if (parse_range("--orphan-timeout", optarg, 0, 86400, &v) != 0)
+            return -1;
+        o->orphan_timeout_s = (uint32_t)v;
+        return 0;
+    case OPT_OUTBOX_MAX_MB:
+        if (parse_uint("--outbox-max-mb", optarg, 4096, &v) != 0)
+            return -1;
+        o->outbox_max_bytes = (size_t)v << 20;
+        return 0;
+    case OPT_OUTBOX_MAX_KB:
+        if (parse_uint("--outbox-max-kb", optarg, 4096ul << 10, &v) != 0)
+            return -1;
+        o->outbox_max_bytes = (size_t)v << 10;
         return 0;
     case OPT_LOG_LEVEL:
         if ((level = lc_log_level_parse(optarg)) < 0) {
@@ -135,7 +170,8 @@ static int parse_args(int argc, char **argv, worker_opts_t *o)
 
 int main(int argc, char **argv)
 {
-    worker_opts_t o = {.data_dir = "./loadworker-data"};
+    worker_opts_t o = {.data_dir = "./loadworker-data", .orphan_timeout_s = 60,
+                       .outbox_max_bytes = (size_t)64 << 20};
     int rv = parse_args(argc, argv, &o);
     if (rv != 0)
         return rv > 0 ? 0 : 2;

@@ -13,6 +13,8 @@ typedef struct worker_opts_s {
     const char *name;       /* --name, default the host name */
     const char *data_dir;   /* --data-dir */
     bool json;              /* --json (with --local) */
+    uint32_t orphan_timeout_s; /* --orphan-timeout: runs stop this long after the leader; 0 never */
+    size_t outbox_max_bytes;   /* --outbox-max-mb / --outbox-max-kb */
 } worker_opts_t;
 
 /* --local: runs the scenario file, prints the report; returns the exit code. */

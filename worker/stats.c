@@ -154,6 +154,8 @@ static int build_batch(batch_build_t *b, const worker_stats_t *s, const worker_e
     b->batch.tls_handshakes = s->tls_handshakes;
     b->batch.tls_resumed = s->tls_resumed;
     b->batch.users = meta->users;
+    b->batch.lost_batches = meta->lost_batches;
+    b->batch.lost_requests = meta->lost_requests;
     size_t n = s->n ? s->n : 1;
     b->eps = calloc(n, sizeof *b->eps);
     b->ep_ptrs = calloc(n, sizeof *b->ep_ptrs);

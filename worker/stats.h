@@ -72,6 +72,9 @@ typedef struct worker_batch_meta_s {
     uint32_t interval;
     uint32_t users;
     bool final;
+    uint64_t requests;      /* sum of the endpoint counts (kept by the outbox, not encoded) */
+    uint64_t lost_batches;  /* batches of the run lost to outbox overflow since the last report */
+    uint64_t lost_requests; /* the requests they counted */
 } worker_batch_meta_t;
 
 /* Encodes s as one StatsBatch frame (Envelope, length-prefixed) into a
