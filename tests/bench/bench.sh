@@ -117,6 +117,7 @@ compare() { # name url [extra scenario fields for loadworker]
     local failed
     failed=$(awk '{ n += $4 } END { print n + 0 }' "$WORK/lc.txt")
     [ "$failed" = 0 ] || line+="  (loadworker failures: $failed)"
+    [ "$name" = nginx ] && NGINX_LC_RPS=$lc_rps
     echo "$line"
     SUMMARY+=("$line")
 }
@@ -200,12 +201,37 @@ bench_idle() {
     SUMMARY+=("$line")
 }
 
+# Locust's FastHttpUser (Debian's python3-locust) on the same nginx, pinned
+# like the others, one run of DURATION seconds: its rps and CPU per request
+# next to loadworker's median from the nginx pairs.
 locust_line() {
     local line
-    if dpkg-query -W -f='${Status}' python3-locust 2>/dev/null | grep -q 'install ok installed'; then
-        line="locust       skipped: python3-locust is installed but this bench has no Locust runner yet"
+    if ! command -v locust >/dev/null; then
+        line="locust       skipped: python3-locust is not installed (make -f Makefile.ci bench-deps)"
+        echo "$line"; SUMMARY+=("$line"); return
+    fi
+    cat >"$WORK/locustfile.py" <<'PY'
+from locust import FastHttpUser, task
+
+class Bench(FastHttpUser):
+    @task
+    def index(self):
+        self.client.get("/")
+PY
+    ( cd "$WORK" && /usr/bin/env time -f '%U %S' -o "$WORK/locust.cpu" taskset -c "$GEN_CPU" \
+        locust -f "$WORK/locustfile.py" --headless -u "$CONNECTIONS" -r "$CONNECTIONS" \
+        -t "${DURATION}s" --host "http://127.0.0.1:$NGINX_PORT" --only-summary \
+        --csv "$WORK/locust" >"$WORK/locust.log" 2>&1 ) || true
+    local rps req cpu
+    rps=$(awk -F, '$2 == "Aggregated" { print $10 }' "$WORK/locust_stats.csv" 2>/dev/null)
+    req=$(awk -F, '$2 == "Aggregated" { print $3 }' "$WORK/locust_stats.csv" 2>/dev/null)
+    cpu=$(awk '{ print $1 + $2 }' "$WORK/locust.cpu" 2>/dev/null)
+    if [ -z "$rps" ] || [ -z "$req" ] || [ "$req" = 0 ]; then
+        line="locust       failed: see $WORK/locust.log"
     else
-        line="locust       skipped: python3-locust is not installed (FastHttpUser figures unavailable)"
+        printf -v line 'locust       fasthttpuser_rps=%.0f cpu_us_per_req=%.2f (nginx, %s users, %ss; loadworker_rps_vs_locust=%.1f)' \
+            "$rps" "$(echo "$cpu / $req * 1000000" | bc -l)" "$CONNECTIONS" "$DURATION" \
+            "$(echo "${NGINX_LC_RPS:-0} / $rps" | bc -l)"
     fi
     echo "$line"
     SUMMARY+=("$line")
