@@ -51,11 +51,17 @@ static size_t fill_loads(join_t *j, Lc__RunLoad *loads, Lc__RunLoad **ptrs, bool
     return n;
 }
 
-static void send_hello(void *arg)
+static void send_hello(void *arg, const uint8_t *nonce, size_t nonce_len)
 {
     join_t *j = arg;
     Lc__RunLoad loads[MAX_LOADS], *ptrs[MAX_LOADS];
     Lc__Hello hello = LC__HELLO__INIT;
+    uint8_t proof[LC_JOIN_PROOF_LEN];
+    if (j->opts->join_secret.len > 0 &&
+        lc_join_proof(&j->opts->join_secret, nonce, nonce_len, proof) == 0) {
+        hello.join_proof.data = proof;
+        hello.join_proof.len = sizeof proof;
+    }
     hello.protocol_version = 1;
     hello.worker_id = j->worker_id;
     hello.name = j->name;

@@ -291,6 +291,17 @@ static void on_redirect(worker_link_t *l, const Lc__Redirect *r)
 static int dispatch(worker_link_t *l, const Lc__Envelope *env)
 {
     switch (env->msg_case) {
+    case LC__ENVELOPE__MSG_CHALLENGE:
+        l->cbs->connected(l->arg, env->challenge->nonce.data, env->challenge->nonce.len);
+        return 0;
+    case LC__ENVELOPE__MSG_JOIN_REFUSED: {
+        char why[300];
+        snprintf(why, sizeof why, "master refused the join: %s", env->join_refused->reason);
+        lc_error("link", "msg=\"join refused\" master=\"%s\" reason=\"%s\"", l->target,
+                 env->join_refused->reason);
+        link_fail(l, why);
+        return LINK_STOP;
+    }
     case LC__ENVELOPE__MSG_WELCOME:
         on_welcome(l, env->welcome);
         return 0;
@@ -377,7 +388,7 @@ static void on_connect(uv_connect_t *req, int status)
     lc_frame_reader_init(&l->reader, LC_FRAME_MAX);
     uv_read_start((uv_stream_t *)&l->tcp, on_alloc, on_read);
     lc_info("link", "msg=\"connected to master\" master=\"%s\"", l->target);
-    l->cbs->connected(l->arg);
+    /* Hello follows the master's Challenge (see dispatch). */
 }
 
 static void try_addr(worker_link_t *l)

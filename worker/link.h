@@ -20,7 +20,9 @@ typedef struct worker_link_s worker_link_t;
 
 /* Messages from the master; each pointer is valid only during the call. */
 typedef struct worker_link_cbs_s {
-    void (*connected)(void *arg);  /* send Hello now (worker_link_send) */
+    /* The master's challenge arrived: send Hello now (worker_link_send),
+     * answering the nonce when a join secret is configured. */
+    void (*connected)(void *arg, const uint8_t *nonce, size_t nonce_len);
     void (*welcome)(void *arg, const Lc__Welcome *w);
     void (*assign)(void *arg, const Lc__Assign *a);
     void (*stop)(void *arg, const Lc__Stop *s);
@@ -34,7 +36,7 @@ enum worker_link_state {
     WORKER_LINK_IDLE,       /* waiting to (re)connect */
     WORKER_LINK_RESOLVING,
     WORKER_LINK_CONNECTING,
-    WORKER_LINK_HELLO,      /* connected, Hello sent, no Welcome yet */
+    WORKER_LINK_HELLO,      /* connected; Challenge then Welcome expected */
     WORKER_LINK_READY,      /* welcomed */
     WORKER_LINK_CLOSING,
 };

@@ -33,6 +33,8 @@ static void usage(FILE *out)
             "  --outbox-max-mb N  bound of the unacknowledged stats kept for the master;\n"
             "                    beyond it the oldest are dropped and counted (default 64)\n"
             "  --outbox-max-kb N  the same bound in KiB (for tests and small machines)\n"
+            "  --join-secret-file F  the cluster's join secret: answers the master's\n"
+            "                    challenge (HMAC-SHA256) when it requires one\n"
             "  --log-level L     debug, info, warn or error (default: info)\n"
             "  --json            with --local: print the report as JSON\n"
             "  --help, --version\n");
@@ -68,7 +70,8 @@ enum {
     OPT_SOURCE_ADDRS,
     OPT_ORPHAN_TIMEOUT,
     OPT_OUTBOX_MAX_MB,
-    OPT_OUTBOX_MAX_KB
+    OPT_OUTBOX_MAX_KB,
+    OPT_JOIN_SECRET
 };
 
 static const struct option long_opts[] = {
@@ -84,6 +87,7 @@ static const struct option long_opts[] = {
     {"orphan-timeout", required_argument, NULL, OPT_ORPHAN_TIMEOUT},
     {"outbox-max-mb", required_argument, NULL, OPT_OUTBOX_MAX_MB},
     {"outbox-max-kb", required_argument, NULL, OPT_OUTBOX_MAX_KB},
+    {"join-secret-file", required_argument, NULL, OPT_JOIN_SECRET},
     {"help", no_argument, NULL, 'h'},
     {"version", no_argument, NULL, 'V'},
     {NULL, 0, NULL, 0},
@@ -133,6 +137,12 @@ static int apply_opt(int c, worker_opts_t *o)
             return -1;
         }
         lc_log_set_level((enum lc_log_level)level);
+        return 0;
+    case OPT_JOIN_SECRET:
+        if (lc_join_secret_load(optarg, &o->join_secret, why, sizeof why) != 0) {
+            fprintf(stderr, "loadworker: --join-secret-file: %s\n", why);
+            return -1;
+        }
         return 0;
     case OPT_SOURCE_ADDRS:
         if (worker_source_addrs_set(optarg, why, sizeof why) != 0) {

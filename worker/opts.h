@@ -5,6 +5,8 @@
 #include <stdbool.h>
 #include <stdint.h>
 
+#include "lc_join.h"
+
 typedef struct worker_opts_s {
     const char *join;       /* --join host:port[,…] */
     const char *local;      /* --local scenario.json */
@@ -15,6 +17,7 @@ typedef struct worker_opts_s {
     bool json;              /* --json (with --local) */
     uint32_t orphan_timeout_s; /* --orphan-timeout: runs stop this long after the leader; 0 never */
     size_t outbox_max_bytes;   /* --outbox-max-mb / --outbox-max-kb */
+    lc_join_secret_t join_secret; /* --join-secret-file; len 0 when none */
 } worker_opts_t;
 
 /* --local: runs the scenario file, prints the report; returns the exit code. */

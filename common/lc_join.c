@@ -1,0 +1,59 @@
+/* lc_join.c — join secret loading and HMAC-SHA256 challenge answers. */
+#include "lc_join.h"
+
+#include <errno.h>
+#include <openssl/crypto.h>
+#include <openssl/evp.h>
+#include <openssl/hmac.h>
+#include <stdio.h>
+#include <string.h>
+#include <sys/random.h>
+
+#include "lc_err.h"
+
+int lc_join_secret_load(const char *path, lc_join_secret_t *out, char *errmsg, size_t errlen)
+{
+    memset(out, 0, sizeof *out);
+    FILE *f = fopen(path, "rb");
+    if (f == NULL) {
+        snprintf(errmsg, errlen, "%s: %s", path, strerror(errno));
+        return LC_EIO;
+    }
+    size_t n = fread(out->bytes, 1, sizeof out->bytes, f);
+    bool more = fgetc(f) != EOF;
+    fclose(f);
+    while (n > 0 && (out->bytes[n - 1] == '\n' || out->bytes[n - 1] == '\r'))
+        n--;
+    if (more || n < LC_JOIN_SECRET_MIN) {
+        snprintf(errmsg, errlen, "%s: a join secret must be %u to %u bytes", path,
+                 LC_JOIN_SECRET_MIN, LC_JOIN_SECRET_MAX);
+        memset(out, 0, sizeof *out);
+        return LC_EINVAL;
+    }
+    out->len = n;
+    return 0;
+}
+
+int lc_join_nonce(uint8_t nonce[LC_JOIN_NONCE_LEN])
+{
+    return getrandom(nonce, LC_JOIN_NONCE_LEN, 0) == (ssize_t)LC_JOIN_NONCE_LEN ? 0 : LC_EIO;
+}
+
+int lc_join_proof(const lc_join_secret_t *secret, const uint8_t *nonce, size_t nonce_len,
+                  uint8_t proof[LC_JOIN_PROOF_LEN])
+{
+    unsigned len = 0;
+    if (HMAC(EVP_sha256(), secret->bytes, (int)secret->len, nonce, nonce_len, proof, &len) == NULL ||
+        len != LC_JOIN_PROOF_LEN)
+        return LC_EIO;
+    return 0;
+}
+
+bool lc_join_verify(const lc_join_secret_t *secret, const uint8_t *nonce, size_t nonce_len,
+                    const uint8_t *proof, size_t proof_len)
+{
+    uint8_t expected[LC_JOIN_PROOF_LEN];
+    if (proof_len != LC_JOIN_PROOF_LEN || lc_join_proof(secret, nonce, nonce_len, expected) != 0)
+        return false;
+    return CRYPTO_memcmp(expected, proof, LC_JOIN_PROOF_LEN) == 0;
+}
