@@ -54,6 +54,22 @@ static bool query_has(const char *query, const char *param)
     return false;
 }
 
+bool api_query_value(const char *query, const char *name, char *out, size_t len)
+{
+    size_t n = strlen(name);
+    for (const char *p = query; p != NULL && *p != '\0'; p = strchr(p, '&') ? strchr(p, '&') + 1 : NULL) {
+        if (strncmp(p, name, n) != 0 || p[n] != '=')
+            continue;
+        size_t vlen = strcspn(p + n + 1, "&");
+        if (vlen >= len)
+            return false;
+        memcpy(out, p + n + 1, vlen);
+        out[vlen] = '\0';
+        return true;
+    }
+    return false;
+}
+
 /* On a follower, writes and ?consistent=1 reads go to the leader: 307 to
  * its API, or 503 when no leader is known. Returns true when it answered. */
 static bool send_to_leader(master_t *m, lc_http_exchange_t *ex, const lc_http_request_t *req)
@@ -84,29 +100,46 @@ static bool send_to_leader(master_t *m, lc_http_exchange_t *ex, const lc_http_re
     return true;
 }
 
-static void handle(void *arg, lc_http_exchange_t *ex, const lc_http_request_t *req)
+/* /healthz and /metrics answer without a token (probes and scrapers);
+ * returns true when it answered. */
+static bool handle_open(master_t *m, lc_http_exchange_t *ex, const lc_http_request_t *req)
 {
-    master_t *m = arg;
-    bool get = strcmp(req->method, "GET") == 0;
-    if (send_to_leader(m, ex, req))
-        return;
-    if (strncmp(req->path, "/api/v1/cluster", 15) == 0) {
-        api_cluster_route(m, ex, req);
-    } else if (strcmp(req->path, "/healthz") == 0 && get) {
+    if (strcmp(req->method, "GET") != 0)
+        return false;
+    if (strcmp(req->path, "/healthz") == 0) {
         api_respond_json(ex, 200, json_pack("{s:s,s:s}", "status", "ok", "role",
                                         quorum_is_leader(m->quorum) ? "leader" : "follower"));
-    } else if (strcmp(req->path, "/metrics") == 0 && get) {
+    } else if (strcmp(req->path, "/metrics") == 0) {
         char *text = metrics_render(m);
         lc_http_exchange_respond(ex, 200, "text/plain; version=0.0.4", text ? text : "",
                                  text ? strlen(text) : 0, NULL);
         free(text);
+    } else {
+        return false;
+    }
+    return true;
+}
+
+static void handle(void *arg, lc_http_exchange_t *ex, const lc_http_request_t *req)
+{
+    master_t *m = arg;
+    bool get = strcmp(req->method, "GET") == 0;
+    auth_identity_t who;
+    if (handle_open(m, ex, req) || !api_access_gate(m, ex, req, &who) ||
+        send_to_leader(m, ex, req))
+        return;
+    if (strncmp(req->path, "/api/v1/cluster", 15) == 0) {
+        api_cluster_route(m, ex, req);
+    } else if (strncmp(req->path, "/api/v1/tenants", 15) == 0 ||
+               strncmp(req->path, "/api/v1/tokens", 14) == 0) {
+        api_access_route(m, ex, req);
     } else if (strcmp(req->path, "/api/v1/workers") == 0) {
         if (get)
             api_respond_json(ex, 200, json_pack("{s:o}", "workers", fleet_workers_json(m->fleet)));
         else
             api_respond_error(ex, 405, "%s not allowed on %s", req->method, req->path);
     } else if (strncmp(req->path, "/api/v1/runs", 12) == 0) {
-        api_runs_route(m, ex, req);
+        api_runs_route(m, ex, req, &who);
     } else {
         api_respond_error(ex, 404, "no such endpoint: %s", req->path);
     }

@@ -4,6 +4,7 @@
 
 #include <jansson.h>
 
+#include "auth.h"
 #include "lc_http_server.h"
 #include "master.h"
 
@@ -13,8 +14,23 @@ void api_respond_json(lc_http_exchange_t *ex, int status, json_t *body);
 void api_respond_error(lc_http_exchange_t *ex, int status, const char *fmt, ...)
     __attribute__((format(printf, 3, 4)));
 
-/* /api/v1/runs… */
-void api_runs_route(master_t *m, lc_http_exchange_t *ex, const lc_http_request_t *req);
+/* Copies the value of query parameter name (not percent-decoded) into out;
+ * false when absent or longer than len - 1. */
+bool api_query_value(const char *query, const char *name, char *out, size_t len);
+
+/* Authenticates the request and applies the checks every master can make
+ * locally (admin-only endpoints, a tenant creating runs for another tenant):
+ * true with *who filled when the request may go on, false once it has been
+ * answered (401, 403 or 503). Runs before a follower's redirect, so an
+ * unauthenticated caller never learns the leader. */
+bool api_access_gate(master_t *m, lc_http_exchange_t *ex, const lc_http_request_t *req,
+                     auth_identity_t *who);
+/* /api/v1/tenants… and /api/v1/tokens… (admin only, checked by the gate). */
+void api_access_route(master_t *m, lc_http_exchange_t *ex, const lc_http_request_t *req);
+
+/* /api/v1/runs…: a tenant token sees and stops only its tenant's runs. */
+void api_runs_route(master_t *m, lc_http_exchange_t *ex, const lc_http_request_t *req,
+                    const auth_identity_t *who);
 /* /api/v1/cluster… */
 void api_cluster_route(master_t *m, lc_http_exchange_t *ex, const lc_http_request_t *req);
 

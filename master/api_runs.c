@@ -4,6 +4,7 @@
 #include <string.h>
 
 #include "api_internal.h"
+#include "auth.h"
 #include "lc_clock.h"
 #include "lc_err.h"
 #include "lc_scenario.h"
@@ -47,15 +48,56 @@ static void created_cb(void *arg, int status, int result)
     free(ctx);
 }
 
-static void create_run(master_t *m, lc_http_exchange_t *ex, const lc_http_request_t *req)
+/* A tenant token's scenario without "tenant" runs for the token's tenant:
+ * returns the body with it filled in (malloc'd), or NULL to keep the body. */
+static char *with_tenant(const lc_http_request_t *req, const auth_identity_t *who)
+{
+    if (who->role != AUTH_ROLE_TENANT)
+        return NULL;
+    json_t *root = json_loadb(req->body, req->body_len, 0, NULL);
+    char *body = NULL;
+    if (json_is_object(root) && json_object_get(root, "tenant") == NULL &&
+        json_object_set_new(root, "tenant", json_string(who->tenant)) == 0)
+        body = json_dumps(root, JSON_COMPACT);
+    json_decref(root);
+    return body;
+}
+
+/* Parses the scenario and checks its tenant exists and is the caller's to
+ * use ("default" always exists: the leader creates it). Answers and returns
+ * false when not. */
+static bool scenario_for(master_t *m, lc_http_exchange_t *ex, const char *body, size_t len,
+                         const auth_identity_t *who, lc_scenario_t *sc)
+{
+    char why[512];
+    uint32_t weight;
+    if (lc_scenario_parse(body, len, sc, why, sizeof why) != 0) {
+        api_respond_error(ex, 400, "%s", why);
+        return false;
+    }
+    if (who->role == AUTH_ROLE_TENANT && strcmp(sc->tenant, who->tenant) != 0)
+        api_respond_error(ex, 403, "forbidden: a token of tenant '%s' cannot create runs for "
+                          "tenant '%s'", who->tenant, sc->tenant);
+    else if (strcmp(sc->tenant, "default") != 0 && store_tenant_weight(m->store, sc->tenant, &weight) != 0)
+        api_respond_error(ex, 400, "tenant: no such tenant '%s'", sc->tenant);
+    else
+        return true;
+    lc_scenario_free(sc);
+    return false;
+}
+
+static void create_run(master_t *m, lc_http_exchange_t *ex, const lc_http_request_t *req,
+                       const auth_identity_t *who)
 {
     lc_scenario_t sc;
-    char why[512];
-    if (lc_scenario_parse(req->body, req->body_len, &sc, why, sizeof why) != 0) {
-        api_respond_error(ex, 400, "%s", why);
+    char *filled = with_tenant(req, who);
+    const char *body = filled ? filled : req->body;
+    if (!scenario_for(m, ex, body, filled ? strlen(filled) : req->body_len, who, &sc)) {
+        free(filled);
         return;
     }
     if (!quorum_is_leader(m->quorum)) {
+        free(filled);
         lc_scenario_free(&sc);
         api_respond_error(ex, 503, "this master is not the leader");
         return;
@@ -65,7 +107,7 @@ static void create_run(master_t *m, lc_http_exchange_t *ex, const lc_http_reques
     cr.id = runs_next_id(m->runs);
     cr.tenant = sc.tenant;
     cr.name = sc.name;
-    cr.scenario_json = (char *)req->body;
+    cr.scenario_json = (char *)body;
     cr.users = sc.arrival_rate > 0 ? sc.max_users : sc.users;
     cr.created_ms = lc_wall_ms();
     Lc__Command cmd = LC__COMMAND__INIT;
@@ -73,6 +115,7 @@ static void create_run(master_t *m, lc_http_exchange_t *ex, const lc_http_reques
     cmd.create_run = &cr;
     int rv = ctx ? quorum_propose(m->quorum, &cmd, created_cb, ctx) : LC_ENOMEM;
     lc_scenario_free(&sc);
+    free(filled);
     if (rv != 0) {
         free(ctx);
         api_respond_error(ex, 503, "run not created: %s", lc_strerror(rv));
@@ -102,22 +145,54 @@ static void stop_run(master_t *m, lc_http_exchange_t *ex, uint64_t id)
     }
 }
 
-void api_runs_route(master_t *m, lc_http_exchange_t *ex, const lc_http_request_t *req)
+/* The run list: a tenant token's own tenant, an admin's all (or ?tenant=). */
+static void list_runs(master_t *m, lc_http_exchange_t *ex, const lc_http_request_t *req,
+                      const auth_identity_t *who)
+{
+    char filter[128];
+    const char *tenant = NULL;
+    if (who->role == AUTH_ROLE_TENANT)
+        tenant = who->tenant;
+    else if (api_query_value(req->query, "tenant", filter, sizeof filter))
+        tenant = filter;
+    api_respond_json(ex, 200, json_pack("{s:o}", "runs", store_runs_json(m->store, tenant, lc_wall_ms())));
+}
+
+/* Whether the caller may see run id: another tenant's run answers exactly
+ * like a missing one, so its existence is not confirmed. */
+static bool run_visible(master_t *m, const auth_identity_t *who, uint64_t id)
+{
+    if (who->role == AUTH_ROLE_ADMIN)
+        return true;
+    store_run_t run;
+    if (store_run_get(m->store, id, &run) != 0)
+        return false;
+    bool own = strcmp(run.tenant, who->tenant) == 0;
+    store_run_free(&run);
+    return own;
+}
+
+void api_runs_route(master_t *m, lc_http_exchange_t *ex, const lc_http_request_t *req,
+                    const auth_identity_t *who)
 {
     bool get = strcmp(req->method, "GET") == 0, post = strcmp(req->method, "POST") == 0;
     uint64_t id;
     const char *rest;
     if (strcmp(req->path, "/api/v1/runs") == 0) {
         if (post)
-            create_run(m, ex, req);
+            create_run(m, ex, req, who);
         else if (get)
-            api_respond_json(ex, 200, json_pack("{s:o}", "runs", store_runs_json(m->store, lc_wall_ms())));
+            list_runs(m, ex, req, who);
         else
             api_respond_error(ex, 405, "%s not allowed on %s", req->method, req->path);
         return;
     }
     if (!parse_run_path(req->path, &id, &rest)) {
         api_respond_error(ex, 404, "no such endpoint: %s", req->path);
+        return;
+    }
+    if (!run_visible(m, who, id) && (rest[0] == '\0' || strcmp(rest, "/stop") == 0)) {
+        api_respond_error(ex, 404, "run %llu not found", (unsigned long long)id);
         return;
     }
     if (rest[0] == '\0' && get) {

@@ -29,6 +29,11 @@ static const char usage[] =
     "                             addresses come from its line (flags override)\n"
     "  --join-quorum              start empty and wait to be added to a running\n"
     "                             quorum (loadctl cluster add ID RAFT WORKERS API)\n"
+    "  --admin-token-file PATH    the first admin API token; created (mode 0600)\n"
+    "                             with a new token when missing. Without it the\n"
+    "                             leader generates one and logs it once\n"
+    "  --join-secret-file PATH    workers must answer a challenge with this secret\n"
+    "                             (HMAC-SHA256); without it any worker may join\n"
     "  --log-level LEVEL          debug, info, warn or error (default info)\n"
     "  --version, --help\n";
 
@@ -107,6 +112,16 @@ static int load_cluster(master_config_t *c, const char *path)
     return 0;
 }
 
+static int load_join_secret(master_config_t *c, const char *path)
+{
+    char why[512];
+    if (lc_join_secret_load(path, &c->join_secret, why, sizeof why) != 0) {
+        fprintf(stderr, "loadmaster: --join-secret-file: %s\n", why);
+        return -1;
+    }
+    return 0;
+}
+
 /* Literal addresses are listened on as they are; names on every interface. */
 static void listen_host_of(const lc_hostport_t *hp, char *out, size_t len)
 {
@@ -145,7 +160,8 @@ static int apply_cluster_node(master_config_t *c)
 
 enum { OPT_DATA = 256, OPT_ID, OPT_RAFT, OPT_WORKERS, OPT_ADVERTISE, OPT_API, OPT_ELECTION,
        OPT_HEARTBEAT, OPT_SNAP_THRESHOLD, OPT_SNAP_TRAILING, OPT_WORKER_HB, OPT_CLUSTER,
-       OPT_LOG, OPT_VERSION, OPT_HELP, OPT_JOIN_QUORUM };
+       OPT_LOG, OPT_VERSION, OPT_HELP, OPT_JOIN_QUORUM, OPT_ADMIN_TOKEN,
+       OPT_JOIN_SECRET };
 
 static const struct option options[] = {
     {"data-dir", required_argument, NULL, OPT_DATA},
@@ -161,6 +177,8 @@ static const struct option options[] = {
     {"worker-heartbeat-ms", required_argument, NULL, OPT_WORKER_HB},
     {"cluster", required_argument, NULL, OPT_CLUSTER},
     {"join-quorum", no_argument, NULL, OPT_JOIN_QUORUM},
+    {"join-secret-file", required_argument, NULL, OPT_JOIN_SECRET},
+    {"admin-token-file", required_argument, NULL, OPT_ADMIN_TOKEN},
     {"log-level", required_argument, NULL, OPT_LOG},
     {"version", no_argument, NULL, OPT_VERSION},
     {"help", no_argument, NULL, OPT_HELP},
@@ -192,6 +210,14 @@ static int apply_flag(master_config_t *c, int opt, const char *arg)
     case OPT_WORKER_HB: return parse_uint("--worker-heartbeat-ms", arg, 100, 60000, &c->worker_heartbeat_ms);
     case OPT_CLUSTER: return load_cluster(c, arg);
     case OPT_JOIN_QUORUM: c->no_bootstrap = true; return 0;
+    case OPT_JOIN_SECRET: return load_join_secret(c, arg);
+    case OPT_ADMIN_TOKEN:
+        if (arg[0] == '\0' || strlen(arg) >= sizeof c->admin_token_file) {
+            fprintf(stderr, "loadmaster: --admin-token-file: expected a path\n");
+            return -1;
+        }
+        snprintf(c->admin_token_file, sizeof c->admin_token_file, "%s", arg);
+        return 0;
     case OPT_LOG:
         if (lc_log_level_parse(arg) < 0) {
             fprintf(stderr, "loadmaster: --log-level: expected debug, info, warn or error\n");

@@ -26,6 +26,7 @@ struct fleet_conn_s {
     fleet_worker_t *worker; /* NULL until Hello */
     char peer[64];
     bool closing;
+    uint8_t nonce[LC_JOIN_NONCE_LEN]; /* this connection's Challenge */
     fleet_conn_t *prev, *next; /* every open connection, for shutdown */
 };
 
@@ -239,6 +240,42 @@ static const char *hello_problem(const fleet_t *f, const Lc__Hello *h)
     return NULL;
 }
 
+/* Every connection starts with a fresh nonce the worker answers in Hello. */
+static void send_challenge(fleet_conn_t *c)
+{
+    if (lc_join_nonce(c->nonce) != 0) {
+        conn_close(c, "no randomness for the join challenge");
+        return;
+    }
+    Lc__Challenge ch = LC__CHALLENGE__INIT;
+    ch.nonce.data = c->nonce;
+    ch.nonce.len = sizeof c->nonce;
+    Lc__Envelope env = LC__ENVELOPE__INIT;
+    env.msg_case = LC__ENVELOPE__MSG_CHALLENGE;
+    env.challenge = &ch;
+    conn_send(c, &env);
+}
+
+/* With a join secret, the Hello must answer this connection's nonce. */
+static bool join_allowed(fleet_t *f, fleet_conn_t *c, const Lc__Hello *h)
+{
+    const lc_join_secret_t *secret = f->cfg.join_secret;
+    if (secret == NULL || secret->len == 0)
+        return true;
+    if (lc_join_verify(secret, c->nonce, sizeof c->nonce, h->join_proof.data, h->join_proof.len))
+        return true;
+    const char *why = h->join_proof.len == 0 ? "this cluster requires a join secret"
+                                             : "join proof does not match the cluster's secret";
+    Lc__JoinRefused refused = LC__JOIN_REFUSED__INIT;
+    refused.reason = (char *)why;
+    Lc__Envelope env = LC__ENVELOPE__INIT;
+    env.msg_case = LC__ENVELOPE__MSG_JOIN_REFUSED;
+    env.join_refused = &refused;
+    conn_send(c, &env);
+    conn_close(c, why);
+    return false;
+}
+
 /* A follower sends the worker to the leader and closes. */
 static void redirect(fleet_t *f, fleet_conn_t *c)
 {
@@ -264,6 +301,8 @@ static void handle_hello(fleet_t *f, fleet_conn_t *c, const Lc__Hello *h)
         redirect(f, c);
         return;
     }
+    if (!join_allowed(f, c, h))
+        return;
     const char *problem = hello_problem(f, h);
     if (problem != NULL) {
         conn_close(c, problem);
@@ -463,6 +502,7 @@ static void on_connection(uv_stream_t *server, int status)
     uv_tcp_nodelay(&c->tcp, 1);
     peer_name(&c->tcp, c->peer, sizeof c->peer);
     uv_read_start((uv_stream_t *)&c->tcp, alloc_cb, read_cb);
+    send_challenge(c);
 }
 
 /* Workers silent for MISSED_HEARTBEATS intervals are lost. */

@@ -11,6 +11,7 @@
 
 #include "cluster.pb-c.h"
 #include "lc_addr.h"
+#include "lc_join.h"
 
 #define FLEET_ID_MAX 65
 #define FLEET_MAX_RUN_LOADS 64
@@ -75,6 +76,9 @@ typedef struct fleet_config_s {
     const char *advertise;   /* worker address of this master */
     uint32_t heartbeat_ms;
     uint32_t stats_interval_ms;
+    /* When its len > 0, a worker's Hello must carry HMAC-SHA256(secret, the
+     * connection's Challenge nonce); otherwise the worker is refused. */
+    const lc_join_secret_t *join_secret;
 } fleet_config_t;
 
 /* Starts listening. Returns 0 or LC_EIO with errmsg. */

@@ -5,6 +5,7 @@
 #include <string.h>
 
 #include "aggregator.h"
+#include "auth.h"
 #include "config.h"
 #include "api.h"
 #include "fleet.h"
@@ -22,8 +23,10 @@ static void on_role(void *arg, bool leader)
 {
     master_t *m = arg;
     fleet_set_accepting(m->fleet, leader, m->cfg.id, quorum_term(m->quorum));
-    if (leader)
+    if (leader) {
         members_register_self(m);
+        auth_on_leader(m);
+    }
     if (!leader)
         aggregator_reset(m->agg);
     runs_on_leader(m->runs, leader);
@@ -107,7 +110,14 @@ static void signal_cb(uv_signal_t *s, int signum)
 
 static int start(master_t *m, char *errmsg, size_t errlen)
 {
-    int rv = store_open(&m->store, errmsg, errlen);
+    bool created;
+    int rv = 0;
+    if (m->cfg.admin_token_file[0] != '\0') {
+        rv = auth_token_file_load(m->cfg.admin_token_file, m->admin_hash, &created, errmsg, errlen);
+        m->admin_hash_set = rv == 0;
+    }
+    if (rv == 0)
+        rv = store_open(&m->store, errmsg, errlen);
     if (rv == 0)
         rv = runs_init(&m->runs, m);
     if (rv == 0)
@@ -115,7 +125,8 @@ static int start(master_t *m, char *errmsg, size_t errlen)
     if (rv == 0)
         rv = peers_init(&m->peers, m->loop, m->cfg.id, list_members, m);
     fleet_config_t fc = {m->cfg.worker_host, m->cfg.worker_port, m->cfg.worker_advertise,
-                         m->cfg.worker_heartbeat_ms, m->cfg.stats_interval_ms};
+                         m->cfg.worker_heartbeat_ms, m->cfg.stats_interval_ms,
+                         &m->cfg.join_secret};
     fleet_events_t ev = {m, on_join, on_lost, on_stats, leader_address, master_addresses,
                          on_refused};
     if (rv == 0)

@@ -10,6 +10,7 @@
 
 #include "lc_addr.h"
 #include "lc_http_server.h"
+#include "lc_join.h"
 #include "lc_nodes_conf.h"
 
 typedef struct store_s store_t;
@@ -37,7 +38,9 @@ typedef struct master_config_s {
     bool clustered;           /* --cluster given: nodes holds every master */
     lc_nodes_conf_t nodes;
     bool set_raft, set_workers, set_api; /* flags that override nodes.conf */
+    lc_join_secret_t join_secret; /* --join-secret-file; len 0 when none */
     bool no_bootstrap;        /* --join-quorum: wait to be added by `loadctl cluster add` */
+    char admin_token_file[PATH_MAX]; /* --admin-token-file; "" when not given */
 } master_config_t;
 
 typedef struct master_s {
@@ -50,6 +53,8 @@ typedef struct master_s {
     aggregator_t *agg;
     lc_http_server_t *api;
     peers_t *peers;
+    uint8_t admin_hash[32];   /* SHA-256 of --admin-token-file's token */
+    bool admin_hash_set;
     uv_signal_t sigint, sigterm;
     bool stopping;
 } master_t;

@@ -1,5 +1,6 @@
 /* runs.c — the leader's run controller: pending → running → stopping →
- * finished/failed/aborted, driven by a tick, fleet events and API calls. */
+ * finished/failed/aborted, driven by a tick, fleet events and API calls;
+ * every change replans all runs at once with sched_plan. */
 #include "runs.h"
 
 #include <stdio.h>
@@ -30,6 +31,8 @@ typedef struct active_run_s {
     lc_scenario_t sc;
     char *scenario_json;
     uint64_t started_wall_ms;
+    uint32_t requested;       /* users (closed model) or max_users (open model) */
+    bool started;             /* false while pending: not granted yet */
     bool stopping;
     bool finishing;           /* RunFinished proposed */
     uint64_t stop_deadline_ms; /* monotonic */
@@ -40,6 +43,11 @@ typedef struct active_run_s {
     uint64_t generation;
     assignment_t *asg;
     size_t n_asg;
+    /* The scheduler's grant as last proposed (RunGrant); shown by the API. */
+    bool grant_proposed;
+    uint32_t granted;
+    bool queued;
+    char warnings[512];       /* '\n'-separated */
     struct active_run_s *next;
 } active_run_t;
 
@@ -49,6 +57,8 @@ struct runs_s {
     bool leader;
     uint64_t last_id;
     active_run_t *active;
+    bool dirty;               /* a reschedule is due */
+    uint64_t saturation_epoch; /* fleet's, at the last reschedule */
 };
 
 static uint64_t mono_ms(void)
@@ -77,6 +87,8 @@ static void remove_active(runs_t *r, active_run_t *ar)
     for (active_run_t **link = &r->active; *link != NULL; link = &(*link)->next) {
         if (*link == ar) {
             *link = ar->next;
+            if (r->m->fleet != NULL)
+                fleet_forget_run(r->m->fleet, ar->id);
             free_active(ar);
             return;
         }
@@ -116,17 +128,18 @@ static assignment_t *add_asg(active_run_t *ar, const char *worker)
     return a;
 }
 
-/* users: this worker's users (closed model) or user pool (open model);
- * spawn_rate and rate: its share of the scenario's spawn and arrival rates. */
-static void send_assign(runs_t *r, active_run_t *ar, const char *worker, uint32_t users,
-                        double spawn_rate, double rate)
+/* users: this worker's users (closed model) or user pool (open model). The
+ * spawn and arrival rates are split in the same proportion of what the run
+ * asks, so a degraded run is the whole run scaled down. */
+static void send_assign(runs_t *r, active_run_t *ar, const char *worker, uint32_t users)
 {
+    double part = ar->requested ? (double)users / ar->requested : 0;
     Lc__Assign as = LC__ASSIGN__INIT;
     as.run = ar->id;
     as.generation = ar->generation;
     as.users = users;
-    as.spawn_rate = spawn_rate;
-    as.rate = rate;
+    as.spawn_rate = ar->sc.spawn_rate * part;
+    as.rate = ar->sc.arrival_rate * part;
     as.scenario_json = ar->scenario_json;
     uint64_t now = lc_wall_ms();
     as.elapsed_ms = now > ar->started_wall_ms ? now - ar->started_wall_ms : 0;
@@ -134,6 +147,7 @@ static void send_assign(runs_t *r, active_run_t *ar, const char *worker, uint32_
     env.msg_case = LC__ENVELOPE__MSG_ASSIGN;
     env.assign = &as;
     fleet_send(r->m->fleet, worker, &env);
+    fleet_set_assigned(r->m->fleet, worker, ar->id, users);
 }
 
 static void send_stop(runs_t *r, uint64_t run, const char *worker, const char *reason)
@@ -145,39 +159,6 @@ static void send_stop(runs_t *r, uint64_t run, const char *worker, const char *r
     env.msg_case = LC__ENVELOPE__MSG_STOP;
     env.stop = &st;
     fleet_send(r->m->fleet, worker, &env);
-}
-
-/* Spreads the run's users over the connected workers in proportion to their
- * capacity and sends each changed share as a new generation. */
-static int plan_and_assign(runs_t *r, active_run_t *ar)
-{
-    size_t n;
-    fleet_worker_t **workers = fleet_connected(r->m->fleet, &n);
-    if (n == 0)
-        return LC_EAGAIN;
-    uint32_t *caps = calloc(n, sizeof *caps), *shares = calloc(n, sizeof *shares);
-    if (caps == NULL || shares == NULL) {
-        free(caps);
-        free(shares);
-        return LC_ENOMEM;
-    }
-    for (size_t i = 0; i < n; i++)
-        caps[i] = workers[i]->capacity;
-    uint32_t total = ar->sc.arrival_rate > 0 ? ar->sc.max_users : ar->sc.users;
-    sched_split(total, caps, n, shares);
-    ar->generation++;
-    for (size_t i = 0; i < n; i++) {
-        assignment_t *a = find_asg(ar, workers[i]->id);
-        if (a == NULL && (a = add_asg(ar, workers[i]->id)) == NULL)
-            continue;
-        a->users = shares[i];
-        double part = total ? (double)shares[i] / total : 0;
-        send_assign(r, ar, a->worker, shares[i], ar->sc.spawn_rate * part,
-                    ar->sc.arrival_rate * part);
-    }
-    free(caps);
-    free(shares);
-    return 0;
 }
 
 static active_run_t *activate(runs_t *r, const store_run_t *row)
@@ -196,26 +177,23 @@ static active_run_t *activate(runs_t *r, const store_run_t *row)
         free_active(ar);
         return NULL;
     }
+    ar->requested = ar->sc.arrival_rate > 0 ? ar->sc.max_users : ar->sc.users;
     ar->next = r->active;
     r->active = ar;
     return ar;
 }
 
-static void start_pending(runs_t *r, uint64_t id)
+/* A pending run joins the scheduler's runs; it starts once granted. */
+static void activate_pending(runs_t *r, uint64_t id)
 {
-    if (find_active(r, id) != NULL || fleet_count_connected(r->m->fleet) == 0)
+    if (find_active(r, id) != NULL)
         return;
     store_run_t row;
     if (store_run_get(r->m->store, id, &row) != 0)
         return;
-    active_run_t *ar = activate(r, &row);
+    if (activate(r, &row) != NULL)
+        r->dirty = true;
     store_run_free(&row);
-    if (ar == NULL)
-        return;
-    ar->started_wall_ms = lc_wall_ms();
-    plan_and_assign(r, ar);
-    propose_state(r, id, "running", "");
-    lc_info("runs", "msg=\"run started\" run=%llu workers=%zu", (unsigned long long)id, ar->n_asg);
 }
 
 static void begin_stop(runs_t *r, active_run_t *ar, const char *final_state, const char *reason)
@@ -230,6 +208,7 @@ static void begin_stop(runs_t *r, active_run_t *ar, const char *final_state, con
     for (size_t i = 0; i < ar->n_asg; i++)
         send_stop(r, ar->id, ar->asg[i].worker, reason);
     propose_state(r, ar->id, "stopping", reason);
+    r->dirty = true; /* its users are free for the others */
     lc_info("runs", "msg=\"run stopping\" run=%llu reason=\"%s\"", (unsigned long long)ar->id,
             reason);
 }
@@ -261,17 +240,231 @@ static bool finals_done(const active_run_t *ar)
     return true;
 }
 
-/* After the grace period: did the workers' reports cover the whole run, on
- * exactly the workers connected now? */
-static bool adoption_complete(runs_t *r, const active_run_t *ar)
+/* Scheduling ------------------------------------------------------------ */
+
+static bool any_adopting(const runs_t *r)
 {
-    size_t n;
-    fleet_connected(r->m->fleet, &n);
-    uint64_t users = 0;
-    for (size_t i = 0; i < ar->n_asg; i++)
-        users += ar->asg[i].users;
-    uint32_t total = ar->sc.arrival_rate > 0 ? ar->sc.max_users : ar->sc.users;
-    return ar->n_asg > 0 && ar->n_asg == n && users == total;
+    for (const active_run_t *ar = r->active; ar != NULL; ar = ar->next)
+        if (ar->adopting)
+            return true;
+    return false;
+}
+
+/* A worker that dropped its connection but is not lost yet may still run its
+ * share: planning around it would run those users twice, so wait until it is
+ * back or lost (3 heartbeat intervals at most). */
+static bool share_in_limbo(runs_t *r)
+{
+    for (const active_run_t *ar = r->active; ar != NULL; ar = ar->next) {
+        for (size_t i = 0; i < ar->n_asg && !ar->stopping; i++) {
+            fleet_worker_t *w = fleet_find(r->m->fleet, ar->asg[i].worker);
+            if (w != NULL && w->conn == NULL && ar->asg[i].users > 0)
+                return true;
+        }
+    }
+    return false;
+}
+
+/* sched_plan's inputs and outputs for the connected workers and the runs
+ * that are pending or running (a stopping run's users are on their way out). */
+typedef struct plan_io_s {
+    fleet_worker_t **fw;
+    size_t nw, nr, nt;
+    sched_worker_t *workers;
+    sched_tenant_t *tenants;
+    sched_run_t *runs;
+    active_run_t **ars;
+    sched_grant_t *out;
+    uint32_t *current, *users; /* nr rows of nw */
+} plan_io_t;
+
+static void plan_io_free(plan_io_t *io)
+{
+    free(io->workers);
+    free(io->tenants);
+    free(io->runs);
+    free(io->ars);
+    free(io->out);
+    free(io->current);
+    free(io->users);
+}
+
+static void add_tenant(runs_t *r, plan_io_t *io, const char *name)
+{
+    for (size_t t = 0; t < io->nt; t++)
+        if (strcmp(io->tenants[t].name, name) == 0)
+            return;
+    uint32_t weight;
+    if (store_tenant_weight(r->m->store, name, &weight) != 0)
+        weight = 1; /* a tenant nobody created counts as weight 1 */
+    io->tenants[io->nt++] = (sched_tenant_t){name, weight};
+}
+
+static void add_run(runs_t *r, plan_io_t *io, active_run_t *ar)
+{
+    size_t i = io->nr++;
+    uint32_t *current = &io->current[i * io->nw];
+    for (size_t j = 0; j < io->nw; j++) {
+        const assignment_t *a = find_asg(ar, io->fw[j]->id);
+        current[j] = a ? a->users : 0;
+    }
+    io->ars[i] = ar;
+    io->runs[i] = (sched_run_t){ar->id, ar->id, ar->sc.tenant, ar->requested,
+                                ar->sc.policy == LC_POLICY_QUEUE, ar->started, current};
+    io->out[i].users = &io->users[i * io->nw];
+    add_tenant(r, io, ar->sc.tenant);
+}
+
+static int plan_io_build(runs_t *r, plan_io_t *io)
+{
+    memset(io, 0, sizeof *io);
+    io->fw = fleet_connected(r->m->fleet, &io->nw);
+    size_t max = 0, w = io->nw ? io->nw : 1;
+    for (active_run_t *ar = r->active; ar != NULL; ar = ar->next)
+        max += !ar->stopping;
+    if (max == 0)
+        return 0;
+    io->workers = calloc(w, sizeof *io->workers);
+    io->tenants = calloc(max, sizeof *io->tenants);
+    io->runs = calloc(max, sizeof *io->runs);
+    io->ars = calloc(max, sizeof *io->ars);
+    io->out = calloc(max, sizeof *io->out);
+    io->current = calloc(max * w, sizeof *io->current);
+    io->users = calloc(max * w, sizeof *io->users);
+    if (!io->workers || !io->tenants || !io->runs || !io->ars || !io->out || !io->current ||
+        !io->users)
+        return LC_ENOMEM;
+    for (size_t j = 0; j < io->nw; j++)
+        io->workers[j] = (sched_worker_t){io->fw[j]->id, io->fw[j]->effective_capacity};
+    for (active_run_t *ar = r->active; ar != NULL; ar = ar->next)
+        if (!ar->stopping)
+            add_run(r, io, ar);
+    return 0;
+}
+
+static void start_run(runs_t *r, active_run_t *ar, uint32_t granted)
+{
+    ar->started = true;
+    ar->started_wall_ms = lc_wall_ms();
+    propose_state(r, ar->id, "running", "");
+    lc_info("runs", "msg=\"run started\" run=%llu users=%u requested=%u",
+            (unsigned long long)ar->id, granted, ar->requested);
+}
+
+/* Sends a new generation only to the workers whose share changed. */
+static void move_users(runs_t *r, active_run_t *ar, const plan_io_t *io, const uint32_t *users)
+{
+    bool bumped = false;
+    for (size_t j = 0; j < io->nw; j++) {
+        assignment_t *a = find_asg(ar, io->fw[j]->id);
+        if ((a ? a->users : 0) == users[j])
+            continue;
+        if (a == NULL && (a = add_asg(ar, io->fw[j]->id)) == NULL)
+            continue;
+        if (!bumped)
+            ar->generation++;
+        bumped = true;
+        a->users = users[j];
+        send_assign(r, ar, a->worker, users[j]);
+    }
+}
+
+static int propose_grant(runs_t *r, uint64_t run, uint32_t granted, bool queued,
+                         const char *warnings)
+{
+    char buf[512], *list[8], *save = NULL;
+    size_t n = 0;
+    snprintf(buf, sizeof buf, "%s", warnings);
+    for (char *w = strtok_r(buf, "\n", &save); w != NULL && n < 8; w = strtok_r(NULL, "\n", &save))
+        list[n++] = w;
+    Lc__RunGrant g = LC__RUN_GRANT__INIT;
+    g.run = run;
+    g.granted = granted;
+    g.queued = queued;
+    g.warnings = list;
+    g.n_warnings = n;
+    Lc__Command cmd = LC__COMMAND__INIT;
+    cmd.cmd_case = LC__COMMAND__CMD_RUN_GRANT;
+    cmd.run_grant = &g;
+    return quorum_propose(r->m->quorum, &cmd, NULL, NULL);
+}
+
+/* Warnings of a run under this plan, '\n'-separated. */
+static void grant_warnings(const active_run_t *ar, const plan_io_t *io, const sched_grant_t *g,
+                           char *out, size_t len)
+{
+    size_t used = 0;
+    out[0] = '\0';
+    for (size_t j = 0; j < io->nw; j++) {
+        if (g->users[j] > 0 && io->fw[j]->saturated) {
+            used += (size_t)snprintf(out, len, "generator saturated\n");
+            break;
+        }
+    }
+    if (g->queued && ar->sc.policy == LC_POLICY_QUEUE && !ar->started)
+        snprintf(out + used, len - used, "queued: waiting until all %u users can be granted",
+                 ar->requested);
+    else if (g->queued)
+        snprintf(out + used, len - used, "queued: no users can be granted now");
+    else if (g->granted < ar->requested)
+        snprintf(out + used, len - used, "degraded: granted %u of %u users", g->granted,
+                 ar->requested);
+}
+
+/* Proposes RunGrant when the grant, the queued flag or the warnings changed. */
+static void note_grant(runs_t *r, active_run_t *ar, const plan_io_t *io, const sched_grant_t *g)
+{
+    char warnings[sizeof ar->warnings];
+    grant_warnings(ar, io, g, warnings, sizeof warnings);
+    if (ar->grant_proposed && ar->granted == g->granted && ar->queued == g->queued &&
+        strcmp(ar->warnings, warnings) == 0)
+        return;
+    if (propose_grant(r, ar->id, g->granted, g->queued, warnings) != 0)
+        return; /* tried again at the next reschedule */
+    lc_info("runs", "msg=\"run granted\" run=%llu tenant=%s granted=%u requested=%u queued=%s",
+            (unsigned long long)ar->id, ar->sc.tenant, g->granted, ar->requested,
+            g->queued ? "true" : "false");
+    ar->grant_proposed = true;
+    ar->granted = g->granted;
+    ar->queued = g->queued;
+    snprintf(ar->warnings, sizeof ar->warnings, "%s", warnings);
+}
+
+/* Plans every pending and running run over the connected workers at once
+ * (sched_plan) and carries the differences out. */
+static void reschedule(runs_t *r)
+{
+    if (!r->leader)
+        return;
+    if (any_adopting(r) || share_in_limbo(r)) {
+        r->dirty = true; /* tried again every tick */
+        return;
+    }
+    r->dirty = false;
+    r->saturation_epoch = fleet_saturation_epoch(r->m->fleet);
+    plan_io_t io;
+    int rv = plan_io_build(r, &io);
+    if (rv == 0 && io.nr > 0)
+        rv = sched_plan(io.workers, io.nw, io.tenants, io.nt, io.runs, io.nr, io.out);
+    for (size_t i = 0; rv == 0 && i < io.nr; i++) {
+        active_run_t *ar = io.ars[i];
+        if (!ar->started && io.out[i].granted > 0)
+            start_run(r, ar, io.out[i].granted);
+        if (ar->started)
+            move_users(r, ar, &io, io.out[i].users);
+        note_grant(r, ar, &io, &io.out[i]);
+    }
+    if (rv != 0) {
+        lc_error("runs", "msg=\"scheduling failed\" error=\"%s\"", lc_strerror(rv));
+        r->dirty = true;
+    }
+    plan_io_free(&io);
+}
+
+void runs_reschedule(runs_t *r)
+{
+    r->dirty = true;
+    reschedule(r);
 }
 
 /* Advances one active run; returns false when it was removed. */
@@ -290,9 +483,10 @@ static bool tick_run(runs_t *r, active_run_t *ar, uint64_t now)
     }
     if (ar->adopting && now >= ar->adopt_until_ms) {
         ar->adopting = false;
-        if (!adoption_complete(r, ar))
-            plan_and_assign(r, ar); /* the fleet changed: spread the run again */
+        r->dirty = true; /* plan again from what the workers reported */
     }
+    if (!ar->started)
+        return true;
     uint64_t wall = lc_wall_ms();
     if (wall >= ar->started_wall_ms + ar->sc.duration_ms)
         begin_stop(r, ar, "finished", "duration reached");
@@ -308,7 +502,7 @@ static void tick_cb(uv_timer_t *t)
     size_t n;
     if (store_runs_in_state(r->m->store, "pending", &ids, &n) == 0) {
         for (size_t i = 0; i < n; i++)
-            start_pending(r, ids[i]);
+            activate_pending(r, ids[i]);
         free(ids);
     }
     uint64_t now = mono_ms();
@@ -316,6 +510,10 @@ static void tick_cb(uv_timer_t *t)
         next = ar->next;
         tick_run(r, ar, now);
     }
+    if (fleet_saturation_epoch(r->m->fleet) != r->saturation_epoch)
+        r->dirty = true;
+    if (r->dirty)
+        reschedule(r);
 }
 
 /* A new leader takes over runs the database says are active; workers report
@@ -333,6 +531,7 @@ static void adopt_active(runs_t *r, const char *state)
         active_run_t *ar = activate(r, &row);
         if (ar != NULL) {
             ar->started_wall_ms = row.started_ms ? row.started_ms : lc_wall_ms();
+            ar->started = true;
             ar->adopt_until_ms = mono_ms() + 2u * r->m->cfg.worker_heartbeat_ms;
             ar->adopting = true;
             if (strcmp(state, "stopping") == 0)
@@ -371,13 +570,16 @@ void runs_on_worker_join(runs_t *r, fleet_worker_t *w, const Lc__Hello *hello)
             continue;
         }
         assignment_t *a = find_asg(ar, w->id);
-        if (a == NULL && (a = add_asg(ar, w->id)) != NULL)
+        if (a == NULL && (a = add_asg(ar, w->id)) != NULL) {
             a->users = hello->running[i]->users; /* adopted, not restarted */
+            fleet_set_assigned(r->m->fleet, w->id, run, a->users);
+        }
         if (ar->generation < hello->running[i]->generation)
             ar->generation = hello->running[i]->generation;
         if (ar->stopping)
             send_stop(r, run, w->id, ar->reason);
     }
+    runs_reschedule(r); /* its capacity joins the fleet's */
 }
 
 void runs_on_worker_lost(runs_t *r, fleet_worker_t *w)
@@ -394,9 +596,10 @@ void runs_on_worker_lost(runs_t *r, fleet_worker_t *w)
         size_t i = (size_t)(a - ar->asg);
         memmove(&ar->asg[i], &ar->asg[i + 1], (ar->n_asg - i - 1) * sizeof *ar->asg);
         ar->n_asg--;
-        if (plan_and_assign(r, ar) != 0)
+        if (fleet_count_connected(r->m->fleet) == 0)
             begin_stop(r, ar, "failed", "all workers lost");
     }
+    runs_reschedule(r); /* its users go to the survivors */
 }
 
 void runs_on_assign_refused(runs_t *r, fleet_worker_t *w, uint64_t run, const char *reason)
@@ -435,7 +638,8 @@ int runs_request_stop(runs_t *r, uint64_t id, char *errmsg, size_t errlen)
         return LC_ENOTLEADER;
     active_run_t *ar = find_active(r, id);
     if (ar != NULL) {
-        begin_stop(r, ar, "aborted", "stopped by request");
+        begin_stop(r, ar, "aborted",
+                   ar->started ? "stopped by request" : "stopped by request before it started");
         return 0;
     }
     store_run_t row;

@@ -1,6 +1,7 @@
-/* runs.h — the leader's run controller: starts pending runs on the fleet,
- * ends them by duration or on request, waits for final stats, and adopts
- * runs that were active when this node became leader. */
+/* runs.h — the leader's run controller: shares the fleet between runs
+ * (scheduler.h), starts pending runs once granted, ends them by duration or
+ * on request, waits for final stats, and adopts runs that were active when
+ * this node became leader. */
 #ifndef MASTER_RUNS_H
 #define MASTER_RUNS_H
 
@@ -22,6 +23,13 @@ void runs_on_worker_lost(runs_t *r, fleet_worker_t *w);
 void runs_on_assign_refused(runs_t *r, fleet_worker_t *w, uint64_t run, const char *reason);
 /* The final StatsBatch of (run, worker) has committed. */
 void runs_on_final_committed(runs_t *r, uint64_t run, const char *worker_id);
+
+/* Plans every pending and running run again (sched_plan) and sends the
+ * workers whose share changed a new generation; call it when something the
+ * plan depends on changed outside this module, e.g. after SetTenantWeight
+ * applied. Worker join and loss, saturation, run start and end reschedule
+ * by themselves. Does nothing on a follower. */
+void runs_reschedule(runs_t *r);
 
 /* Next run id to propose (unique on this leader). */
 uint64_t runs_next_id(runs_t *r);

@@ -30,6 +30,8 @@ static const char schema_sql[] =
     " users INTEGER NOT NULL, dropped INTEGER NOT NULL, tls_handshakes INTEGER NOT NULL,"
     " tls_resumed INTEGER NOT NULL, lost_batches INTEGER NOT NULL DEFAULT 0,"
     " lost_requests INTEGER NOT NULL DEFAULT 0, PRIMARY KEY(run, t));"
+    "CREATE TABLE IF NOT EXISTS run_grants(run INTEGER PRIMARY KEY, granted INTEGER NOT NULL,"
+    " queued INTEGER NOT NULL, warnings TEXT NOT NULL);"
     "CREATE TABLE IF NOT EXISTS tenants(name TEXT PRIMARY KEY, weight INTEGER NOT NULL,"
     " created INTEGER NOT NULL);"
     "CREATE TABLE IF NOT EXISTS tokens(id TEXT PRIMARY KEY, hash BLOB NOT NULL UNIQUE,"
@@ -157,6 +159,32 @@ static int apply_run_finished(store_t *s, const Lc__RunFinished *c)
     return step_done(s, st);
 }
 
+/* The grant is kept after the run ends: what it last had. warnings is
+ * stored as a JSON array of strings. */
+static int apply_run_grant(store_t *s, const Lc__RunGrant *c)
+{
+    if (!run_exists(s, c->run))
+        return LC_ENOTFOUND;
+    json_t *warnings = json_array();
+    for (size_t i = 0; i < c->n_warnings; i++)
+        json_array_append_new(warnings, json_string(c->warnings[i]));
+    char *text = json_dumps(warnings, JSON_COMPACT);
+    json_decref(warnings);
+    sqlite3_stmt *st = store_prepare(
+        s, "INSERT OR REPLACE INTO run_grants(run, granted, queued, warnings) VALUES (?, ?, ?, ?)");
+    if (st == NULL || text == NULL) {
+        sqlite3_finalize(st);
+        free(text);
+        return st == NULL ? LC_EIO : LC_ENOMEM;
+    }
+    sqlite3_bind_int64(st, 1, (sqlite3_int64)c->run);
+    sqlite3_bind_int64(st, 2, c->granted);
+    sqlite3_bind_int(st, 3, c->queued ? 1 : 0);
+    sqlite3_bind_text(st, 4, text, -1, SQLITE_TRANSIENT);
+    free(text);
+    return step_done(s, st);
+}
+
 static int apply_put_member(store_t *s, const Lc__PutMember *c)
 {
     sqlite3_stmt *st = store_prepare(
@@ -191,6 +219,8 @@ static int apply_one(store_t *s, const Lc__Command *cmd)
         return store_apply_run_seconds(s, cmd->run_seconds);
     case LC__COMMAND__CMD_RUN_FINISHED:
         return apply_run_finished(s, cmd->run_finished);
+    case LC__COMMAND__CMD_RUN_GRANT:
+        return apply_run_grant(s, cmd->run_grant);
     case LC__COMMAND__CMD_PUT_MEMBER:
         return apply_put_member(s, cmd->put_member);
     case LC__COMMAND__CMD_REMOVE_MEMBER:

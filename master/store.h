@@ -86,9 +86,11 @@ json_t *store_tokens_json(store_t *s);
 
 /* JSON views for the API (new references; NULL on LC_ENOTFOUND). ----- */
 
-/* The run list: [{"id","name","tenant","state",…,"requests","rps","p95_ms"}]. */
-json_t *store_runs_json(store_t *s, uint64_t now_ms);
-/* One run with totals, endpoints, errors and the latest second. */
+/* The run list: [{"id","name","tenant","state",…,"requests","rps","p95_ms"}],
+ * only tenant's runs unless tenant is NULL. */
+json_t *store_runs_json(store_t *s, const char *tenant, uint64_t now_ms);
+/* One run with totals, endpoints, errors, the latest second, and the
+ * scheduler's "users_requested", "users_granted", "queued", "warnings". */
 json_t *store_run_json(store_t *s, uint64_t id, uint64_t now_ms);
 
 /* Totals per run and endpoint for /metrics: calls fn once per row. */

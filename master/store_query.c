@@ -1,5 +1,6 @@
 /* store_query.c — reading runs back: single rows, id lists, and the JSON views
  * the API serves. */
+#include <stdbool.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -289,6 +290,38 @@ static json_t *current_json(store_t *s, const store_run_t *r)
     return cur;
 }
 
+/* The scheduler's view (RunGrant): users asked and granted, queued, and
+ * warnings. Before the first grant a pending run counts as queued; after
+ * the run the last grant and warnings stay. */
+static void grant_json(store_t *s, json_t *run, const store_run_t *r)
+{
+    json_int_t granted = 0;
+    bool queued = strcmp(r->state, "pending") == 0;
+    json_t *warnings = NULL;
+    sqlite3_stmt *st = store_prepare(s, "SELECT granted, queued, warnings FROM run_grants"
+                                        " WHERE run = ?");
+    if (st != NULL) {
+        sqlite3_bind_int64(st, 1, (sqlite3_int64)r->id);
+        if (sqlite3_step(st) == SQLITE_ROW) {
+            granted = sqlite3_column_int64(st, 0);
+            queued = sqlite3_column_int(st, 1) != 0;
+            const char *text = (const char *)sqlite3_column_text(st, 2);
+            warnings = text ? json_loads(text, 0, NULL) : NULL;
+        }
+        sqlite3_finalize(st);
+    }
+    if (strcmp(r->state, "pending") != 0 && strcmp(r->state, "running") != 0)
+        queued = false; /* over, or on its way out: it waits for nothing */
+    if (!json_is_array(warnings)) {
+        json_decref(warnings);
+        warnings = json_array();
+    }
+    json_object_set_new(run, "users_requested", json_integer(r->users));
+    json_object_set_new(run, "users_granted", json_integer(granted));
+    json_object_set_new(run, "queued", json_boolean(queued));
+    json_object_set_new(run, "warnings", warnings);
+}
+
 json_t *store_run_json(store_t *s, uint64_t id, uint64_t now_ms)
 {
     store_run_t r;
@@ -316,16 +349,20 @@ json_t *store_run_json(store_t *s, uint64_t id, uint64_t now_ms)
                   "tls_resumed", (json_int_t)tot.tls_resumed, "lost_batches",
                   (json_int_t)tot.lost_batches, "lost_requests", (json_int_t)tot.lost_requests));
     json_object_set_new(run, "errors", errors_json(s, id));
+    grant_json(s, run, &r);
     json_object_set_new(run, "current", current_json(s, &r));
     free(total);
     store_run_free(&r);
     return run;
 }
 
-json_t *store_runs_json(store_t *s, uint64_t now_ms)
+json_t *store_runs_json(store_t *s, const char *tenant, uint64_t now_ms)
 {
     json_t *list = json_array();
-    sqlite3_stmt *st = store_prepare(s, "SELECT id FROM runs ORDER BY id DESC LIMIT 1000");
+    sqlite3_stmt *st = store_prepare(
+        s, "SELECT id FROM runs WHERE ?1 IS NULL OR tenant = ?1 ORDER BY id DESC LIMIT 1000");
+    if (st != NULL && tenant != NULL)
+        sqlite3_bind_text(st, 1, tenant, -1, SQLITE_STATIC);
     while (st != NULL && sqlite3_step(st) == SQLITE_ROW) {
         json_t *run = store_run_json(s, (uint64_t)sqlite3_column_int64(st, 0), now_ms);
         if (run == NULL)

@@ -380,3 +380,70 @@ void ctl_print_progress(FILE *out, const json_t *run, long elapsed_s)
             fmt_count(jcount(json_object_get(run, "totals"), "failures"), errs, sizeof(errs)));
     fflush(out);
 }
+
+/* ---- tenants and tokens ---- */
+
+int ctl_print_tenants(FILE *out, const json_t *root)
+{
+    const json_t *tenants = array_field(root, "tenants");
+    if (tenants == NULL)
+        return -1;
+    if (json_array_size(tenants) == 0) {
+        fprintf(out, "no tenants\n");
+        return 0;
+    }
+    fprintf(out, "%-24s %7s  %s\n", "NAME", "WEIGHT", "CREATED (UTC)");
+    size_t i;
+    const json_t *t;
+    json_array_foreach(tenants, i, t) {
+        char b[64];
+        cell(out, jstr(t, "name"), 24, false);
+        fputc(' ', out);
+        cell(out, fmt_count(jcount(t, "weight"), b, sizeof(b)), 7, true);
+        fputs("  ", out);
+        fprintf(out, "%s\n", fmt_time(jstr(t, "created_at"), b, sizeof(b)));
+    }
+    return 0;
+}
+
+int ctl_print_tokens(FILE *out, const json_t *root)
+{
+    const json_t *tokens = array_field(root, "tokens");
+    if (tokens == NULL)
+        return -1;
+    if (json_array_size(tokens) == 0) {
+        fprintf(out, "no tokens\n");
+        return 0;
+    }
+    fprintf(out, "%-20s %-6s %-16s %-20s %s\n", "ID", "ROLE", "TENANT", "NAME", "CREATED (UTC)");
+    size_t i;
+    const json_t *t;
+    json_array_foreach(tokens, i, t) {
+        char b[64];
+        cell(out, jstr(t, "id"), 20, false);
+        fputc(' ', out);
+        cell(out, jstr(t, "role"), 6, false);
+        fputc(' ', out);
+        cell(out, jstr(t, "tenant"), 16, false);
+        fputc(' ', out);
+        cell(out, jstr(t, "name"), 20, false);
+        fprintf(out, " %s\n", fmt_time(jstr(t, "created_at"), b, sizeof(b)));
+    }
+    return 0;
+}
+
+/* `loadctl tokens add`: the only time the secret is shown. */
+int ctl_print_new_token(FILE *out, const json_t *created)
+{
+    const char *id = jstr(created, "id"), *secret = jstr(created, "token");
+    if (id == NULL || secret == NULL)
+        return -1;
+    char b1[64], b2[64], b3[512], b4[160];
+    const char *tenant = jstr(created, "tenant");
+    fprintf(out, "token %s created (%s%s%s)\n", clean(id, b1, sizeof(b1)),
+            clean(jstr(created, "role"), b2, sizeof(b2)), tenant ? ", tenant " : "",
+            tenant ? clean(tenant, b4, sizeof(b4)) : "");
+    fprintf(out, "%s\n", clean(secret, b3, sizeof(b3)));
+    fprintf(out, "the secret above is shown only once: store it now\n");
+    return 0;
+}

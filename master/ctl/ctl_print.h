@@ -12,6 +12,11 @@ int ctl_print_runs(FILE *out, const json_t *root);
 int ctl_print_workers(FILE *out, const json_t *root);
 /* GET /api/v1/cluster: this node, the leader, every member. */
 int ctl_print_cluster(FILE *out, const json_t *root);
+/* GET /api/v1/tenants and /api/v1/tokens (never holds secrets). */
+int ctl_print_tenants(FILE *out, const json_t *root);
+int ctl_print_tokens(FILE *out, const json_t *root);
+/* POST /api/v1/tokens's answer: the id, then the secret on a line of its own. */
+int ctl_print_new_token(FILE *out, const json_t *created);
 /* `loadctl show`: state, times, then the report table. */
 int ctl_print_run(FILE *out, const json_t *run);
 /* The report table of a run (lc_report_print of its endpoints, totals, errors). */

@@ -1,4 +1,5 @@
-/* loadctl.c — the command-line client of the master's HTTP API: run, runs, show, stop, workers, cluster. */
+/* loadctl.c — the command-line client of the master's HTTP API: run, runs, show, stop, workers,
+ * cluster, tenants, tokens. */
 #include <errno.h>
 #include <signal.h>
 #include <stdbool.h>
@@ -25,6 +26,8 @@ typedef struct ctl_opts_s {
     const char *token; /* NULL when none */
     bool json;
     bool wait;
+    const char *weight; /* tenants add --weight N */
+    const char *name;   /* tokens add --name N */
     const char *args[MAX_ARGS]; /* the command and its operands */
     int n_args;
 } ctl_opts_t;
@@ -48,6 +51,14 @@ static void usage(FILE *out)
             "  cluster add ID RAFT WORKERS API\n"
             "                              add a master (started with --join-quorum)\n"
             "  cluster remove ID           remove a master from the quorum\n"
+            "  tenants                     list tenants and their weights (admin)\n"
+            "  tenants add NAME [WEIGHT]   add a tenant (weight 1 to 1000, default 1;\n"
+            "                              or --weight N)\n"
+            "  tenants weight NAME WEIGHT  change a tenant's weight\n"
+            "  tokens                      list API tokens, never their secrets (admin)\n"
+            "  tokens add admin|tenant [TENANT] [--name NAME]\n"
+            "                              create a token; prints its secret once\n"
+            "  tokens revoke ID            revoke a token\n"
             "\n"
             "options (before or after the command):\n"
             "  --master URL   master API (default $LOADCTL_MASTER, else " DEFAULT_MASTER ")\n"
@@ -100,7 +111,9 @@ static int parse_args(int argc, char **argv, ctl_opts_t *o)
         } else if (strcmp(a, "--") == 0) {
             operands_only = true;
         } else if ((m = option_value(argc, argv, &i, "--master", &o->master)) != 0 ||
-                   (m = option_value(argc, argv, &i, "--token", &o->token)) != 0) {
+                   (m = option_value(argc, argv, &i, "--token", &o->token)) != 0 ||
+                   (m = option_value(argc, argv, &i, "--weight", &o->weight)) != 0 ||
+                   (m = option_value(argc, argv, &i, "--name", &o->name)) != 0) {
             if (m < 0)
                 return usage_error("%s needs a value", a);
         } else if (strcmp(a, "--json") == 0) {
@@ -410,9 +423,10 @@ static int cmd_runs(const ctl_opts_t *o)
     return get_and_print(o, "/api/v1/runs", ctl_print_runs, "the run list");
 }
 
-/* Sends a membership change and prints its answer. */
-static int change_members(const ctl_opts_t *o, const char *method, const char *path,
-                          const char *body, const char *done)
+/* Sends a change (membership, tenant, token revocation) and prints done,
+ * or the answer with --json. */
+static int send_change(const ctl_opts_t *o, const char *method, const char *path,
+                       const char *body, const char *done)
 {
     ctl_http_response_t resp;
     int rv = api_call(o, method, path, body, body ? strlen(body) : 0, &resp, NULL);
@@ -438,17 +452,113 @@ static int cmd_cluster(const ctl_opts_t *o)
         char *body = json_dumps(req, JSON_COMPACT);
         json_decref(req);
         snprintf(done, sizeof done, "master %s added as a voter", o->args[2]);
-        int rv = change_members(o, "POST", "/api/v1/cluster/members", body, done);
+        int rv = send_change(o, "POST", "/api/v1/cluster/members", body, done);
         free(body);
         return rv;
     }
     if (strcmp(o->args[1], "remove") == 0 && o->n_args == 3 && valid_id(o->args[2])) {
         snprintf(path, sizeof path, "/api/v1/cluster/members/%s", o->args[2]);
         snprintf(done, sizeof done, "master %s removed", o->args[2]);
-        return change_members(o, "DELETE", path, NULL, done);
+        return send_change(o, "DELETE", path, NULL, done);
     }
     usage_error("%s", "expected 'cluster', 'cluster add ID RAFT WORKERS API' or 'cluster remove ID'");
     return CTL_EXIT_USAGE;
+}
+
+/* Tenant names as the API takes them; checked here too, as they go into paths. */
+static bool valid_tenant(const char *s)
+{
+    size_t n = strlen(s);
+    return n >= 1 && n <= 64 && strspn(s, "abcdefghijklmnopqrstuvwxyz0123456789._-") == n;
+}
+
+static bool valid_weight(const char *s)
+{
+    return valid_id(s) && strtoll(s, NULL, 10) >= 1 && strtoll(s, NULL, 10) <= 1000;
+}
+
+/* POSTs or PATCHes {"name"?, "weight"} for `tenants add` and `tenants weight`. */
+static int send_tenant(const ctl_opts_t *o, const char *name, const char *weight, bool add)
+{
+    if (!valid_tenant(name))
+        return usage_error("'%s' is not a tenant name (1 to 64 of a-z, 0-9, '.', '_', '-')", name);
+    if (!valid_weight(weight))
+        return usage_error("'%s' is not a weight (an integer from 1 to 1000)", weight);
+    json_int_t w = (json_int_t)strtoll(weight, NULL, 10);
+    json_t *req = add ? json_pack("{s:s,s:I}", "name", name, "weight", w) : json_pack("{s:I}", "weight", w);
+    char *body = json_dumps(req, JSON_COMPACT), path[128], done[160];
+    json_decref(req);
+    snprintf(path, sizeof path, "/api/v1/tenants%s%s", add ? "" : "/", add ? "" : name);
+    snprintf(done, sizeof done, "tenant %s %s weight %s", name, add ? "added with" : "now has", weight);
+    int rv = body ? send_change(o, add ? "POST" : "PATCH", path, body, done) : CTL_EXIT_USAGE;
+    free(body);
+    return rv;
+}
+
+/* tenants | tenants add NAME [WEIGHT] | tenants weight NAME WEIGHT */
+static int cmd_tenants(const ctl_opts_t *o)
+{
+    if (o->n_args == 1 && o->weight == NULL)
+        return get_and_print(o, "/api/v1/tenants", ctl_print_tenants, "the tenant list");
+    if (o->n_args == 3 && strcmp(o->args[1], "add") == 0)
+        return send_tenant(o, o->args[2], o->weight ? o->weight : "1", true);
+    if (o->n_args == 4 && strcmp(o->args[1], "add") == 0 && o->weight == NULL)
+        return send_tenant(o, o->args[2], o->args[3], true);
+    if (o->n_args == 4 && strcmp(o->args[1], "weight") == 0 && o->weight == NULL)
+        return send_tenant(o, o->args[2], o->args[3], false);
+    return usage_error("%s", "expected 'tenants', 'tenants add NAME [WEIGHT]' or "
+                       "'tenants weight NAME WEIGHT'");
+}
+
+/* tokens add admin|tenant [TENANT] [--name NAME]: prints the secret once. */
+static int add_token(const ctl_opts_t *o)
+{
+    bool admin = strcmp(o->args[2], "admin") == 0;
+    if (admin ? o->n_args != 3 : strcmp(o->args[2], "tenant") != 0 || o->n_args != 4)
+        return usage_error("%s", "expected 'tokens add admin' or 'tokens add tenant TENANT'");
+    if (!admin && !valid_tenant(o->args[3]))
+        return usage_error("'%s' is not a tenant name", o->args[3]);
+    json_t *req = json_pack("{s:s}", "role", o->args[2]);
+    if (!admin)
+        json_object_set_new(req, "tenant", json_string(o->args[3]));
+    if (o->name != NULL)
+        json_object_set_new(req, "name", json_string(o->name));
+    char *body = json_dumps(req, JSON_COMPACT);
+    json_decref(req);
+    ctl_http_response_t resp;
+    json_t *created = NULL;
+    int rv = body ? api_call(o, "POST", "/api/v1/tokens", body, strlen(body), &resp,
+                             o->json ? NULL : &created) : CTL_EXIT_USAGE;
+    free(body);
+    if (rv != CTL_EXIT_OK)
+        return rv;
+    if (o->json)
+        print_raw(stdout, &resp);
+    else if (ctl_print_new_token(stdout, created) != 0)
+        rv = bad_shape("the created token");
+    json_decref(created);
+    ctl_http_response_free(&resp);
+    return rv;
+}
+
+/* tokens | tokens add admin|tenant [TENANT] [--name NAME] | tokens revoke ID */
+static int cmd_tokens(const ctl_opts_t *o)
+{
+    if (o->n_args == 1 && o->name == NULL)
+        return get_and_print(o, "/api/v1/tokens", ctl_print_tokens, "the token list");
+    if (o->n_args >= 3 && strcmp(o->args[1], "add") == 0)
+        return add_token(o);
+    const char *id = o->n_args == 3 ? o->args[2] : "";
+    size_t n = strlen(id);
+    if (o->n_args > 1 && strcmp(o->args[1], "revoke") == 0 && o->name == NULL && n >= 1 &&
+        n < 64 && strspn(id, "abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789_-") == n) {
+        char path[128], done[128];
+        snprintf(path, sizeof path, "/api/v1/tokens/%s", id);
+        snprintf(done, sizeof done, "token %s revoked", id);
+        return send_change(o, "DELETE", path, NULL, done);
+    }
+    return usage_error("%s", "expected 'tokens', 'tokens add admin|tenant [TENANT] [--name NAME]' "
+                       "or 'tokens revoke ID'");
 }
 
 static int cmd_workers(const ctl_opts_t *o)
@@ -467,6 +577,7 @@ static const ctl_command_t commands[] = {
     {"run", 1, "SCENARIO.json", cmd_run}, {"runs", 0, NULL, cmd_runs},
     {"show", 1, "ID", cmd_show},          {"stop", 1, "ID", cmd_stop},
     {"workers", 0, NULL, cmd_workers},     {"cluster", -1, NULL, cmd_cluster},
+    {"tenants", -1, NULL, cmd_tenants},    {"tokens", -1, NULL, cmd_tokens},
 };
 
 /* Finds the command and checks its operands; NULL after printing a usage error. */
@@ -480,14 +591,16 @@ static const ctl_command_t *find_command(const ctl_opts_t *o)
         const ctl_command_t *c = &commands[i];
         if (strcmp(o->args[0], c->name) != 0)
             continue;
-        if (c->n_operands < 0) /* checks its own operands */
+        if (o->wait && c->run != cmd_run)
+            usage_error("--wait only goes with '%s'", "run");
+        else if ((o->weight != NULL && c->run != cmd_tenants) || (o->name != NULL && c->run != cmd_tokens))
+            usage_error("%s", "--weight only goes with 'tenants add', --name with 'tokens add'");
+        else if (c->n_operands < 0) /* checks its own operands */
             return c;
-        if (o->n_args - 1 < c->n_operands)
+        else if (o->n_args - 1 < c->n_operands)
             usage_error("missing %s", c->operand);
         else if (o->n_args - 1 > c->n_operands)
             usage_error("unexpected argument '%s'", o->args[c->n_operands + 1]);
-        else if (o->wait && c->run != cmd_run)
-            usage_error("--wait only goes with '%s'", "run");
         else if (c->operand != NULL && strcmp(c->operand, "ID") == 0 && !valid_id(o->args[1]))
             usage_error("'%s' is not a run ID", o->args[1]);
         else

@@ -96,6 +96,21 @@ wait_until() {
 
 http_ok() { curl -sf --max-time 2 "$1" >/dev/null; }
 
+# API access: every master of a test gets the same --admin-token-file; the
+# first to start writes a new admin token there. use_admin_token hands it to
+# loadctl (LOADCTL_TOKEN) and to every curl, also those run by `sh -c`,
+# through $WORK/.curlrc (CURL_HOME). `curl -q …` skips it (test_access.sh).
+ADMIN_TOKEN_FILE=$WORK/admin.token
+use_admin_token() {
+    wait_until 15 test -s "$ADMIN_TOKEN_FILE" || { log "no admin token in $ADMIN_TOKEN_FILE"; return 1; }
+    ADMIN_TOKEN=$(cat "$ADMIN_TOKEN_FILE")
+    export LOADCTL_TOKEN=$ADMIN_TOKEN CURL_HOME=$WORK
+    printf 'header = "Authorization: Bearer %s"\n' "$ADMIN_TOKEN" >"$WORK/.curlrc"
+}
+# api_authorized URL: the master at URL knows the admin token (it is stored
+# through Raft, so a master has it once it has applied the log that far).
+api_authorized() { curl -sf --max-time 2 "$1/api/v1/cluster" >/dev/null; }
+
 # check DESCRIPTION CMD...: one counted assertion.
 check() {
     local what=$1; shift
@@ -120,7 +135,8 @@ start_target() {
 target_requests() { curl -sf --max-time 2 "http://127.0.0.1:$TARGET_PORT/__stats" | jq -r "${1:-.requests}"; }
 
 # start_master NAME [FLAGS…]: a one-node master with its data in
-# $WORK/NAME-data (kept across restarts); sets API and WORKER_ADDR.
+# $WORK/NAME-data (kept across restarts) that accepts the admin token; sets
+# API and WORKER_ADDR.
 start_master() {
     local name=$1; shift
     : "${MASTER_API_PORT:=$(free_port)}" "${MASTER_WORKER_PORT:=$(free_port)}" \
@@ -129,8 +145,10 @@ start_master() {
     WORKER_ADDR="127.0.0.1:$MASTER_WORKER_PORT"
     start "$name" timeout 300 "$LC_BIN/loadmaster" --data-dir "$WORK/$name-data" \
         --raft-addr "127.0.0.1:$MASTER_RAFT_PORT" --listen-api "127.0.0.1:$MASTER_API_PORT" \
-        --listen-workers "$WORKER_ADDR" "$@"
+        --listen-workers "$WORKER_ADDR" --admin-token-file "$ADMIN_TOKEN_FILE" "$@"
     wait_until 15 http_ok "$API/healthz" || { log "master did not start"; return 1; }
+    use_admin_token
+    wait_until 15 api_authorized "$API" || { log "master does not accept the admin token"; return 1; }
 }
 
 start_worker() {
@@ -165,14 +183,18 @@ start_cluster() {
     done
     CLUSTER_FLAGS=("$@")
     for k in $(seq 1 "$n"); do start_cluster_node "$k"; done
+    use_admin_token
     wait_until 20 leader_known || { log "no leader elected"; return 1; }
+    for k in $(seq 1 "$n"); do
+        wait_until 15 api_authorized "$(api_of "$k")" || { log "master $k does not accept the admin token"; return 1; }
+    done
 }
 
 # start_cluster_node K: (re)starts master K of the cluster.
 start_cluster_node() {
     local k=$1
     start "master-$k" timeout 300 "$LC_BIN/loadmaster" --cluster "$NODES_CONF" --id "$k" \
-        --data-dir "$WORK/master-$k-data" "${CLUSTER_FLAGS[@]}"
+        --data-dir "$WORK/master-$k-data" --admin-token-file "$ADMIN_TOKEN_FILE" "${CLUSTER_FLAGS[@]}"
 }
 
 api_of() { local v="API_$1"; echo "${!v}"; }

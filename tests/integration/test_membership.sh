@@ -10,7 +10,8 @@ start_node() { # K [FLAGS…]
     local k=$1; shift
     start "master-$k" timeout 300 "$LC_BIN/loadmaster" --id "$k" --data-dir "$WORK/master-$k-data" \
         --raft-addr "127.0.0.1:${RAFT[$k]}" --listen-workers "127.0.0.1:${WPORT[$k]}" \
-        --listen-api "127.0.0.1:${APORT[$k]}" --snapshot-threshold 8 --snapshot-trailing 2 "$@"
+        --listen-api "127.0.0.1:${APORT[$k]}" --snapshot-threshold 8 --snapshot-trailing 2 \
+        --admin-token-file "$ADMIN_TOKEN_FILE" "$@"
 }
 ctl() { timeout 30 "$LC_BIN/loadctl" --master "http://127.0.0.1:${APORT[1]}" "$@"; }
 fails() { ! "$@" 2>>"$WORK/refusals.log"; }
@@ -20,6 +21,7 @@ start_target
 start_node 1
 API="http://127.0.0.1:${APORT[1]}"
 WORKER_ADDR="127.0.0.1:${WPORT[1]}"
+use_admin_token
 check "master 1 leads alone" wait_until 15 sh -c "curl -sf $API/api/v1/cluster | jq -e '.role == \"leader\"'"
 start_worker w1
 wait_until 15 workers_connected 1

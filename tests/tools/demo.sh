@@ -11,6 +11,8 @@ start_worker worker-1
 start_worker worker-2
 wait_until 15 workers_connected 2 || { echo "workers did not join"; exit 1; }
 echo "== master API $API, target http://127.0.0.1:$TARGET_PORT"
+echo "== the API needs a token: the master wrote the first admin token to $ADMIN_TOKEN_FILE;"
+echo "   loadctl reads it from LOADCTL_TOKEN, curl needs -H \"Authorization: Bearer \$(cat …)\""
 "$LC_BIN/loadctl" --master "$API" workers
 
 sed "s|http://127.0.0.1:8080|http://127.0.0.1:$TARGET_PORT|" "$LC_SRC/deploy/examples/demo.json" \
