@@ -61,8 +61,10 @@ static bool leader_address(void *arg, char *buf, size_t len)
     master_t *m = arg;
     uint64_t leader = quorum_leader_id(m->quorum);
     lc_node_t node;
+    /* A leader that stopped answering probes is likely gone: say "no leader"
+     * rather than send the worker to a dead address. */
     if (leader == 0 || leader == m->cfg.id || !members_find(m, leader, &node) ||
-        node.worker.port == 0)
+        node.worker.port == 0 || !peers_is_reachable(m->peers, leader))
         return false;
     lc_hostport_format(&node.worker, buf, len);
     return true;

@@ -184,6 +184,12 @@ static bool is_reachable(uint64_t last, uint64_t now)
     return last != 0 && now - last <= REACHABLE_WITHIN_MS;
 }
 
+bool peers_is_reachable(peers_t *p, uint64_t id)
+{
+    uint64_t now = mono_ms();
+    return is_reachable(last_contact(p, id, now), now);
+}
+
 void peers_reachable(peers_t *p, size_t *reachable, size_t *total)
 {
     lc_node_t nodes[LC_NODES_MAX];

@@ -92,13 +92,21 @@ static void schedule_retry(worker_link_t *l, uint32_t ms, bool jitter)
     uv_timer_start(&l->retry_timer, on_retry, ms, 0);
 }
 
+/* The next master is tried at once; only after a whole round of the list
+ * failed does the worker wait, and that wait doubles per round up to the
+ * cap: during a failover the new leader is found as soon as it exists. */
 static void backoff_retry(worker_link_t *l)
 {
+    if (l->n_masters > 1) {
+        l->cur = (l->cur + 1) % l->n_masters;
+        if (l->cur != 0) {
+            schedule_retry(l, WORKER_LINK_NEXT_MASTER_MS, false);
+            return;
+        }
+    }
     uint32_t ms = l->backoff_ms;
     l->backoff_ms = l->backoff_ms * 2 > WORKER_LINK_BACKOFF_MAX_MS ? WORKER_LINK_BACKOFF_MAX_MS
                                                                    : l->backoff_ms * 2;
-    if (l->n_masters > 0)
-        l->cur = (l->cur + 1) % l->n_masters;
     schedule_retry(l, ms, true);
 }
 

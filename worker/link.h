@@ -14,7 +14,8 @@
 #include "outbox.h"
 
 #define WORKER_LINK_BACKOFF_MIN_MS 100u
-#define WORKER_LINK_BACKOFF_MAX_MS 5000u
+#define WORKER_LINK_BACKOFF_MAX_MS 1000u /* between rounds of the master list */
+#define WORKER_LINK_NEXT_MASTER_MS 20u   /* between masters within a round */
 
 typedef struct worker_link_s worker_link_t;
 
