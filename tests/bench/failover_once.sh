@@ -11,10 +11,7 @@ flags=()
 [ -n "${ELECTION_MS:-}" ] && flags=(--election-timeout-ms "$ELECTION_MS")
 start_target
 start_cluster 3 "${flags[@]}"
-for w in 1 2; do
-    start "worker-$w" timeout 120 "$LC_BIN/loadworker" --join "$JOIN" --threads 1 \
-        --name "worker-$w" --data-dir "$WORK/worker-$w-data" --log-level warn
-done
+join_workers 2 --log-level warn
 first=$(leader_id)
 API=$(api_of "$first")
 wait_until 20 workers_connected 2
@@ -22,7 +19,7 @@ cat >"$WORK/scenario.json" <<JSON
 {"name": "failover-figures", "target": "http://127.0.0.1:$TARGET_PORT", "duration": "15s",
  "arrival_rate": 500, "max_users": 200, "tasks": [{"path": "/"}]}
 JSON
-id=$(curl -sf -X POST --data-binary @"$WORK/scenario.json" "$API/api/v1/runs" | jq -r .id)
+id=$(submit_run "$WORK/scenario.json")
 wait_until 10 run_state_is "$id" running
 sleep 5
 

@@ -212,3 +212,16 @@ leader_id() {
     return 1
 }
 leader_known() { leader_id >/dev/null; }
+
+# join_workers N [FLAGS…]: workers worker-1…N (one engine thread each) that
+# join every master of the cluster ($JOIN).
+join_workers() {
+    local n=$1; shift
+    for w in $(seq 1 "$n"); do
+        start "worker-$w" timeout 300 "$LC_BIN/loadworker" --join "$JOIN" --threads 1 \
+            --name "worker-$w" --data-dir "$WORK/worker-$w-data" "$@"
+    done
+}
+
+# submit_run FILE: posts a scenario to $API and prints the new run's id.
+submit_run() { curl -sf -X POST --data-binary @"$1" "$API/api/v1/runs" | jq -r .id; }

@@ -15,10 +15,7 @@ start_target
 start_cluster 3 --election-timeout-ms 500
 first=$(leader_id)
 log "leader is master $first"
-for w in 1 2; do
-    start "worker-$w" timeout 300 "$LC_BIN/loadworker" --join "$JOIN" --threads 1 \
-        --name "worker-$w" --data-dir "$WORK/worker-$w-data"
-done
+join_workers 2
 API=$(api_of "$first")
 leader_is() { [ "$(leader_id)" = "$1" ]; }
 check "two workers joined the leader" wait_until 20 workers_connected 2
@@ -27,7 +24,7 @@ cat >"$WORK/scenario.json" <<JSON
 {"name": "failover", "target": "http://127.0.0.1:$TARGET_PORT", "duration": "20s",
  "users": 10, "spawn_rate": 100, "think_time_ms": 20, "tasks": [{"path": "/"}]}
 JSON
-id=$(curl -sf -X POST --data-binary @"$WORK/scenario.json" "$API/api/v1/runs" | jq -r .id)
+id=$(submit_run "$WORK/scenario.json")
 check "run created" [ -n "$id" -a "$id" != null ]
 wait_until 10 run_state_is "$id" running
 sleep 5

@@ -19,7 +19,7 @@ cat >"$WORK/scenario.json" <<JSON
 {"name": "joined", "target": "http://127.0.0.1:$TARGET_PORT", "duration": "12s",
  "users": 4, "think_time_ms": 20, "tasks": [{"path": "/"}]}
 JSON
-id=$(curl -sf -X POST --data-binary @"$WORK/scenario.json" "$API/api/v1/runs" | jq -r .id)
+id=$(submit_run "$WORK/scenario.json")
 wait_until 10 run_state_is "$id" running
 
 start_worker wrong --join-secret-file "$WORK/wrong"

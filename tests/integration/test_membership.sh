@@ -31,7 +31,7 @@ cat >"$WORK/scenario.json" <<JSON
 {"name": "before-growth", "target": "http://127.0.0.1:$TARGET_PORT", "duration": "3s",
  "users": 5, "think_time_ms": 10, "tasks": [{"path": "/"}]}
 JSON
-id=$(curl -sf -X POST --data-binary @"$WORK/scenario.json" "$API/api/v1/runs" | jq -r .id)
+id=$(submit_run "$WORK/scenario.json")
 check "run finished on the one-master quorum" wait_until 30 run_state_is "$id" finished
 served=$(target_requests)
 

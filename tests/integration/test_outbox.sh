@@ -27,7 +27,7 @@ cat >"$WORK/scenario.json" <<JSON
 {"name": "outbox", "target": "http://127.0.0.1:$TARGET_PORT", "duration": "30s",
  "users": 5, "spawn_rate": 100, "think_time_ms": 20, "tasks": [{"path": "/"}]}
 JSON
-id=$(curl -sf -X POST --data-binary @"$WORK/scenario.json" "$API/api/v1/runs" | jq -r .id)
+id=$(submit_run "$WORK/scenario.json")
 check "run created" [ -n "$id" -a "$id" != null ]
 wait_until 10 run_state_is "$id" running
 sleep 2
