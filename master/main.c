@@ -64,7 +64,7 @@ static bool leader_address(void *arg, char *buf, size_t len)
     /* A leader that stopped answering probes is likely gone: say "no leader"
      * rather than send the worker to a dead address. */
     if (leader == 0 || leader == m->cfg.id || !members_find(m, leader, &node) ||
-        node.worker.port == 0 || !peers_is_reachable(m->peers, leader))
+        node.worker.port == 0 || peers_seems_down(m->peers, leader))
         return false;
     lc_hostport_format(&node.worker, buf, len);
     return true;

@@ -21,6 +21,7 @@ typedef struct probe_s {
     uv_tcp_t tcp;
     bool busy;         /* a probe is in flight */
     uint64_t last_contact_ms; /* monotonic; 0 = never */
+    uint64_t last_failure_ms; /* monotonic time of the last failed probe; 0 = none */
 } probe_t;
 
 struct peers_s {
@@ -59,6 +60,8 @@ static void connect_cb(uv_connect_t *req, int status)
     probe_t *pr = req->data;
     if (status == 0)
         pr->last_contact_ms = mono_ms();
+    else
+        pr->last_failure_ms = mono_ms();
     uv_close((uv_handle_t *)&pr->tcp, handle_closed_cb);
 }
 
@@ -107,7 +110,7 @@ static probe_t *slot_of(peers_t *p, uint64_t id)
     }
     if (free_slot != NULL) {
         free_slot->id = id;
-        free_slot->last_contact_ms = 0;
+        free_slot->last_contact_ms = free_slot->last_failure_ms = 0;
     }
     return free_slot;
 }
@@ -147,7 +150,7 @@ int peers_init(peers_t **out, uv_loop_t *loop, uint64_t self_id, peers_list_fn l
     uv_timer_init(loop, &p->timer);
     p->timer.data = p;
     p->open_handles = 1;
-    uv_timer_start(&p->timer, timer_cb, PROBE_INTERVAL_MS, PROBE_INTERVAL_MS);
+    uv_timer_start(&p->timer, timer_cb, 0, PROBE_INTERVAL_MS);
     *out = p;
     return 0;
 }
@@ -184,10 +187,12 @@ static bool is_reachable(uint64_t last, uint64_t now)
     return last != 0 && now - last <= REACHABLE_WITHIN_MS;
 }
 
-bool peers_is_reachable(peers_t *p, uint64_t id)
+bool peers_seems_down(peers_t *p, uint64_t id)
 {
-    uint64_t now = mono_ms();
-    return is_reachable(last_contact(p, id, now), now);
+    for (size_t i = 0; i < LC_NODES_MAX; i++)
+        if (p->probes[i].id == id && id != p->self_id)
+            return p->probes[i].last_failure_ms > p->probes[i].last_contact_ms;
+    return false;
 }
 
 void peers_reachable(peers_t *p, size_t *reachable, size_t *total)

@@ -20,8 +20,9 @@ void peers_close(peers_t *p);
 
 /* Members reachable now, this one included, and how many there are. */
 void peers_reachable(peers_t *p, size_t *reachable, size_t *total);
-/* Whether member id answered a probe lately (this node: always). */
-bool peers_is_reachable(peers_t *p, uint64_t id);
+/* Whether member id's latest probe failed (false before any probe, and for
+ * this node): a leader that seems down is not worth redirecting to. */
+bool peers_seems_down(peers_t *p, uint64_t id);
 /* [{"id","raft","worker","api","reachable","last_contact_ms_ago"}] */
 json_t *peers_json(peers_t *p);
 
