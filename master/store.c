@@ -6,6 +6,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "lc_clock.h"
 #include "lc_err.h"
 #include "lc_hist.h"
 #include "lc_log.h"
@@ -85,8 +86,7 @@ sqlite3_stmt *store_prepare(store_t *s, const char *sql)
     return st;
 }
 
-/* Steps a write statement to completion and finalizes it. */
-static int step_done(store_t *s, sqlite3_stmt *st)
+int store_step_done(store_t *s, sqlite3_stmt *st)
 {
     int rc = st ? sqlite3_step(st) : SQLITE_ERROR;
     sqlite3_finalize(st);
@@ -95,6 +95,21 @@ static int step_done(store_t *s, sqlite3_stmt *st)
         return LC_EIO;
     }
     return 0;
+}
+
+void store_copy_text(char *dst, size_t cap, sqlite3_stmt *st, int col)
+{
+    const unsigned char *text = sqlite3_column_text(st, col);
+    snprintf(dst, cap, "%s", text ? (const char *)text : "");
+}
+
+json_t *store_time_json(int64_t ms)
+{
+    char buf[32];
+    if (ms <= 0)
+        return json_null();
+    lc_iso8601((uint64_t)ms, buf, sizeof buf);
+    return json_string(buf);
 }
 
 static int run_exists(store_t *s, uint64_t id)
@@ -123,7 +138,7 @@ static int apply_create_run(store_t *s, const Lc__CreateRun *c)
     sqlite3_bind_text(st, 4, c->scenario_json, -1, SQLITE_STATIC);
     sqlite3_bind_int64(st, 5, c->users);
     sqlite3_bind_int64(st, 6, (sqlite3_int64)c->created_ms);
-    return step_done(s, st);
+    return store_step_done(s, st);
 }
 
 static int apply_run_state(store_t *s, const Lc__RunState *c)
@@ -141,7 +156,7 @@ static int apply_run_state(store_t *s, const Lc__RunState *c)
     sqlite3_bind_int64(st, 2, (sqlite3_int64)c->at_ms);
     sqlite3_bind_text(st, 3, c->reason, -1, SQLITE_STATIC);
     sqlite3_bind_int64(st, 4, (sqlite3_int64)c->run);
-    return step_done(s, st);
+    return store_step_done(s, st);
 }
 
 static int apply_run_finished(store_t *s, const Lc__RunFinished *c)
@@ -156,7 +171,7 @@ static int apply_run_finished(store_t *s, const Lc__RunFinished *c)
     sqlite3_bind_int64(st, 2, (sqlite3_int64)c->at_ms);
     sqlite3_bind_text(st, 3, c->verdict, -1, SQLITE_STATIC);
     sqlite3_bind_int64(st, 4, (sqlite3_int64)c->run);
-    return step_done(s, st);
+    return store_step_done(s, st);
 }
 
 /* The grant is kept after the run ends: what it last had. warnings is
@@ -182,7 +197,7 @@ static int apply_run_grant(store_t *s, const Lc__RunGrant *c)
     sqlite3_bind_int(st, 3, c->queued ? 1 : 0);
     sqlite3_bind_text(st, 4, text, -1, SQLITE_TRANSIENT);
     free(text);
-    return step_done(s, st);
+    return store_step_done(s, st);
 }
 
 static int apply_put_member(store_t *s, const Lc__PutMember *c)
@@ -196,7 +211,7 @@ static int apply_put_member(store_t *s, const Lc__PutMember *c)
     sqlite3_bind_text(st, 2, c->raft, -1, SQLITE_STATIC);
     sqlite3_bind_text(st, 3, c->worker, -1, SQLITE_STATIC);
     sqlite3_bind_text(st, 4, c->api, -1, SQLITE_STATIC);
-    return step_done(s, st);
+    return store_step_done(s, st);
 }
 
 static int apply_remove_member(store_t *s, const Lc__RemoveMember *c)
@@ -205,7 +220,7 @@ static int apply_remove_member(store_t *s, const Lc__RemoveMember *c)
     if (st == NULL)
         return LC_EIO;
     sqlite3_bind_int64(st, 1, (sqlite3_int64)c->id);
-    return step_done(s, st);
+    return store_step_done(s, st);
 }
 
 static int apply_one(store_t *s, const Lc__Command *cmd)

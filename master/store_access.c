@@ -6,13 +6,6 @@
 #include "lc_err.h"
 #include "store_internal.h"
 
-static int step_done(sqlite3_stmt *st)
-{
-    int rc = st ? sqlite3_step(st) : SQLITE_ERROR;
-    sqlite3_finalize(st);
-    return rc == SQLITE_DONE ? 0 : LC_EIO;
-}
-
 static int tenant_exists(store_t *s, const char *name)
 {
     uint32_t weight;
@@ -29,7 +22,7 @@ static int apply_create_tenant(store_t *s, const Lc__CreateTenant *c)
     sqlite3_bind_text(st, 1, c->name, -1, SQLITE_STATIC);
     sqlite3_bind_int64(st, 2, c->weight);
     sqlite3_bind_int64(st, 3, (sqlite3_int64)c->created_ms);
-    return step_done(st);
+    return store_step_done(s, st);
 }
 
 static int apply_set_weight(store_t *s, const Lc__SetTenantWeight *c)
@@ -41,7 +34,7 @@ static int apply_set_weight(store_t *s, const Lc__SetTenantWeight *c)
         return LC_EIO;
     sqlite3_bind_int64(st, 1, c->weight);
     sqlite3_bind_text(st, 2, c->name, -1, SQLITE_STATIC);
-    return step_done(st);
+    return store_step_done(s, st);
 }
 
 static int apply_put_token(store_t *s, const Lc__PutToken *c)
@@ -60,7 +53,7 @@ static int apply_put_token(store_t *s, const Lc__PutToken *c)
     sqlite3_bind_text(st, 4, c->tenant, -1, SQLITE_STATIC);
     sqlite3_bind_text(st, 5, c->name, -1, SQLITE_STATIC);
     sqlite3_bind_int64(st, 6, (sqlite3_int64)c->created_ms);
-    return step_done(st) == 0 ? 0 : LC_ESTATE; /* a duplicate id or hash */
+    return store_step_done(s, st) == 0 ? 0 : LC_ESTATE; /* a duplicate id or hash */
 }
 
 static int apply_revoke_token(store_t *s, const Lc__RevokeToken *c)
@@ -69,7 +62,7 @@ static int apply_revoke_token(store_t *s, const Lc__RevokeToken *c)
     if (st == NULL)
         return LC_EIO;
     sqlite3_bind_text(st, 1, c->id, -1, SQLITE_STATIC);
-    int rv = step_done(st);
+    int rv = store_step_done(s, st);
     return rv == 0 && sqlite3_changes(s->db) == 0 ? LC_ENOTFOUND : rv;
 }
 
@@ -99,15 +92,6 @@ int store_tenant_weight(store_t *s, const char *tenant, uint32_t *weight)
     return rv;
 }
 
-static json_t *time_or_null(int64_t ms)
-{
-    char buf[32];
-    if (ms <= 0)
-        return json_null();
-    lc_iso8601((uint64_t)ms, buf, sizeof buf);
-    return json_string(buf);
-}
-
 json_t *store_tenants_json(store_t *s)
 {
     json_t *list = json_array();
@@ -116,15 +100,9 @@ json_t *store_tenants_json(store_t *s)
         json_array_append_new(list, json_pack("{s:s,s:I,s:o}", "name",
                                               (const char *)sqlite3_column_text(st, 0), "weight",
                                               (json_int_t)sqlite3_column_int64(st, 1), "created_at",
-                                              time_or_null(sqlite3_column_int64(st, 2))));
+                                              store_time_json(sqlite3_column_int64(st, 2))));
     sqlite3_finalize(st);
     return list;
-}
-
-static void copy_text(char *dst, size_t cap, sqlite3_stmt *st, int col)
-{
-    const unsigned char *text = sqlite3_column_text(st, col);
-    snprintf(dst, cap, "%s", text ? (const char *)text : "");
 }
 
 int store_token_by_hash(store_t *s, const uint8_t hash[STORE_TOKEN_HASH_LEN], store_token_t *out,
@@ -136,9 +114,9 @@ int store_token_by_hash(store_t *s, const uint8_t hash[STORE_TOKEN_HASH_LEN], st
     sqlite3_bind_blob(st, 1, hash, STORE_TOKEN_HASH_LEN, SQLITE_STATIC);
     int rv = LC_ENOTFOUND;
     if (sqlite3_step(st) == SQLITE_ROW && sqlite3_column_bytes(st, 3) == STORE_TOKEN_HASH_LEN) {
-        copy_text(out->id, sizeof out->id, st, 0);
-        copy_text(out->role, sizeof out->role, st, 1);
-        copy_text(out->tenant, sizeof out->tenant, st, 2);
+        store_copy_text(out->id, sizeof out->id, st, 0);
+        store_copy_text(out->role, sizeof out->role, st, 1);
+        store_copy_text(out->tenant, sizeof out->tenant, st, 2);
         memcpy(stored_hash, sqlite3_column_blob(st, 3), STORE_TOKEN_HASH_LEN);
         rv = 0;
     }
@@ -166,7 +144,7 @@ json_t *store_tokens_json(store_t *s)
                             "role", (const char *)sqlite3_column_text(st, 1), "tenant",
                             tenant && tenant[0] ? json_string(tenant) : json_null(), "name",
                             (const char *)sqlite3_column_text(st, 3), "created_at",
-                            time_or_null(sqlite3_column_int64(st, 4))));
+                            store_time_json(sqlite3_column_int64(st, 4))));
     }
     sqlite3_finalize(st);
     return list;

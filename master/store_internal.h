@@ -15,6 +15,13 @@ struct store_s {
 int store_exec(store_t *s, const char *sql);
 /* Prepares a statement; logs and returns NULL on failure. */
 sqlite3_stmt *store_prepare(store_t *s, const char *sql);
+/* Steps a write statement to completion and finalizes it (st may be NULL).
+ * Returns 0, or LC_EIO after logging SQLite's message. */
+int store_step_done(store_t *s, sqlite3_stmt *st);
+/* Copies a text column into dst ("" for NULL). */
+void store_copy_text(char *dst, size_t cap, sqlite3_stmt *st, int col);
+/* Wall-clock ms as an ISO 8601 JSON string; null when unset (<= 0). */
+json_t *store_time_json(int64_t ms);
 /* Applies a RunSeconds command (inside the caller's transaction). */
 int store_apply_run_seconds(store_t *s, const Lc__RunSeconds *c);
 /* Applies CreateTenant, SetTenantWeight, PutToken or RevokeToken. */

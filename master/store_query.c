@@ -14,12 +14,6 @@ void store_run_free(store_run_t *r)
     r->scenario_json = NULL;
 }
 
-static void copy_col(char *dst, size_t cap, sqlite3_stmt *st, int col)
-{
-    const unsigned char *text = sqlite3_column_text(st, col);
-    snprintf(dst, cap, "%s", text ? (const char *)text : "");
-}
-
 int store_run_get(store_t *s, uint64_t id, store_run_t *out)
 {
     memset(out, 0, sizeof *out);
@@ -32,15 +26,15 @@ int store_run_get(store_t *s, uint64_t id, store_run_t *out)
     int rv = LC_ENOTFOUND;
     if (sqlite3_step(st) == SQLITE_ROW) {
         out->id = (uint64_t)sqlite3_column_int64(st, 0);
-        copy_col(out->tenant, sizeof out->tenant, st, 1);
-        copy_col(out->name, sizeof out->name, st, 2);
-        copy_col(out->state, sizeof out->state, st, 3);
+        store_copy_text(out->tenant, sizeof out->tenant, st, 1);
+        store_copy_text(out->name, sizeof out->name, st, 2);
+        store_copy_text(out->state, sizeof out->state, st, 3);
         out->users = (uint32_t)sqlite3_column_int64(st, 4);
         out->created_ms = (uint64_t)sqlite3_column_int64(st, 5);
         out->started_ms = (uint64_t)sqlite3_column_int64(st, 6);
         out->finished_ms = (uint64_t)sqlite3_column_int64(st, 7);
-        copy_col(out->reason, sizeof out->reason, st, 8);
-        copy_col(out->verdict, sizeof out->verdict, st, 9);
+        store_copy_text(out->reason, sizeof out->reason, st, 8);
+        store_copy_text(out->verdict, sizeof out->verdict, st, 9);
         const char *scenario = (const char *)sqlite3_column_text(st, 10);
         out->scenario_json = strdup(scenario ? scenario : "");
         rv = out->scenario_json ? 0 : LC_ENOMEM;
@@ -93,9 +87,9 @@ int store_member_get(store_t *s, uint64_t id, char *raft, char *worker, char *ap
     sqlite3_bind_int64(st, 1, (sqlite3_int64)id);
     int rv = LC_ENOTFOUND;
     if (sqlite3_step(st) == SQLITE_ROW) {
-        copy_col(raft, len, st, 0);
-        copy_col(worker, len, st, 1);
-        copy_col(api, len, st, 2);
+        store_copy_text(raft, len, st, 0);
+        store_copy_text(worker, len, st, 1);
+        store_copy_text(api, len, st, 2);
         rv = 0;
     }
     sqlite3_finalize(st);
@@ -103,15 +97,6 @@ int store_member_get(store_t *s, uint64_t id, char *raft, char *worker, char *ap
 }
 
 /* JSON helpers ---------------------------------------------------------- */
-
-static json_t *time_json(uint64_t ms)
-{
-    if (ms == 0)
-        return json_null();
-    char buf[32];
-    lc_iso8601(ms, buf, sizeof buf);
-    return json_string(buf);
-}
 
 static double ms_of(uint64_t us)
 {
@@ -147,8 +132,9 @@ static json_t *run_head_json(const store_run_t *r, uint64_t now_ms)
 {
     return json_pack("{s:I,s:s,s:s,s:s,s:o,s:o,s:o,s:i,s:f,s:s,s:s}", "id", (json_int_t)r->id,
                      "name", r->name, "tenant", r->tenant, "state", r->state, "created_at",
-                     time_json(r->created_ms), "started_at", time_json(r->started_ms),
-                     "finished_at", time_json(r->finished_ms), "users", (int)r->users,
+                     store_time_json((int64_t)r->created_ms), "started_at",
+                     store_time_json((int64_t)r->started_ms), "finished_at",
+                     store_time_json((int64_t)r->finished_ms), "users", (int)r->users,
                      "duration_s", run_duration_s(r, now_ms), "reason", r->reason, "verdict",
                      r->verdict);
 }

@@ -15,13 +15,6 @@ void store_hist_add_column(lc_hist_t *h, sqlite3_stmt *st, int col)
         lc_warn("store", "msg=\"ignoring corrupt histogram\" bytes=%d", len);
 }
 
-static int step_done(sqlite3_stmt *st)
-{
-    int rc = st ? sqlite3_step(st) : SQLITE_ERROR;
-    sqlite3_finalize(st);
-    return rc == SQLITE_DONE ? 0 : LC_EIO;
-}
-
 /* Reads the stored histogram of one row (select returns it as column 0),
  * adds `add` to it and returns the new encoding. */
 static int merged_hist(store_t *s, sqlite3_stmt *select, const ProtobufCBinaryData *add,
@@ -86,7 +79,7 @@ static int add_counts(store_t *s, const char *select_sql, const char *upsert_sql
         sqlite3_bind_blob(st, sqlite3_bind_parameter_index(st, ":hist"), hist, (int)hist_len,
                           SQLITE_STATIC);
     }
-    rv = step_done(st);
+    rv = store_step_done(s, st);
     free(hist);
     return rv;
 }
@@ -124,7 +117,7 @@ static int add_error(store_t *s, uint64_t run, const Lc__ErrorCount *e)
     sqlite3_bind_text(st, 2, e->endpoint, -1, SQLITE_STATIC);
     sqlite3_bind_text(st, 3, e->kind, -1, SQLITE_STATIC);
     sqlite3_bind_int64(st, 4, (sqlite3_int64)e->count);
-    return step_done(st);
+    return store_step_done(s, st);
 }
 
 /* Run-wide counters of the batch's second (users, dropped starts, TLS), and
@@ -148,7 +141,7 @@ static int add_second_totals_and_ack(store_t *s, const Lc__StatsBatch *b)
     bind_int(st, ":resumed", b->tls_resumed);
     bind_int(st, ":lost_b", b->lost_batches);
     bind_int(st, ":lost_r", b->lost_requests);
-    if (step_done(st) != 0)
+    if (store_step_done(s, st) != 0)
         return LC_EIO;
     st = store_prepare(s, "INSERT INTO acks(worker, run, seq) VALUES (:worker, :run, :seq)");
     if (st == NULL)
@@ -156,7 +149,7 @@ static int add_second_totals_and_ack(store_t *s, const Lc__StatsBatch *b)
     bind_text(st, ":worker", b->worker_id);
     bind_int(st, ":run", b->run);
     bind_int(st, ":seq", b->seq);
-    return step_done(st);
+    return store_step_done(s, st);
 }
 
 static int apply_batch(store_t *s, const Lc__StatsBatch *b)
