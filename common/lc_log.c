@@ -1,10 +1,15 @@
 /* lc_log.c — logfmt lines on stderr. */
 #include "lc_log.h"
 
+#include <errno.h>
+#include <fcntl.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <string.h>
 #include <time.h>
+#include <unistd.h>
+
+#include "lc_err.h"
 
 static enum lc_log_level min_level = LC_LOG_INFO;
 static const char *const level_names[] = {"debug", "info", "warn", "error"};
@@ -20,6 +25,23 @@ int lc_log_level_parse(const char *name)
         if (strcmp(name, level_names[i]) == 0)
             return i;
     return -1;
+}
+
+int lc_log_open_file(const char *path, char *errmsg, size_t errlen)
+{
+    int fd = open(path, O_WRONLY | O_APPEND | O_CREAT | O_CLOEXEC, 0640);
+    if (fd < 0) {
+        snprintf(errmsg, errlen, "open %s: %s", path, strerror(errno));
+        return LC_EIO;
+    }
+    int rv = 0;
+    if (fd != STDERR_FILENO && dup2(fd, STDERR_FILENO) < 0) {
+        snprintf(errmsg, errlen, "dup2 %s onto stderr: %s", path, strerror(errno));
+        rv = LC_EIO;
+    }
+    if (fd != STDERR_FILENO)
+        close(fd);
+    return rv;
 }
 
 void lc_logf(enum lc_log_level level, const char *module, const char *fmt, ...)

@@ -1,6 +1,9 @@
-/* lc_log.h — one logfmt line per event on stderr, with levels. */
+/* lc_log.h — one logfmt line per event on stderr, with levels; stderr may be
+ * pointed at a file that SIGHUP reopens. */
 #ifndef LC_LOG_H
 #define LC_LOG_H
+
+#include <stddef.h>
 
 enum lc_log_level { LC_LOG_DEBUG, LC_LOG_INFO, LC_LOG_WARN, LC_LOG_ERROR };
 
@@ -8,6 +11,11 @@ enum lc_log_level { LC_LOG_DEBUG, LC_LOG_INFO, LC_LOG_WARN, LC_LOG_ERROR };
 void lc_log_set_level(enum lc_log_level level);
 /* Parses "debug", "info", "warn" or "error"; returns -1 for anything else. */
 int lc_log_level_parse(const char *name);
+
+/* Points stderr at path (appending, created 0640), so that sanitizer reports
+ * land there too; calling it again reopens the file after a rotation.
+ * Returns 0, or LC_EIO with errmsg. */
+int lc_log_open_file(const char *path, char *errmsg, size_t errlen);
 
 /* Writes `ts=… level=… module=<module> ` followed by the formatted text, which
  * should itself be logfmt: msg="what happened" key=value … */

@@ -100,8 +100,30 @@ static bool send_to_leader(master_t *m, lc_http_exchange_t *ex, const lc_http_re
     return true;
 }
 
-/* /healthz and /metrics answer without a token (probes and scrapers);
- * returns true when it answered. */
+/* Ready to serve: a leader is known and this node has applied every entry it
+ * knows committed (a leader: its barrier passed). 503 says what is missing. */
+static void respond_readyz(master_t *m, lc_http_exchange_t *ex)
+{
+    uint64_t leader = quorum_leader_id(m->quorum);
+    uint64_t applied = quorum_applied_index(m->quorum), commit = quorum_commit_index(m->quorum);
+    char why[96] = "";
+    if (leader == 0)
+        snprintf(why, sizeof why, "no leader known");
+    else if (leader == m->cfg.id && !quorum_is_leader(m->quorum))
+        snprintf(why, sizeof why, "elected; applying the log before acting as leader");
+    else if (applied < commit)
+        snprintf(why, sizeof why, "applying the log: %llu of %llu entries",
+                 (unsigned long long)applied, (unsigned long long)commit);
+    json_t *body = json_pack("{s:b,s:I,s:I,s:I}", "ready", why[0] == '\0', "leader",
+                             (json_int_t)leader, "applied_index", (json_int_t)applied,
+                             "commit_index", (json_int_t)commit);
+    if (why[0] != '\0')
+        json_object_set_new(body, "reason", json_string(why));
+    api_respond_json(ex, why[0] == '\0' ? 200 : 503, body);
+}
+
+/* /healthz, /readyz and /metrics answer without a token (probes and
+ * scrapers); returns true when it answered. */
 static bool handle_open(master_t *m, lc_http_exchange_t *ex, const lc_http_request_t *req)
 {
     if (strcmp(req->method, "GET") != 0)
@@ -109,6 +131,8 @@ static bool handle_open(master_t *m, lc_http_exchange_t *ex, const lc_http_reque
     if (strcmp(req->path, "/healthz") == 0) {
         api_respond_json(ex, 200, json_pack("{s:s,s:s}", "status", "ok", "role",
                                         quorum_is_leader(m->quorum) ? "leader" : "follower"));
+    } else if (strcmp(req->path, "/readyz") == 0) {
+        respond_readyz(m, ex);
     } else if (strcmp(req->path, "/metrics") == 0) {
         char *text = metrics_render(m);
         lc_http_exchange_respond(ex, 200, "text/plain; version=0.0.4", text ? text : "",

@@ -8,6 +8,7 @@
 #include <string.h>
 #include <unistd.h>
 
+#include "lc_err.h"
 #include "lc_log.h"
 
 static const char usage[] =
@@ -34,7 +35,13 @@ static const char usage[] =
     "                             leader generates one and logs it once\n"
     "  --join-secret-file PATH    workers must answer a challenge with this secret\n"
     "                             (HMAC-SHA256); without it any worker may join\n"
+    "  --tls-cert PATH            mutual TLS on the worker port: this master's\n"
+    "                             certificate chain (PEM), given with --tls-key\n"
+    "  --tls-key PATH             and --tls-ca (CAs workers' certificates chain to)\n"
+    "  --tls-ca PATH\n"
     "  --log-level LEVEL          debug, info, warn or error (default info)\n"
+    "  --log-file PATH            append logs here instead of stderr; SIGHUP\n"
+    "                             reopens it (after log rotation)\n"
     "  --version, --help\n";
 
 static int parse_uint(const char *flag, const char *text, unsigned min, unsigned max,
@@ -161,7 +168,7 @@ static int apply_cluster_node(master_config_t *c)
 enum { OPT_DATA = 256, OPT_ID, OPT_RAFT, OPT_WORKERS, OPT_ADVERTISE, OPT_API, OPT_ELECTION,
        OPT_HEARTBEAT, OPT_SNAP_THRESHOLD, OPT_SNAP_TRAILING, OPT_WORKER_HB, OPT_CLUSTER,
        OPT_LOG, OPT_VERSION, OPT_HELP, OPT_JOIN_QUORUM, OPT_ADMIN_TOKEN,
-       OPT_JOIN_SECRET };
+       OPT_JOIN_SECRET, OPT_TLS_CERT, OPT_TLS_KEY, OPT_TLS_CA, OPT_LOG_FILE };
 
 static const struct option options[] = {
     {"data-dir", required_argument, NULL, OPT_DATA},
@@ -179,7 +186,11 @@ static const struct option options[] = {
     {"join-quorum", no_argument, NULL, OPT_JOIN_QUORUM},
     {"join-secret-file", required_argument, NULL, OPT_JOIN_SECRET},
     {"admin-token-file", required_argument, NULL, OPT_ADMIN_TOKEN},
+    {"tls-cert", required_argument, NULL, OPT_TLS_CERT},
+    {"tls-key", required_argument, NULL, OPT_TLS_KEY},
+    {"tls-ca", required_argument, NULL, OPT_TLS_CA},
     {"log-level", required_argument, NULL, OPT_LOG},
+    {"log-file", required_argument, NULL, OPT_LOG_FILE},
     {"version", no_argument, NULL, OPT_VERSION},
     {"help", no_argument, NULL, OPT_HELP},
     {NULL, 0, NULL, 0},
@@ -225,6 +236,16 @@ static int apply_flag(master_config_t *c, int opt, const char *arg)
         }
         lc_log_set_level((enum lc_log_level)lc_log_level_parse(arg));
         return 0;
+    case OPT_TLS_CERT: c->worker_tls.cert = arg; return 0;
+    case OPT_TLS_KEY: c->worker_tls.key = arg; return 0;
+    case OPT_TLS_CA: c->worker_tls.ca = arg; return 0;
+    case OPT_LOG_FILE:
+        if (arg[0] == '\0' || strlen(arg) >= sizeof c->log_file) {
+            fprintf(stderr, "loadmaster: --log-file: expected a path\n");
+            return -1;
+        }
+        snprintf(c->log_file, sizeof c->log_file, "%s", arg);
+        return 0;
     case OPT_VERSION: printf("loadmaster %s\n", LC_VERSION); return 1;
     case OPT_HELP: fputs(usage, stdout); return 1;
     default: fputs(usage, stderr); return -1;
@@ -242,6 +263,11 @@ int master_config_parse(int argc, char **argv, master_config_t *c)
     }
     if (optind < argc) {
         fprintf(stderr, "loadmaster: unexpected argument '%s'\n%s", argv[optind], usage);
+        return -1;
+    }
+    char why[256];
+    if (lc_tls_files_check(&c->worker_tls, why, sizeof why) == LC_EINVAL) {
+        fprintf(stderr, "loadmaster: %s\n", why);
         return -1;
     }
     if (c->clustered && apply_cluster_node(c) != 0)

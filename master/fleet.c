@@ -18,6 +18,7 @@
 #define MISSED_HEARTBEATS 3
 #define SATURATION_CPU 90.0   /* percent of its threads' time */
 #define SATURATION_BEATS 3    /* heartbeats in a row to saturate, or to recover */
+#define HELLO_TIMEOUT_MS 5000 /* from accept to Hello (TLS handshake included) */
 
 struct fleet_conn_s {
     uv_tcp_t tcp;
@@ -27,6 +28,8 @@ struct fleet_conn_s {
     char peer[64];
     bool closing;
     uint8_t nonce[LC_JOIN_NONCE_LEN]; /* this connection's Challenge */
+    lc_tls_channel_t *tls;            /* NULL on a plaintext port */
+    uint64_t accepted_ms;             /* monotonic; Hello is due HELLO_TIMEOUT_MS later */
     fleet_conn_t *prev, *next; /* every open connection, for shutdown */
 };
 
@@ -77,6 +80,7 @@ static void conn_closed_cb(uv_handle_t *h)
     fleet_conn_t *c = h->data;
     fleet_t *f = c->fleet;
     lc_frame_reader_close(&c->reader);
+    lc_tls_channel_free(c->tls);
     if (c->prev != NULL)
         c->prev->next = c->next;
     else
@@ -115,6 +119,35 @@ static void write_cb(uv_write_t *req, int status)
     (void)status; /* a failed write shows up as a read error and closes the connection */
 }
 
+/* Writes bytes for the socket (a frame, or TLS records); takes data. */
+static int conn_write(fleet_conn_t *c, uint8_t *data, size_t len)
+{
+    write_req_t *w = calloc(1, sizeof *w);
+    if (w == NULL) {
+        free(data);
+        return LC_ENOMEM;
+    }
+    w->frame = data;
+    uv_buf_t buf = uv_buf_init((char *)data, (unsigned)len);
+    if (uv_write(&w->req, (uv_stream_t *)&c->tcp, &buf, 1, write_cb) != 0) {
+        free(data);
+        free(w);
+        conn_close(c, "write failed");
+        return LC_ECLOSED;
+    }
+    return 0;
+}
+
+static int tls_send(void *arg, uint8_t *buf, size_t len)
+{
+    fleet_conn_t *c = arg;
+    if (c->closing) {
+        free(buf);
+        return LC_ECLOSED;
+    }
+    return conn_write(c, buf, len);
+}
+
 static int conn_send(fleet_conn_t *c, const Lc__Envelope *env)
 {
     if (c->closing)
@@ -123,20 +156,17 @@ static int conn_send(fleet_conn_t *c, const Lc__Envelope *env)
         conn_close(c, "write queue over 64 MiB: worker not reading");
         return LC_ECLOSED;
     }
-    write_req_t *w = calloc(1, sizeof *w);
+    uint8_t *frame;
     size_t len;
-    if (w == NULL || lc_frame_encode(env, &w->frame, &len) != 0) {
-        free(w);
+    if (lc_frame_encode(env, &frame, &len) != 0)
         return LC_ENOMEM;
-    }
-    uv_buf_t buf = uv_buf_init((char *)w->frame, (unsigned)len);
-    if (uv_write(&w->req, (uv_stream_t *)&c->tcp, &buf, 1, write_cb) != 0) {
-        free(w->frame);
-        free(w);
-        conn_close(c, "write failed");
-        return LC_ECLOSED;
-    }
-    return 0;
+    if (c->tls == NULL)
+        return conn_write(c, frame, len);
+    int rv = lc_tls_channel_write(c->tls, frame, len);
+    free(frame);
+    if (rv == LC_EPROTO)
+        conn_close(c, lc_tls_channel_error(c->tls));
+    return rv;
 }
 
 fleet_worker_t *fleet_find(fleet_t *f, const char *worker_id)
@@ -439,6 +469,18 @@ static void alloc_cb(uv_handle_t *h, size_t suggested, uv_buf_t *buf)
     (void)suggested;
 }
 
+/* Plaintext bytes of the connection, TLS or not, to the frame reader. */
+static int feed_frames(void *arg, const uint8_t *data, size_t len)
+{
+    fleet_conn_t *c = arg;
+    int rv = lc_frame_reader_feed(&c->reader, data, len, on_frame, c);
+    if (rv == LC_EPROTO && !c->closing)
+        conn_close(c, c->reader.errmsg);
+    else if (rv != 0 && !c->closing)
+        conn_close(c, lc_strerror(rv));
+    return c->closing ? LC_ECLOSED : 0;
+}
+
 static void read_cb(uv_stream_t *s, ssize_t nread, const uv_buf_t *buf)
 {
     fleet_conn_t *c = s->data;
@@ -453,11 +495,18 @@ static void read_cb(uv_stream_t *s, ssize_t nread, const uv_buf_t *buf)
         conn_close(c, why);
         return;
     }
-    int rv = lc_frame_reader_feed(&c->reader, (const uint8_t *)buf->base, (size_t)nread, on_frame, c);
-    if (rv == LC_EPROTO && !c->closing)
-        conn_close(c, c->reader.errmsg);
-    else if (rv != 0 && !c->closing)
-        conn_close(c, lc_strerror(rv));
+    if (c->tls == NULL) {
+        feed_frames(c, (const uint8_t *)buf->base, (size_t)nread);
+        return;
+    }
+    bool was_established = lc_tls_channel_established(c->tls);
+    int rv = lc_tls_channel_feed(c->tls, (const uint8_t *)buf->base, (size_t)nread);
+    if (rv != 0 && !c->closing)
+        conn_close(c, lc_tls_channel_error(c->tls)[0] ? lc_tls_channel_error(c->tls)
+                                                       : lc_strerror(rv));
+    else if (!was_established && lc_tls_channel_established(c->tls))
+        lc_debug("fleet", "msg=\"TLS established\" peer=%s subject=\"%s\"", c->peer,
+                 lc_tls_channel_peer(c->tls));
 }
 
 static void peer_name(uv_tcp_t *tcp, char *out, size_t len)
@@ -487,6 +536,7 @@ static void on_connection(uv_stream_t *server, int status)
     if (c == NULL)
         return;
     c->fleet = f;
+    c->accepted_ms = mono_ms();
     uv_tcp_init(f->loop, &c->tcp);
     c->tcp.data = c;
     c->next = f->conns;
@@ -501,15 +551,37 @@ static void on_connection(uv_stream_t *server, int status)
     }
     uv_tcp_nodelay(&c->tcp, 1);
     peer_name(&c->tcp, c->peer, sizeof c->peer);
+    if (f->cfg.tls_ctx != NULL) {
+        lc_tls_io_t io = {.arg = c, .send = tls_send, .receive = feed_frames};
+        if (lc_tls_channel_new(&c->tls, f->cfg.tls_ctx, NULL, &io) != 0) {
+            conn_close(c, "out of memory for TLS");
+            return;
+        }
+    }
     uv_read_start((uv_stream_t *)&c->tcp, alloc_cb, read_cb);
-    send_challenge(c);
+    send_challenge(c); /* over TLS: queued until the handshake ends */
 }
 
 /* Workers silent for MISSED_HEARTBEATS intervals are lost. */
+/* A connection that never says Hello (a port scanner, a worker without TLS
+ * on a TLS port) must not hold its slot forever. */
+static void close_silent_conns(fleet_t *f, uint64_t now)
+{
+    for (fleet_conn_t *c = f->conns; c != NULL; c = c->next) {
+        if (c->worker != NULL || c->closing || now - c->accepted_ms <= HELLO_TIMEOUT_MS)
+            continue;
+        if (c->tls != NULL && !lc_tls_channel_established(c->tls))
+            conn_close(c, "no TLS handshake within 5 s (a worker without --tls-cert?)");
+        else
+            conn_close(c, "no Hello within 5 s");
+    }
+}
+
 static void liveness_cb(uv_timer_t *t)
 {
     fleet_t *f = t->data;
     uint64_t now = mono_ms();
+    close_silent_conns(f, now);
     uint64_t limit = (uint64_t)MISSED_HEARTBEATS * f->cfg.heartbeat_ms;
     for (size_t i = 0; i < f->n_workers;) {
         fleet_worker_t *w = f->workers[i];

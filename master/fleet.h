@@ -12,6 +12,7 @@
 #include "cluster.pb-c.h"
 #include "lc_addr.h"
 #include "lc_join.h"
+#include "lc_tls_channel.h"
 
 #define FLEET_ID_MAX 65
 #define FLEET_MAX_RUN_LOADS 64
@@ -79,6 +80,8 @@ typedef struct fleet_config_s {
     /* When its len > 0, a worker's Hello must carry HMAC-SHA256(secret, the
      * connection's Challenge nonce); otherwise the worker is refused. */
     const lc_join_secret_t *join_secret;
+    /* Mutual TLS (lc_tls_channel.h) on every connection; NULL: plaintext. */
+    SSL_CTX *tls_ctx;
 } fleet_config_t;
 
 /* Starts listening. Returns 0 or LC_EIO with errmsg. */

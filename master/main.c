@@ -12,6 +12,7 @@
 #include "lc_addr.h"
 #include "lc_err.h"
 #include "lc_log.h"
+#include "lc_notify.h"
 #include "master.h"
 #include "members.h"
 #include "peers.h"
@@ -93,21 +94,98 @@ static void store_close_cb(void *arg)
     m->store = NULL;
 }
 
-static void signal_cb(uv_signal_t *s, int signum)
+static void shut_down(master_t *m)
 {
-    master_t *m = s->data;
-    if (m->stopping)
-        return;
-    m->stopping = true;
-    lc_info("master", "msg=\"shutting down\" signal=%d", signum);
     uv_close((uv_handle_t *)&m->sigint, NULL);
     uv_close((uv_handle_t *)&m->sigterm, NULL);
+    uv_close((uv_handle_t *)&m->sighup, NULL);
+    uv_close((uv_handle_t *)&m->ready_timer, NULL);
+    uv_close((uv_handle_t *)&m->stop_timer, NULL);
     lc_http_server_close(m->api);
     runs_close(m->runs);
     aggregator_close(m->agg);
     fleet_close(m->fleet, NULL, NULL);
     peers_close(m->peers);
     quorum_close(m->quorum, store_close_cb, m);
+}
+
+static void stepped_down(void *arg, uint64_t new_leader)
+{
+    master_t *m = arg;
+    if (new_leader != 0)
+        lc_info("master", "msg=\"leadership handed over\" leader=%llu",
+                (unsigned long long)new_leader);
+    else
+        lc_warn("master", "msg=\"leadership hand-over did not finish; stopping anyway\"");
+    shut_down(m);
+}
+
+static void stop_timeout_cb(uv_timer_t *t)
+{
+    master_t *m = t->data;
+    lc_warn("master", "msg=\"leadership hand-over took too long; stopping anyway\"");
+    shut_down(m);
+}
+
+/* SIGTERM and SIGINT: a leader hands over first, so that the quorum does not
+ * wait an election timeout to notice it is gone. */
+static void stop_cb(uv_signal_t *s, int signum)
+{
+    master_t *m = s->data;
+    if (m->stopping)
+        return;
+    m->stopping = true;
+    lc_notify_stopping();
+    lc_info("master", "msg=\"shutting down\" signal=%d", signum);
+    if (quorum_step_down(m->quorum, stepped_down, m) != 0) {
+        shut_down(m);
+        return;
+    }
+    /* raft gives up after an election timeout; this only guards against a hang. */
+    uv_timer_start(&m->stop_timer, stop_timeout_cb, 2ull * m->cfg.election_timeout_ms + 1000, 0);
+}
+
+/* SIGHUP: reopen --log-file (after logrotate moved it). */
+static void reopen_logs_cb(uv_signal_t *s, int signum)
+{
+    master_t *m = s->data;
+    char why[300];
+    if (m->cfg.log_file[0] == '\0')
+        return;
+    if (lc_log_open_file(m->cfg.log_file, why, sizeof why) != 0)
+        lc_error("master", "msg=\"cannot reopen the log file\" error=\"%s\"", why);
+    else
+        lc_info("master", "msg=\"log file reopened\" path=\"%s\"", m->cfg.log_file);
+}
+
+/* Tells systemd (Type=notify) READY=1 once this node knows a leader. */
+static void ready_poll_cb(uv_timer_t *t)
+{
+    master_t *m = t->data;
+    uint64_t leader = quorum_leader_id(m->quorum);
+    if (leader == 0 || m->ready_notified)
+        return;
+    char status[64];
+    snprintf(status, sizeof status, "leader %llu, term %llu", (unsigned long long)leader,
+             (unsigned long long)quorum_term(m->quorum));
+    lc_notify_ready(status);
+    m->ready_notified = true;
+    uv_timer_stop(t);
+}
+
+static void start_signals(master_t *m)
+{
+    uv_signal_init(m->loop, &m->sigint);
+    uv_signal_init(m->loop, &m->sigterm);
+    uv_signal_init(m->loop, &m->sighup);
+    m->sigint.data = m->sigterm.data = m->sighup.data = m;
+    uv_signal_start(&m->sigint, stop_cb, SIGINT);
+    uv_signal_start(&m->sigterm, stop_cb, SIGTERM);
+    uv_signal_start(&m->sighup, reopen_logs_cb, SIGHUP);
+    uv_timer_init(m->loop, &m->ready_timer);
+    uv_timer_init(m->loop, &m->stop_timer);
+    m->ready_timer.data = m->stop_timer.data = m;
+    uv_timer_start(&m->ready_timer, ready_poll_cb, 100, 100);
 }
 
 static int start(master_t *m, char *errmsg, size_t errlen)
@@ -126,9 +204,11 @@ static int start(master_t *m, char *errmsg, size_t errlen)
         rv = aggregator_init(&m->agg, m);
     if (rv == 0)
         rv = peers_init(&m->peers, m->loop, m->cfg.id, list_members, m);
+    if (rv == 0 && m->cfg.worker_tls.cert != NULL)
+        rv = lc_tls_context_new(&m->worker_tls, true, &m->cfg.worker_tls, errmsg, errlen);
     fleet_config_t fc = {m->cfg.worker_host, m->cfg.worker_port, m->cfg.worker_advertise,
                          m->cfg.worker_heartbeat_ms, m->cfg.stats_interval_ms,
-                         &m->cfg.join_secret};
+                         &m->cfg.join_secret, m->worker_tls};
     fleet_events_t ev = {m, on_join, on_lost, on_stats, leader_address, master_addresses,
                          on_refused};
     if (rv == 0)
@@ -154,19 +234,20 @@ int main(int argc, char **argv)
     signal(SIGPIPE, SIG_IGN);
     m.loop = uv_default_loop();
     char errmsg[512] = "";
+    if (m.cfg.log_file[0] != '\0' && lc_log_open_file(m.cfg.log_file, errmsg, sizeof errmsg) != 0) {
+        fprintf(stderr, "loadmaster: --log-file: %s\n", errmsg);
+        return 2;
+    }
     if (start(&m, errmsg, sizeof errmsg) != 0) {
         lc_error("master", "msg=\"cannot start\" error=\"%s\"", errmsg);
         return 1;
     }
-    uv_signal_init(m.loop, &m.sigint);
-    uv_signal_init(m.loop, &m.sigterm);
-    m.sigint.data = m.sigterm.data = &m;
-    uv_signal_start(&m.sigint, signal_cb, SIGINT);
-    uv_signal_start(&m.sigterm, signal_cb, SIGTERM);
+    start_signals(&m);
     lc_info("master", "msg=\"started\" id=%llu api=%s:%u workers=%s:%u raft=%s data=%s",
             (unsigned long long)m.cfg.id, m.cfg.api_host, m.cfg.api_port, m.cfg.worker_host,
             m.cfg.worker_port, m.cfg.raft_address, m.cfg.data_dir);
     uv_run(m.loop, UV_RUN_DEFAULT);
     uv_loop_close(m.loop);
+    SSL_CTX_free(m.worker_tls);
     return 0;
 }

@@ -12,6 +12,7 @@
 #include "lc_http_server.h"
 #include "lc_join.h"
 #include "lc_nodes_conf.h"
+#include "lc_tls_channel.h"
 
 typedef struct store_s store_t;
 typedef struct quorum_s quorum_t;
@@ -41,6 +42,8 @@ typedef struct master_config_s {
     lc_join_secret_t join_secret; /* --join-secret-file; len 0 when none */
     bool no_bootstrap;        /* --join-quorum: wait to be added by `loadctl cluster add` */
     char admin_token_file[PATH_MAX]; /* --admin-token-file; "" when not given */
+    lc_tls_files_t worker_tls;  /* --tls-cert/--tls-key/--tls-ca (argv); NULLs: plaintext */
+    char log_file[PATH_MAX];    /* --log-file; "" logs to stderr */
 } master_config_t;
 
 typedef struct master_s {
@@ -55,7 +58,11 @@ typedef struct master_s {
     peers_t *peers;
     uint8_t admin_hash[32];   /* SHA-256 of --admin-token-file's token */
     bool admin_hash_set;
-    uv_signal_t sigint, sigterm;
+    SSL_CTX *worker_tls;      /* mutual TLS on the worker port; NULL: plaintext */
+    uv_signal_t sigint, sigterm, sighup;
+    uv_timer_t ready_timer;   /* until a leader is known: then READY=1 to systemd */
+    uv_timer_t stop_timer;    /* bounds the leadership hand-over at shutdown */
+    bool ready_notified;
     bool stopping;
 } master_t;
 

@@ -33,6 +33,9 @@ struct quorum_s {
     void (*on_closed)(void *arg);
     void *closed_arg;
     int pending_closes;
+    struct raft_transfer transfer;
+    void (*step_down_done)(void *arg, uint64_t new_leader);
+    void *step_down_arg;
 };
 
 typedef struct proposal_s {
@@ -217,6 +220,34 @@ uint64_t quorum_commit_index(quorum_t *q)
 uint64_t quorum_applied_index(quorum_t *q)
 {
     return raft_last_applied(&q->raft);
+}
+
+static void transfer_cb(struct raft_transfer *req)
+{
+    quorum_t *q = req->data;
+    uint64_t leader = quorum_leader_id(q);
+    void (*done)(void *, uint64_t) = q->step_down_done;
+    q->step_down_done = NULL;
+    if (done != NULL)
+        done(q->step_down_arg, leader == q->raft.id ? 0 : leader);
+}
+
+int quorum_step_down(quorum_t *q, void (*done)(void *arg, uint64_t new_leader), void *arg)
+{
+    if (raft_state(&q->raft) != RAFT_LEADER || q->step_down_done != NULL)
+        return LC_ESTATE;
+    q->transfer.data = q;
+    q->step_down_done = done;
+    q->step_down_arg = arg;
+    int rv = raft_transfer(&q->raft, &q->transfer, 0, transfer_cb);
+    if (rv != 0) {
+        q->step_down_done = NULL;
+        lc_info("quorum", "msg=\"no leadership transfer\" reason=\"%s\"", raft_strerror(rv));
+        return LC_ESTATE;
+    }
+    lc_info("quorum", "msg=\"handing leadership over\" term=%llu",
+            (unsigned long long)q->raft.current_term);
+    return 0;
 }
 
 static void apply_cb(struct raft_apply *req, int status, void *result)

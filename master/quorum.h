@@ -67,6 +67,12 @@ int quorum_remove(quorum_t *q, uint64_t id, quorum_change_cb cb, void *arg);
  * LC_ENOTLEADER / LC_ENOMEM (cb will not be called). */
 int quorum_propose(quorum_t *q, const Lc__Command *cmd, quorum_applied_cb cb, void *arg);
 
+/* Hands leadership to the most up-to-date voter (raft_transfer), for a clean
+ * shutdown. Returns 0 and calls done(arg, new leader id or 0) once another
+ * node leads or an election timeout passed; returns LC_ESTATE (done not
+ * called) when this node is not the leader or has no voter to hand over to. */
+int quorum_step_down(quorum_t *q, void (*done)(void *arg, uint64_t new_leader), void *arg);
+
 /* Stops raft; on_closed(arg) runs once every handle is closed and q is freed. */
 void quorum_close(quorum_t *q, void (*on_closed)(void *arg), void *arg);
 

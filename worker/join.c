@@ -8,9 +8,11 @@
 #include <uv.h>
 
 #include "control.h"
+#include "health.h"
 #include "lc_clock.h"
 #include "lc_err.h"
 #include "lc_log.h"
+#include "lc_notify.h"
 #include "link.h"
 #include "opts.h"
 #include "sysinfo.h"
@@ -31,8 +33,12 @@ typedef struct join_s {
     uv_timer_t orphan_timer;      /* fires --orphan-timeout after the leader went */
     uint64_t orphan_since_ms;     /* loop time the welcomed connection ended */
     bool orphaned;                /* no welcomed connection since then */
-    uv_signal_t sigint, sigterm;
+    uv_signal_t sigint, sigterm, sighup;
     worker_cpu_t cpu;
+    double last_cpu_percent;      /* what the last heartbeat reported */
+    SSL_CTX *tls_ctx;             /* mutual TLS with the masters; NULL: plaintext */
+    worker_health_t *health;      /* --health-addr; NULL: none */
+    bool ready_notified;          /* READY=1 sent to systemd */
     char worker_id[33];
     char name[256];
     uint32_t heartbeat_ms;
@@ -84,6 +90,7 @@ static void on_heartbeat(uv_timer_t *t)
     Lc__Heartbeat hb = LC__HEARTBEAT__INIT;
     hb.time_ms = lc_wall_ms();
     hb.cpu_percent = worker_cpu_percent(&j->cpu, j->opts->threads);
+    j->last_cpu_percent = hb.cpu_percent;
     hb.rss_bytes = worker_rss_bytes();
     hb.n_runs = fill_loads(j, loads, ptrs, false);
     hb.runs = ptrs;
@@ -149,6 +156,12 @@ static void on_welcome(void *arg, const Lc__Welcome *w)
     worker_control_set_interval(&j->ctl, w->stats_interval_ms ? w->stats_interval_ms : 1000);
     worker_cpu_init(&j->cpu);
     uv_timer_start(&j->heartbeat_timer, on_heartbeat, j->heartbeat_ms, j->heartbeat_ms);
+    if (!j->ready_notified) {
+        char status[360];
+        snprintf(status, sizeof status, "joined %s", j->link.target);
+        lc_notify_ready(status);
+        j->ready_notified = true;
+    }
 }
 
 static void on_disconnected(void *arg)
@@ -256,6 +269,7 @@ static void on_signal(uv_signal_t *s, int signum)
         close_all(j); /* a second signal: no more waiting */
         return;
     }
+    lc_notify_stopping();
     lc_info("worker", "msg=\"signal: stopping runs\" signal=%d", signum);
     j->phase = JOIN_STOPPING;
     uv_timer_start(&j->phase_timer, on_phase_timeout, STOP_BOUND_MS + 500, 0);
@@ -277,6 +291,9 @@ static void close_all(join_t *j)
     uv_close((uv_handle_t *)&j->orphan_timer, NULL);
     uv_close((uv_handle_t *)&j->sigint, NULL);
     uv_close((uv_handle_t *)&j->sigterm, NULL);
+    uv_close((uv_handle_t *)&j->sighup, NULL);
+    worker_health_close(j->health);
+    j->health = NULL;
     if (j->link_started)
         worker_link_close(&j->link, on_link_closed);
     worker_control_close(&j->ctl, on_control_closed);
@@ -297,6 +314,19 @@ static const worker_control_hooks_t control_hooks = {
     .run_finished = on_run_finished,
 };
 
+/* SIGHUP: reopen --log-file (after logrotate moved it). */
+static void on_sighup(uv_signal_t *s, int signum)
+{
+    join_t *j = s->data;
+    char why[300];
+    if (j->opts->log_file == NULL)
+        return;
+    if (lc_log_open_file(j->opts->log_file, why, sizeof why) != 0)
+        lc_error("worker", "msg=\"cannot reopen the log file\" error=\"%s\"", why);
+    else
+        lc_info("worker", "msg=\"log file reopened\" path=\"%s\"", j->opts->log_file);
+}
+
 static void init_handles(join_t *j)
 {
     uv_timer_init(&j->loop, &j->heartbeat_timer);
@@ -308,6 +338,39 @@ static void init_handles(join_t *j)
     j->sigint.data = j->sigterm.data = j;
     uv_signal_start(&j->sigint, on_signal, SIGINT);
     uv_signal_start(&j->sigterm, on_signal, SIGTERM);
+    uv_signal_init(&j->loop, &j->sighup);
+    j->sighup.data = j;
+    uv_signal_start(&j->sighup, on_sighup, SIGHUP);
+}
+
+static void fill_health(void *arg, worker_health_view_t *v)
+{
+    join_t *j = arg;
+    Lc__RunLoad loads[MAX_LOADS], *ptrs[MAX_LOADS];
+    size_t n = fill_loads(j, loads, ptrs, false);
+    v->worker_id = j->worker_id;
+    v->joined = worker_link_ready(&j->link);
+    v->cpu_percent = j->last_cpu_percent;
+    v->rss_bytes = worker_rss_bytes();
+    v->capacity = j->opts->capacity;
+    v->outbox_bytes = worker_link_outbox_len(&j->link);
+    for (size_t i = 0; i < n; i++) {
+        v->users += loads[i].users;
+        v->connections += loads[i].connections;
+        v->runs += loads[i].users > 0;
+    }
+}
+
+/* The optional pieces: mutual TLS and the health endpoint. */
+static int start_extras(join_t *j, const worker_opts_t *o, char *why, size_t whylen)
+{
+    int rv = 0;
+    if (o->tls.cert != NULL)
+        rv = lc_tls_context_new(&j->tls_ctx, false, &o->tls, why, whylen);
+    if (rv == 0 && o->health_addr != NULL)
+        rv = worker_health_start(&j->health, &j->loop, o->health_addr, fill_health, j, why,
+                                 whylen);
+    return rv;
 }
 
 static int serve(join_t *j, const worker_opts_t *o)
@@ -326,9 +389,11 @@ static int serve(join_t *j, const worker_opts_t *o)
     init_handles(j);
     int rv = worker_control_init(&j->ctl, &j->loop, o->threads, true, j->worker_id,
                                  &control_hooks, j);
+    if (rv == 0 && (rv = start_extras(j, o, why, sizeof why)) != 0)
+        fprintf(stderr, "loadworker: %s\n", why);
     if (rv == 0) {
-        rv = worker_link_start(&j->link, &j->loop, o->join, o->outbox_max_bytes, &link_cbs, j,
-                               why, sizeof why);
+        rv = worker_link_start(&j->link, &j->loop, o->join, o->outbox_max_bytes, j->tls_ctx,
+                               &link_cbs, j, why, sizeof why);
         j->link_started = rv == 0;
         if (rv != 0)
             fprintf(stderr, "loadworker: %s\n", why);
@@ -344,6 +409,7 @@ static int serve(join_t *j, const worker_opts_t *o)
     }
     uv_run(&j->loop, UV_RUN_DEFAULT);
     uv_loop_close(&j->loop);
+    SSL_CTX_free(j->tls_ctx);
     return j->exit_code;
 }
 

@@ -19,8 +19,7 @@ static void try_addr(worker_link_t *l);
 
 typedef struct link_write_s {
     uv_write_t req;
-    size_t len;
-    uint8_t data[];
+    uint8_t *data; /* owned */
 } link_write_t;
 
 static void free_masters(worker_link_t *l)
@@ -117,6 +116,8 @@ static void on_tcp_close(uv_handle_t *h)
     l->handles--;
     /* Here, not in close_tcp: a frame callback may be the one closing. */
     lc_frame_reader_close(&l->reader);
+    lc_tls_channel_free(l->tls);
+    l->tls = NULL;
     if (l->shutting_down) {
         if (l->handles == 0 && !l->gai_pending && l->closed_cb)
             l->closed_cb(l);
@@ -168,6 +169,7 @@ static void on_write(uv_write_t *req, int status)
 {
     link_write_t *w = (link_write_t *)req;
     worker_link_t *l = req->data;
+    free(w->data);
     free(w);
     if (status < 0 && status != UV_ECANCELED) {
         char why[128];
@@ -176,25 +178,48 @@ static void on_write(uv_write_t *req, int status)
     }
 }
 
-static int send_bytes(worker_link_t *l, const uint8_t *data, size_t len)
+/* Writes bytes for the socket (frames, or TLS records); takes data. */
+static int write_owned(worker_link_t *l, uint8_t *data, size_t len)
 {
-    if (l->state != WORKER_LINK_HELLO && l->state != WORKER_LINK_READY)
-        return LC_ECLOSED;
-    /* A private copy: the outbox may drop its entry before the write completes. */
-    link_write_t *w = malloc(sizeof *w + len);
-    if (w == NULL)
+    link_write_t *w = malloc(sizeof *w);
+    if (w == NULL) {
+        free(data);
         return LC_ENOMEM;
-    memcpy(w->data, data, len);
-    w->len = len;
+    }
+    w->data = data;
     w->req.data = l;
-    uv_buf_t b = uv_buf_init((char *)w->data, (unsigned)len);
+    uv_buf_t b = uv_buf_init((char *)data, (unsigned)len);
     int rv = uv_write(&w->req, (uv_stream_t *)&l->tcp, &b, 1, on_write);
     if (rv != 0) {
+        free(data);
         free(w);
         link_fail(l, uv_strerror(rv));
         return LC_EIO;
     }
     return 0;
+}
+
+static int tls_send(void *arg, uint8_t *buf, size_t len)
+{
+    return write_owned(arg, buf, len);
+}
+
+static int send_bytes(worker_link_t *l, const uint8_t *data, size_t len)
+{
+    if (l->state != WORKER_LINK_HELLO && l->state != WORKER_LINK_READY)
+        return LC_ECLOSED;
+    if (l->tls != NULL) {
+        int rv = lc_tls_channel_write(l->tls, data, len);
+        if (rv == LC_EPROTO)
+            link_fail(l, lc_tls_channel_error(l->tls));
+        return rv;
+    }
+    /* A private copy: the outbox may drop its entry before the write completes. */
+    uint8_t *copy = malloc(len);
+    if (copy == NULL)
+        return LC_ENOMEM;
+    memcpy(copy, data, len);
+    return write_owned(l, copy, len);
 }
 
 int worker_link_send(worker_link_t *l, const Lc__Envelope *env)
@@ -300,6 +325,7 @@ static int dispatch(worker_link_t *l, const Lc__Envelope *env)
 {
     switch (env->msg_case) {
     case LC__ENVELOPE__MSG_CHALLENGE:
+        l->challenged = true;
         l->cbs->connected(l->arg, env->challenge->nonce.data, env->challenge->nonce.len);
         return 0;
     case LC__ENVELOPE__MSG_JOIN_REFUSED: {
@@ -353,21 +379,42 @@ static void on_alloc(uv_handle_t *h, size_t suggested, uv_buf_t *buf)
     buf->len = sizeof l->rbuf;
 }
 
+/* Plaintext from the master, TLS or not, to the frame reader. */
+static int feed_frames(void *arg, const uint8_t *data, size_t len)
+{
+    worker_link_t *l = arg;
+    int rv = lc_frame_reader_feed(&l->reader, data, len, on_frame, l);
+    if (rv != 0 && rv != LINK_STOP && l->state != WORKER_LINK_CLOSING) {
+        char why[240];
+        snprintf(why, sizeof why, "bad frame: %s", l->reader.errmsg[0] ? l->reader.errmsg
+                                                                       : lc_strerror(rv));
+        link_fail(l, why);
+    }
+    return l->state == WORKER_LINK_CLOSING ? LINK_STOP : 0;
+}
+
+static void feed_tls(worker_link_t *l, const uint8_t *data, size_t len)
+{
+    int rv = lc_tls_channel_feed(l->tls, data, len);
+    if (rv != 0 && rv != LINK_STOP && l->state != WORKER_LINK_CLOSING)
+        link_fail(l, lc_tls_channel_error(l->tls)[0] ? lc_tls_channel_error(l->tls)
+                                                    : lc_strerror(rv));
+}
+
 static void on_read(uv_stream_t *s, ssize_t nread, const uv_buf_t *buf)
 {
     worker_link_t *l = s->data;
     char why[240];
     if (nread > 0) {
-        int rv = lc_frame_reader_feed(&l->reader, (const uint8_t *)buf->base, (size_t)nread,
-                                      on_frame, l);
-        if (rv != 0 && rv != LINK_STOP && l->state != WORKER_LINK_CLOSING) {
-            snprintf(why, sizeof why, "bad frame: %s", l->reader.errmsg[0] ? l->reader.errmsg
-                                                                           : lc_strerror(rv));
-            link_fail(l, why);
-        }
+        if (l->tls != NULL)
+            feed_tls(l, (const uint8_t *)buf->base, (size_t)nread);
+        else
+            feed_frames(l, (const uint8_t *)buf->base, (size_t)nread);
     } else if (nread == UV_EOF) {
         link_fail(l, lc_frame_reader_pending(&l->reader) ? "truncated frame at EOF"
-                                                         : "connection closed by master");
+                     : !l->challenged ? "connection closed by master before its challenge "
+                                        "(does it require mutual TLS? see --tls-cert)"
+                                      : "connection closed by master");
     } else if (nread < 0) {
         snprintf(why, sizeof why, "read: %s", uv_strerror((int)nread));
         link_fail(l, why);
@@ -390,12 +437,19 @@ static void on_connect(uv_connect_t *req, int status)
         return;
     }
     l->state = WORKER_LINK_HELLO;
+    l->challenged = false;
     uv_freeaddrinfo(l->addrs);
     l->addrs = l->next_addr = NULL;
     uv_tcp_nodelay(&l->tcp, 1);
     lc_frame_reader_init(&l->reader, LC_FRAME_MAX);
     uv_read_start((uv_stream_t *)&l->tcp, on_alloc, on_read);
-    lc_info("link", "msg=\"connected to master\" master=\"%s\"", l->target);
+    lc_info("link", "msg=\"connected to master\" master=\"%s\" tls=%s", l->target,
+            l->tls_ctx != NULL ? "mutual" : "off");
+    if (l->tls_ctx != NULL) {
+        lc_tls_io_t io = {.arg = l, .send = tls_send, .receive = feed_frames};
+        if (lc_tls_channel_new(&l->tls, l->tls_ctx, l->target_host, &io) != 0)
+            link_fail(l, l->tls != NULL ? lc_tls_channel_error(l->tls) : "out of memory for TLS");
+    }
     /* Hello follows the master's Challenge (see dispatch). */
 }
 
@@ -455,6 +509,7 @@ static void connect_next(worker_link_t *l)
         return;
     }
     snprintf(port, sizeof port, "%u", hp.port);
+    snprintf(l->target_host, sizeof l->target_host, "%s", hp.host);
     struct addrinfo hints = {.ai_family = AF_UNSPEC, .ai_socktype = SOCK_STREAM};
     l->gai.data = l;
     l->state = WORKER_LINK_RESOLVING;
@@ -469,9 +524,11 @@ static void connect_next(worker_link_t *l)
 }
 
 int worker_link_start(worker_link_t *l, uv_loop_t *loop, const char *join, size_t outbox_max,
-                      const worker_link_cbs_t *cbs, void *arg, char *errmsg, size_t errlen)
+                      SSL_CTX *tls_ctx, const worker_link_cbs_t *cbs, void *arg, char *errmsg,
+                      size_t errlen)
 {
     memset(l, 0, sizeof *l);
+    l->tls_ctx = tls_ctx;
     worker_outbox_init(&l->outbox, outbox_max, on_outbox_lost, l);
     l->loop = loop;
     l->cbs = cbs;

@@ -10,7 +10,9 @@
 #include <uv.h>
 
 #include "cluster.pb-c.h"
+#include "lc_addr.h"
 #include "lc_frame.h"
+#include "lc_tls_channel.h"
 #include "outbox.h"
 
 #define WORKER_LINK_BACKOFF_MIN_MS 100u
@@ -50,6 +52,9 @@ struct worker_link_s {
     char redirect[300];      /* set by Redirect: tried next, before the list */
     unsigned redirects;      /* consecutive redirects, to stop ping-pong */
     char target[300];        /* address being connected to, for logs */
+    char target_host[LC_HOST_MAX]; /* its host, which the master's certificate must name */
+    SSL_CTX *tls_ctx;        /* mutual TLS with the masters; NULL: plaintext */
+    lc_tls_channel_t *tls;   /* the live connection's TLS, when tls_ctx is set */
     enum worker_link_state state;
     uv_tcp_t tcp;
     uv_connect_t connect_req;
@@ -66,15 +71,18 @@ struct worker_link_s {
     void *arg;
     uint8_t handles;
     bool tcp_open, gai_pending, shutting_down;
+    bool challenged;         /* the live connection's Challenge arrived */
     void (*closed_cb)(worker_link_t *l);
     char rbuf[64 * 1024];
 };
 
 /* Starts connecting to the comma-separated list join ("h:p,h:p"); the outbox
- * holds up to outbox_max bytes of frames. Returns 0 or LC_EINVAL with errmsg
- * when the list is malformed. */
+ * holds up to outbox_max bytes of frames; with tls_ctx (kept, not owned)
+ * every connection runs mutual TLS. Returns 0 or LC_EINVAL with errmsg when
+ * the list is malformed. */
 int worker_link_start(worker_link_t *l, uv_loop_t *loop, const char *join, size_t outbox_max,
-                      const worker_link_cbs_t *cbs, void *arg, char *errmsg, size_t errlen);
+                      SSL_CTX *tls_ctx, const worker_link_cbs_t *cbs, void *arg, char *errmsg,
+                      size_t errlen);
 /* Sends one message now (connected only). Returns 0, LC_ECLOSED or an LC_ error. */
 int worker_link_send(worker_link_t *l, const Lc__Envelope *env);
 /* Tells the master this worker cannot run its share of run (reason is shown

@@ -7,6 +7,7 @@
 #include <string.h>
 #include <uv.h>
 
+#include "lc_err.h"
 #include "lc_log.h"
 #include "opts.h"
 #include "sysinfo.h"
@@ -35,7 +36,14 @@ static void usage(FILE *out)
             "  --outbox-max-kb N  the same bound in KiB (for tests and small machines)\n"
             "  --join-secret-file F  the cluster's join secret: answers the master's\n"
             "                    challenge (HMAC-SHA256) when it requires one\n"
+            "  --tls-cert F      mutual TLS with the masters: this worker's certificate\n"
+            "                    chain (PEM), given with --tls-key and --tls-ca\n"
+            "  --tls-key F       its private key\n"
+            "  --tls-ca F        CAs the masters' certificates chain to (they must also\n"
+            "                    name the host dialed)\n"
+            "  --health-addr HOST:PORT  serve /healthz and /metrics here\n"
             "  --log-level L     debug, info, warn or error (default: info)\n"
+            "  --log-file F      append logs to F instead of stderr; SIGHUP reopens it\n"
             "  --json            with --local: print the report as JSON\n"
             "  --help, --version\n");
 }
@@ -71,7 +79,12 @@ enum {
     OPT_ORPHAN_TIMEOUT,
     OPT_OUTBOX_MAX_MB,
     OPT_OUTBOX_MAX_KB,
-    OPT_JOIN_SECRET
+    OPT_JOIN_SECRET,
+    OPT_TLS_CERT,
+    OPT_TLS_KEY,
+    OPT_TLS_CA,
+    OPT_HEALTH_ADDR,
+    OPT_LOG_FILE
 };
 
 static const struct option long_opts[] = {
@@ -88,6 +101,11 @@ static const struct option long_opts[] = {
     {"outbox-max-mb", required_argument, NULL, OPT_OUTBOX_MAX_MB},
     {"outbox-max-kb", required_argument, NULL, OPT_OUTBOX_MAX_KB},
     {"join-secret-file", required_argument, NULL, OPT_JOIN_SECRET},
+    {"tls-cert", required_argument, NULL, OPT_TLS_CERT},
+    {"tls-key", required_argument, NULL, OPT_TLS_KEY},
+    {"tls-ca", required_argument, NULL, OPT_TLS_CA},
+    {"health-addr", required_argument, NULL, OPT_HEALTH_ADDR},
+    {"log-file", required_argument, NULL, OPT_LOG_FILE},
     {"help", no_argument, NULL, 'h'},
     {"version", no_argument, NULL, 'V'},
     {NULL, 0, NULL, 0},
@@ -105,6 +123,11 @@ static int apply_opt(int c, worker_opts_t *o)
     case OPT_NAME: o->name = optarg; return 0;
     case OPT_DATA_DIR: o->data_dir = optarg; return 0;
     case OPT_JSON: o->json = true; return 0;
+    case OPT_TLS_CERT: o->tls.cert = optarg; return 0;
+    case OPT_TLS_KEY: o->tls.key = optarg; return 0;
+    case OPT_TLS_CA: o->tls.ca = optarg; return 0;
+    case OPT_HEALTH_ADDR: o->health_addr = optarg; return 0;
+    case OPT_LOG_FILE: o->log_file = optarg; return 0;
     case OPT_THREADS:
         if (parse_uint("--threads", optarg, 1024, &v) != 0)
             return -1;
@@ -173,6 +196,15 @@ static int parse_args(int argc, char **argv, worker_opts_t *o)
     }
     if (o->json && o->local == NULL) {
         fprintf(stderr, "loadworker: --json goes with --local\n");
+        return -1;
+    }
+    char why[256];
+    if (lc_tls_files_check(&o->tls, why, sizeof why) == LC_EINVAL) {
+        fprintf(stderr, "loadworker: %s\n", why);
+        return -1;
+    }
+    if (o->log_file != NULL && lc_log_open_file(o->log_file, why, sizeof why) != 0) {
+        fprintf(stderr, "loadworker: --log-file: %s\n", why);
         return -1;
     }
     return 0;

@@ -6,6 +6,7 @@
 #include <stdint.h>
 
 #include "lc_join.h"
+#include "lc_tls_channel.h"
 
 typedef struct worker_opts_s {
     const char *join;       /* --join host:port[,…] */
@@ -18,6 +19,9 @@ typedef struct worker_opts_s {
     uint32_t orphan_timeout_s; /* --orphan-timeout: runs stop this long after the leader; 0 never */
     size_t outbox_max_bytes;   /* --outbox-max-mb / --outbox-max-kb */
     lc_join_secret_t join_secret; /* --join-secret-file; len 0 when none */
+    lc_tls_files_t tls;     /* --tls-cert/--tls-key/--tls-ca; NULLs: plaintext */
+    const char *health_addr; /* --health-addr host:port; NULL: none */
+    const char *log_file;   /* --log-file; NULL: stderr */
 } worker_opts_t;
 
 /* --local: runs the scenario file, prints the report; returns the exit code. */

@@ -1,0 +1,151 @@
+/* health.c — /healthz and /metrics on the worker's --health-addr. */
+#include "health.h"
+
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "lc_addr.h"
+#include "lc_err.h"
+#include "lc_http_server.h"
+
+#define HEALTH_MAX_BODY 1024u
+
+struct worker_health_s {
+    lc_http_server_t *server;
+    worker_health_fill_cb fill;
+    void *arg;
+};
+
+/* Appends one formatted piece to a growing buffer; false when out of memory. */
+static bool append(char **buf, size_t *len, size_t *cap, const char *fmt, ...)
+{
+    for (;;) {
+        va_list ap;
+        va_start(ap, fmt);
+        int n = vsnprintf(*buf + *len, *cap - *len, fmt, ap);
+        va_end(ap);
+        if (n < 0)
+            return false;
+        if ((size_t)n < *cap - *len) {
+            *len += (size_t)n;
+            return true;
+        }
+        char *grown = realloc(*buf, *cap * 2 + (size_t)n);
+        if (grown == NULL)
+            return false;
+        *buf = grown;
+        *cap = *cap * 2 + (size_t)n;
+    }
+}
+
+static bool gauge(char **buf, size_t *len, size_t *cap, const char *name, const char *help,
+                  double value)
+{
+    return append(buf, len, cap, "# HELP %s %s\n# TYPE %s gauge\n%s %.17g\n", name, help, name,
+                  name, value);
+}
+
+char *worker_health_metrics(const worker_health_view_t *v)
+{
+    size_t len = 0, cap = 2048;
+    char *buf = malloc(cap);
+    if (buf == NULL)
+        return NULL;
+    buf[0] = '\0';
+    bool ok = gauge(&buf, &len, &cap, "loadworker_up", "1 while the process serves.", 1) &&
+              gauge(&buf, &len, &cap, "loadworker_joined",
+                    "1 while a leader has welcomed this worker.", v->joined) &&
+              gauge(&buf, &len, &cap, "loadworker_cpu_percent",
+                    "CPU use of the engine threads' time at the last heartbeat.",
+                    v->cpu_percent) &&
+              gauge(&buf, &len, &cap, "loadworker_rss_bytes", "Resident memory.",
+                    (double)v->rss_bytes) &&
+              gauge(&buf, &len, &cap, "loadworker_capacity_users",
+                    "Users this worker offers to the scheduler.", v->capacity) &&
+              gauge(&buf, &len, &cap, "loadworker_users", "Users running, over every run.",
+                    v->users) &&
+              gauge(&buf, &len, &cap, "loadworker_connections",
+                    "Open connections to targets, over every run.", v->connections) &&
+              gauge(&buf, &len, &cap, "loadworker_runs", "Runs with users on this worker.",
+                    v->runs) &&
+              gauge(&buf, &len, &cap, "loadworker_outbox_bytes",
+                    "Stats not yet acknowledged by the leader.", (double)v->outbox_bytes);
+    if (!ok) {
+        free(buf);
+        return NULL;
+    }
+    return buf;
+}
+
+static void respond_text(lc_http_exchange_t *ex, int status, const char *type, char *body)
+{
+    if (body == NULL) {
+        const char *oom = "{\"error\":\"out of memory\"}";
+        lc_http_exchange_respond(ex, 500, "application/json", oom, strlen(oom), NULL);
+        return;
+    }
+    lc_http_exchange_respond(ex, status, type, body, strlen(body), NULL);
+    free(body);
+}
+
+static char *healthz_body(const worker_health_view_t *v)
+{
+    char *body = malloc(256);
+    if (body != NULL)
+        snprintf(body, 256, "{\"status\":\"ok\",\"worker\":\"%s\",\"joined\":%s}\n",
+                 v->worker_id ? v->worker_id : "", v->joined ? "true" : "false");
+    return body;
+}
+
+static void handle(void *arg, lc_http_exchange_t *ex, const lc_http_request_t *req)
+{
+    worker_health_t *h = arg;
+    worker_health_view_t view = {0};
+    h->fill(h->arg, &view);
+    if (strcmp(req->method, "GET") != 0) {
+        const char *body = "{\"error\":\"only GET is served here\"}";
+        lc_http_exchange_respond(ex, 405, "application/json", body, strlen(body), NULL);
+    } else if (strcmp(req->path, "/healthz") == 0) {
+        /* Alive is healthy: a worker waiting for a leader is doing its job. */
+        respond_text(ex, 200, "application/json", healthz_body(&view));
+    } else if (strcmp(req->path, "/metrics") == 0) {
+        respond_text(ex, 200, "text/plain; version=0.0.4", worker_health_metrics(&view));
+    } else {
+        const char *body = "{\"error\":\"not found: try /healthz or /metrics\"}";
+        lc_http_exchange_respond(ex, 404, "application/json", body, strlen(body), NULL);
+    }
+}
+
+int worker_health_start(worker_health_t **out, uv_loop_t *loop, const char *addr,
+                        worker_health_fill_cb fill, void *arg, char *errmsg, size_t errlen)
+{
+    lc_hostport_t hp;
+    char why[200];
+    if (lc_hostport_parse(addr, 0, &hp, why, sizeof why) != 0) {
+        snprintf(errmsg, errlen, "--health-addr: %s", why);
+        return LC_EINVAL;
+    }
+    worker_health_t *h = calloc(1, sizeof *h);
+    if (h == NULL)
+        return LC_ENOMEM;
+    h->fill = fill;
+    h->arg = arg;
+    int rv = lc_http_server_init(&h->server, loop, hp.host, hp.port, HEALTH_MAX_BODY, handle, h,
+                                 errmsg, errlen);
+    if (rv != 0) {
+        free(h);
+        return rv;
+    }
+    *out = h;
+    return 0;
+}
+
+void worker_health_close(worker_health_t *h)
+{
+    if (h == NULL)
+        return;
+    lc_http_server_close(h->server);
+    free(h); /* the server keeps no pointer to h once closed: handle() is not called again */
+}
