@@ -123,6 +123,12 @@ static int drain_output(lc_tls_channel_t *ch)
         return 0;
     }
     int rv = ch->io.send(ch->io.arg, buf, (size_t)got);
+    if (rv != 0 && !ch->failed) {
+        /* A lost record breaks the stream: nothing more may follow it. */
+        snprintf(ch->error, sizeof ch->error, "TLS: sending to the peer failed (%s)",
+                 lc_strerror(rv));
+        ch->failed = true;
+    }
     return rv != 0 ? LC_EIO : 0;
 }
 
@@ -138,6 +144,7 @@ static int channel_fail(lc_tls_channel_t *ch, const char *stage)
         openssl_reason(reason, sizeof reason, "connection broken");
     snprintf(ch->error, sizeof ch->error, "TLS %s: %s", stage, reason);
     ch->failed = true;
+    ERR_clear_error(); /* the thread's next SSL call must find the queue empty */
     drain_output(ch); /* the alert tells the peer why */
     return LC_EPROTO;
 }
@@ -226,7 +233,7 @@ int lc_tls_channel_new(lc_tls_channel_t **out, SSL_CTX *ctx, const char *peer_ho
         SSL_set1_host(ch->ssl, peer_host);
     }
     ERR_clear_error();
-    return handshake_step(ch) == LC_EPROTO ? LC_EPROTO : 0;
+    return handshake_step(ch);
 }
 
 void lc_tls_channel_free(lc_tls_channel_t *ch)

@@ -51,11 +51,13 @@ void lc_tls_channel_free(lc_tls_channel_t *ch);
 
 /* Ciphertext read from the socket: plaintext goes to io->receive and any
  * reply (handshake, alerts) to io->send. Returns 0, what receive returned,
- * or LC_EPROTO when the peer broke TLS or failed verification (then
- * lc_tls_channel_error says why; the connection must be closed). */
+ * LC_EPROTO when the peer broke TLS or failed verification, LC_EIO when
+ * io->send failed, or LC_ENOMEM (then lc_tls_channel_error says why and the
+ * connection must be closed). */
 int lc_tls_channel_feed(lc_tls_channel_t *ch, const uint8_t *data, size_t len);
 /* Encrypts plaintext for the peer; before the handshake ends it is queued and
- * sent right after. Returns 0, LC_ENOMEM, LC_EPROTO or send's error. */
+ * sent right after. Returns 0, LC_ENOMEM, LC_EPROTO, or LC_EIO when io->send
+ * failed. */
 int lc_tls_channel_write(lc_tls_channel_t *ch, const uint8_t *data, size_t len);
 /* The handshake ended and the peer's certificate was verified. */
 bool lc_tls_channel_established(const lc_tls_channel_t *ch);

@@ -36,6 +36,7 @@ struct aggregator_s {
     uv_timer_t flush_timer;
     queued_t *queue_head, *queue_tail;
     proposal_t *in_flight;
+    uint64_t replays; /* batches a worker sent again (after a lost ack) */
 };
 
 static void free_batches(queued_t *q)
@@ -84,16 +85,23 @@ static bool seen(const aggregator_t *a, const Lc__StatsBatch *b)
     return false;
 }
 
+uint64_t aggregator_replays(const aggregator_t *a)
+{
+    return a->replays;
+}
+
 void aggregator_add(aggregator_t *a, fleet_worker_t *w, Lc__Envelope *env)
 {
     const Lc__StatsBatch *b = env->stats;
     (void)w;
     if (store_batch_applied(a->m->store, b->worker_id, b->run, b->seq)) {
+        a->replays++;
         committed(a->m, b); /* a replay of a batch that is already history */
         lc__envelope__free_unpacked(env, NULL);
         return;
     }
     if (seen(a, b)) {
+        a->replays++;
         lc__envelope__free_unpacked(env, NULL);
         return;
     }

@@ -20,6 +20,9 @@ void aggregator_add(aggregator_t *a, fleet_worker_t *w, Lc__Envelope *env);
 void aggregator_flush(aggregator_t *a);
 /* True while batches of this run are queued or being committed. */
 bool aggregator_busy(aggregator_t *a, uint64_t run);
+/* Batches workers re-sent from their outbox that were already counted or in
+ * flight (dropped here, acknowledged once committed), since this master started. */
+uint64_t aggregator_replays(const aggregator_t *a);
 /* Drops everything queued (this node stopped being leader). */
 void aggregator_reset(aggregator_t *a);
 

@@ -674,6 +674,12 @@ fleet_worker_t **fleet_connected(fleet_t *f, size_t *n)
     return f->connected_view;
 }
 
+fleet_worker_t *const *fleet_known(const fleet_t *f, size_t *n)
+{
+    *n = f->n_workers;
+    return f->workers;
+}
+
 size_t fleet_count_connected(fleet_t *f)
 {
     size_t n;

@@ -101,6 +101,9 @@ fleet_worker_t *fleet_find(fleet_t *f, const char *worker_id);
  * valid until the next return to the event loop. */
 fleet_worker_t **fleet_connected(fleet_t *f, size_t *n);
 size_t fleet_count_connected(fleet_t *f);
+/* Every known worker, connected or not yet lost; valid until the next
+ * return to the event loop. */
+fleet_worker_t *const *fleet_known(const fleet_t *f, size_t *n);
 
 /* Changes whenever a worker becomes saturated, sheds more, or recovers: the
  * run controller reschedules when it sees a new value. */

@@ -1,5 +1,6 @@
-/* metrics.c — Prometheus text format: requests and failures per run and
- * endpoint, active users, connected workers, Raft role. */
+/* metrics.c — Prometheus text format: per run, tenant and endpoint request
+ * and failure counters and latency histograms; users, grants and dropped
+ * starts per run; workers by state; Raft role, term and apply lag. */
 #include "metrics.h"
 
 #include <stdarg.h>
@@ -7,9 +8,16 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "aggregator.h"
 #include "fleet.h"
 #include "quorum.h"
 #include "store.h"
+#include "store_metrics.h"
+
+/* Upper bounds (seconds) of the latency histogram's buckets, besides +Inf. */
+static const double latency_buckets_s[] = {0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1,
+                                           0.25,  0.5,    1,     2.5,  5,     10,   30};
+#define N_LATENCY_BUCKETS (sizeof latency_buckets_s / sizeof latency_buckets_s[0])
 
 typedef struct text_s {
     char *buf;
@@ -45,6 +53,11 @@ static void appendf(text_t *t, const char *fmt, ...)
     }
 }
 
+static void family(text_t *t, const char *name, const char *type, const char *help)
+{
+    appendf(t, "# HELP %s %s\n# TYPE %s %s\n", name, help, name, type);
+}
+
 /* Label values: escape backslash, quote and newline as the format requires. */
 static void label_escape(const char *in, char *out, size_t len)
 {
@@ -60,56 +73,186 @@ static void label_escape(const char *in, char *out, size_t len)
     out[j] = '\0';
 }
 
-typedef struct endpoint_pass_s {
-    text_t *t;
-    bool failures; /* which counter this pass prints */
-} endpoint_pass_t;
-
-static void endpoint_row(void *arg, uint64_t run, const char *state, const char *endpoint,
-                         const char *method, uint64_t count, uint64_t failures)
+/* The labels of one endpoint: run, tenant, endpoint, method. */
+static void endpoint_labels(const store_endpoint_metrics_t *e, char *out, size_t len)
 {
-    endpoint_pass_t *p = arg;
-    char name[256];
-    label_escape(endpoint, name, sizeof name);
-    appendf(p->t, "%s{run=\"%llu\",state=\"%s\",endpoint=\"%s\",method=\"%s\"} %llu\n",
-            p->failures ? "loadcluster_failures_total" : "loadcluster_requests_total",
-            (unsigned long long)run, state, name, method,
-            (unsigned long long)(p->failures ? failures : count));
+    char tenant[256], endpoint[512];
+    label_escape(e->tenant, tenant, sizeof tenant);
+    label_escape(e->endpoint, endpoint, sizeof endpoint);
+    snprintf(out, len, "run=\"%llu\",tenant=\"%s\",endpoint=\"%s\",method=\"%s\"",
+             (unsigned long long)e->run, tenant, endpoint, e->method);
 }
 
-static void worker_lines(text_t *t, master_t *m)
+/* Values recorded at or below limit_us: whole buckets only, so a count is
+ * off by at most the one bucket straddling the limit (1 % of its value). */
+static uint64_t count_at_or_below(const lc_hist_t *h, uint64_t limit_us)
+{
+    uint64_t n = 0;
+    for (uint32_t b = 0; b < LC_HIST_BUCKETS && lc_hist_bucket_high(b) <= limit_us; b++)
+        n += h->counts[b];
+    return n;
+}
+
+enum endpoint_pass { PASS_REQUESTS, PASS_FAILURES, PASS_LATENCY };
+
+typedef struct endpoint_ctx_s {
+    text_t *t;
+    enum endpoint_pass pass;
+} endpoint_ctx_t;
+
+static void latency_lines(text_t *t, const char *labels, const lc_hist_t *h)
+{
+    const char *name = "loadcluster_request_duration_seconds";
+    for (size_t i = 0; i < N_LATENCY_BUCKETS; i++)
+        appendf(t, "%s_bucket{%s,le=\"%g\"} %llu\n", name, labels, latency_buckets_s[i],
+                (unsigned long long)count_at_or_below(h, (uint64_t)(latency_buckets_s[i] * 1e6)));
+    appendf(t, "%s_bucket{%s,le=\"+Inf\"} %llu\n", name, labels, (unsigned long long)h->total);
+    appendf(t, "%s_sum{%s} %.6f\n", name, labels, (double)h->sum / 1e6);
+    appendf(t, "%s_count{%s} %llu\n", name, labels, (unsigned long long)h->total);
+}
+
+static void endpoint_row(void *arg, const store_endpoint_metrics_t *e)
+{
+    endpoint_ctx_t *ctx = arg;
+    char labels[1024];
+    endpoint_labels(e, labels, sizeof labels);
+    if (ctx->pass == PASS_REQUESTS)
+        appendf(ctx->t, "loadcluster_requests_total{%s} %llu\n", labels,
+                (unsigned long long)e->count);
+    else if (ctx->pass == PASS_FAILURES)
+        appendf(ctx->t, "loadcluster_failures_total{%s} %llu\n", labels,
+                (unsigned long long)e->failures);
+    else
+        latency_lines(ctx->t, labels, e->hist);
+}
+
+static void endpoint_families(text_t *t, master_t *m)
+{
+    endpoint_ctx_t ctx = {t, PASS_REQUESTS};
+    family(t, "loadcluster_requests_total", "counter",
+           "Requests completed, per run, tenant and endpoint (newest 50 runs).");
+    store_each_endpoint_metrics(m->store, endpoint_row, &ctx);
+    ctx.pass = PASS_FAILURES;
+    family(t, "loadcluster_failures_total", "counter",
+           "Failed requests, per run, tenant and endpoint (newest 50 runs).");
+    store_each_endpoint_metrics(m->store, endpoint_row, &ctx);
+    ctx.pass = PASS_LATENCY;
+    family(t, "loadcluster_request_duration_seconds", "histogram",
+           "Request latency, per run, tenant and endpoint (newest 50 runs).");
+    store_each_endpoint_metrics(m->store, endpoint_row, &ctx);
+}
+
+enum run_pass { RUN_USERS, RUN_REQUESTED, RUN_GRANTED, RUN_QUEUED, RUN_DROPPED, RUN_LOST, RUN_PASSES };
+
+static const struct {
+    const char *name, *type, *help;
+} run_families[RUN_PASSES] = {
+    {"loadcluster_run_active_users", "gauge", "Users running now on connected workers."},
+    {"loadcluster_scheduler_requested_users", "gauge", "Users the run asks for."},
+    {"loadcluster_scheduler_granted_users", "gauge", "Users the scheduler grants the run."},
+    {"loadcluster_scheduler_queued", "gauge", "1 while the run waits for capacity."},
+    {"loadcluster_run_dropped_starts_total", "counter",
+     "Requests the open model could not start on time (no idle user)."},
+    {"loadcluster_run_lost_requests_total", "counter",
+     "Requests whose stats a worker had to drop (outbox overflow)."},
+};
+
+typedef struct run_ctx_s {
+    text_t *t;
+    master_t *m;
+    enum run_pass pass;
+} run_ctx_t;
+
+static uint64_t active_users(master_t *m, uint64_t run)
 {
     size_t n;
     fleet_worker_t **workers = fleet_connected(m->fleet, &n);
     uint64_t users = 0;
     for (size_t i = 0; i < n; i++)
         for (size_t j = 0; j < workers[i]->n_loads; j++)
+            if (workers[i]->loads[j].run == run)
+                users += workers[i]->loads[j].users;
+    return users;
+}
+
+static void run_row(void *arg, const store_run_metrics_t *r)
+{
+    run_ctx_t *ctx = arg;
+    uint64_t v = 0;
+    switch (ctx->pass) {
+    case RUN_USERS: v = active_users(ctx->m, r->run); break;
+    case RUN_REQUESTED: v = r->users_requested; break;
+    case RUN_GRANTED: v = r->users_granted; break;
+    case RUN_QUEUED: v = r->queued; break;
+    case RUN_DROPPED: v = r->dropped; break;
+    case RUN_LOST: v = r->lost_requests; break;
+    case RUN_PASSES: return;
+    }
+    char tenant[256];
+    label_escape(r->tenant, tenant, sizeof tenant);
+    appendf(ctx->t, "%s{run=\"%llu\",tenant=\"%s\",state=\"%s\"} %llu\n",
+            run_families[ctx->pass].name, (unsigned long long)r->run, tenant, r->state,
+            (unsigned long long)v);
+}
+
+static void run_families_lines(text_t *t, master_t *m)
+{
+    run_ctx_t ctx = {t, m, RUN_USERS};
+    for (ctx.pass = RUN_USERS; ctx.pass < RUN_PASSES; ctx.pass++) {
+        family(t, run_families[ctx.pass].name, run_families[ctx.pass].type,
+               run_families[ctx.pass].help);
+        store_each_run_metrics(m->store, run_row, &ctx);
+    }
+}
+
+static void worker_lines(text_t *t, master_t *m)
+{
+    size_t n, connected = 0, saturated = 0, users = 0;
+    fleet_worker_t *const *workers = fleet_known(m->fleet, &n);
+    for (size_t i = 0; i < n; i++) {
+        connected += workers[i]->conn != NULL && !workers[i]->saturated;
+        saturated += workers[i]->conn != NULL && workers[i]->saturated;
+        for (size_t j = 0; workers[i]->conn != NULL && j < workers[i]->n_loads; j++)
             users += workers[i]->loads[j].users;
-    appendf(t, "# HELP loadcluster_active_users Users running on connected workers.\n"
-               "# TYPE loadcluster_active_users gauge\nloadcluster_active_users %llu\n",
-            (unsigned long long)users);
-    appendf(t, "# HELP loadcluster_workers_connected Workers connected to this master.\n"
-               "# TYPE loadcluster_workers_connected gauge\nloadcluster_workers_connected %zu\n",
-            n);
+    }
+    family(t, "loadcluster_active_users", "gauge", "Users running on connected workers.");
+    appendf(t, "loadcluster_active_users %zu\n", users);
+    family(t, "loadcluster_workers", "gauge",
+           "Workers this master knows, by state (disconnected: not yet declared lost).");
+    appendf(t, "loadcluster_workers{state=\"connected\"} %zu\n", connected);
+    appendf(t, "loadcluster_workers{state=\"saturated\"} %zu\n", saturated);
+    appendf(t, "loadcluster_workers{state=\"disconnected\"} %zu\n", n - connected - saturated);
+    family(t, "loadcluster_workers_connected", "gauge", "Workers connected to this master.");
+    appendf(t, "loadcluster_workers_connected %zu\n", connected + saturated);
+}
+
+static void raft_lines(text_t *t, master_t *m)
+{
+    uint64_t commit = quorum_commit_index(m->quorum), applied = quorum_applied_index(m->quorum);
+    family(t, "loadcluster_raft_leader", "gauge", "1 when this master is the Raft leader.");
+    appendf(t, "loadcluster_raft_leader %d\n", quorum_is_leader(m->quorum) ? 1 : 0);
+    family(t, "loadcluster_raft_term", "gauge", "Current Raft term.");
+    appendf(t, "loadcluster_raft_term %llu\n", (unsigned long long)quorum_term(m->quorum));
+    family(t, "loadcluster_raft_commit_index", "gauge", "Highest log entry known committed.");
+    appendf(t, "loadcluster_raft_commit_index %llu\n", (unsigned long long)commit);
+    family(t, "loadcluster_raft_applied_index", "gauge", "Highest log entry applied here.");
+    appendf(t, "loadcluster_raft_applied_index %llu\n", (unsigned long long)applied);
+    family(t, "loadcluster_raft_apply_lag", "gauge", "Committed entries not yet applied here.");
+    appendf(t, "loadcluster_raft_apply_lag %llu\n",
+            (unsigned long long)(commit > applied ? commit - applied : 0));
+    family(t, "loadcluster_outbox_replays_total", "counter",
+           "Stats batches workers sent again after a lost acknowledgement (deduplicated).");
+    appendf(t, "loadcluster_outbox_replays_total %llu\n",
+            (unsigned long long)aggregator_replays(m->agg));
 }
 
 char *metrics_render(master_t *m)
 {
     text_t t = {0};
-    endpoint_pass_t pass = {&t, false};
-    appendf(&t, "# HELP loadcluster_requests_total Requests completed, per run and endpoint.\n"
-                "# TYPE loadcluster_requests_total counter\n");
-    store_each_endpoint(m->store, endpoint_row, &pass);
-    pass.failures = true;
-    appendf(&t, "# HELP loadcluster_failures_total Failed requests, per run and endpoint.\n"
-                "# TYPE loadcluster_failures_total counter\n");
-    store_each_endpoint(m->store, endpoint_row, &pass);
+    endpoint_families(&t, m);
+    run_families_lines(&t, m);
     worker_lines(&t, m);
-    appendf(&t, "# HELP loadcluster_raft_leader 1 when this master is the Raft leader.\n"
-                "# TYPE loadcluster_raft_leader gauge\nloadcluster_raft_leader %d\n"
-                "# HELP loadcluster_raft_term Current Raft term.\n"
-                "# TYPE loadcluster_raft_term gauge\nloadcluster_raft_term %llu\n",
-            quorum_is_leader(m->quorum) ? 1 : 0, (unsigned long long)quorum_term(m->quorum));
+    raft_lines(&t, m);
     if (t.failed) {
         free(t.buf);
         return NULL;

@@ -9,6 +9,15 @@
 #include "lc_log.h"
 #include "user.h"
 
+#define LAG_TICK_MS 100u
+
+/* After QUIT with no run left: the loop ends once these are closed. */
+static void close_loop_handles(worker_engine_t *e)
+{
+    uv_close((uv_handle_t *)&e->lag_timer, NULL);
+    worker_mailbox_close(&e->inbox, NULL);
+}
+
 static void post_to_control(worker_engine_t *e, worker_msg_t *m)
 {
     m->engine = e->index;
@@ -271,7 +280,7 @@ static void on_run_handle_close(uv_handle_t *h)
     worker_stats_free(r->stats);
     free(r);
     if (e->quitting && e->runs == NULL)
-        worker_mailbox_close(&e->inbox, NULL);
+        close_loop_handles(e);
 }
 
 void engine_run_user_gone(engine_run_t *r)
@@ -360,7 +369,7 @@ static void quit(worker_engine_t *e)
 {
     e->quitting = true;
     if (e->runs == NULL) {
-        worker_mailbox_close(&e->inbox, NULL);
+        close_loop_handles(e);
         return;
     }
     /* Forced: users end now, nothing more is counted or reported. */
@@ -421,9 +430,32 @@ static void on_inbox(uv_async_t *a)
     }
 }
 
+/* A timer due every LAG_TICK_MS: how late it runs is how long a callback
+ * waited behind others, which is also how late requests start. */
+static void lag_tick(uv_timer_t *t)
+{
+    worker_engine_t *e = t->loop->data;
+    uint64_t now = uv_hrtime();
+    if (now > e->lag_due_ns) {
+        uint64_t lag_us = (now - e->lag_due_ns) / 1000u;
+        if (lag_us > atomic_load_explicit(&e->lag_max_us, memory_order_relaxed))
+            atomic_store_explicit(&e->lag_max_us, lag_us, memory_order_relaxed);
+    }
+    e->lag_due_ns = now + LAG_TICK_MS * 1000000ull;
+}
+
+uint64_t worker_engine_take_lag_us(worker_engine_t *e)
+{
+    return atomic_exchange_explicit(&e->lag_max_us, 0, memory_order_relaxed);
+}
+
 static void engine_main(void *arg)
 {
     worker_engine_t *e = arg;
+    uv_timer_init(&e->loop, &e->lag_timer);
+    uv_unref((uv_handle_t *)&e->lag_timer); /* never what keeps the loop alive */
+    e->lag_due_ns = uv_hrtime() + LAG_TICK_MS * 1000000ull;
+    uv_timer_start(&e->lag_timer, lag_tick, LAG_TICK_MS, LAG_TICK_MS);
     uv_run(&e->loop, UV_RUN_DEFAULT);
     uv_loop_close(&e->loop);
 }

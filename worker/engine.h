@@ -4,6 +4,7 @@
 #ifndef WORKER_ENGINE_H
 #define WORKER_ENGINE_H
 
+#include <stdatomic.h>
 #include <stdbool.h>
 #include <stdint.h>
 #include <uv.h>
@@ -60,6 +61,9 @@ struct worker_engine_s {
     uint64_t rng;
     bool quitting;
     bool loop_ok;
+    uv_timer_t lag_timer;      /* ticks to measure how late callbacks run */
+    uint64_t lag_due_ns;       /* when its next tick is due (uv_hrtime) */
+    _Atomic uint64_t lag_max_us; /* worst lateness since the last take */
     worker_buf_t body_scratch; /* request bodies are rendered here first */
     char rbuf[WORKER_ENGINE_RBUF]; /* the read buffer of every connection */
 };
@@ -71,6 +75,10 @@ int worker_engine_start(worker_engine_t **out, unsigned index, unsigned n_engine
 void worker_engine_post(worker_engine_t *e, worker_msg_t *m);
 /* Posts QUIT, waits for the thread and frees the engine. */
 void worker_engine_stop(worker_engine_t *e);
+
+/* The engine's worst event-loop lag (how late a timer ran) since the last
+ * call, in microseconds; any thread. */
+uint64_t worker_engine_take_lag_us(worker_engine_t *e);
 
 /* Called by users: a user was freed (the run may be finished). */
 void engine_run_user_gone(engine_run_t *r);

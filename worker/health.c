@@ -71,7 +71,10 @@ char *worker_health_metrics(const worker_health_view_t *v)
               gauge(&buf, &len, &cap, "loadworker_runs", "Runs with users on this worker.",
                     v->runs) &&
               gauge(&buf, &len, &cap, "loadworker_outbox_bytes",
-                    "Stats not yet acknowledged by the leader.", (double)v->outbox_bytes);
+                    "Stats not yet acknowledged by the leader.", (double)v->outbox_bytes) &&
+              gauge(&buf, &len, &cap, "loadworker_engine_loop_lag_seconds",
+                    "Worst lateness of an engine's event loop since the last scrape.",
+                    (double)v->loop_lag_us / 1e6);
     if (!ok) {
         free(buf);
         return NULL;

@@ -19,6 +19,7 @@ typedef struct worker_health_view_s {
     uint32_t connections;  /* open, over every run */
     uint32_t runs;         /* runs with users on this worker */
     size_t outbox_bytes;   /* stats not yet acknowledged by the leader */
+    uint64_t loop_lag_us;  /* worst engine event-loop lag since the last scrape */
 } worker_health_view_t;
 
 typedef void (*worker_health_fill_cb)(void *arg, worker_health_view_t *out);

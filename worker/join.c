@@ -353,7 +353,11 @@ static void fill_health(void *arg, worker_health_view_t *v)
     v->cpu_percent = j->last_cpu_percent;
     v->rss_bytes = worker_rss_bytes();
     v->capacity = j->opts->capacity;
-    v->outbox_bytes = worker_link_outbox_len(&j->link);
+    v->outbox_bytes = j->link.outbox.bytes;
+    for (unsigned i = 0; i < j->ctl.n_engines; i++) {
+        uint64_t lag = worker_engine_take_lag_us(j->ctl.engines[i]);
+        v->loop_lag_us = lag > v->loop_lag_us ? lag : v->loop_lag_us;
+    }
     for (size_t i = 0; i < n; i++) {
         v->users += loads[i].users;
         v->connections += loads[i].connections;

@@ -51,7 +51,7 @@ id=$(submit_run "$WORK/scenario.json")
 worker_metric() { curl -sf "http://127.0.0.1:$HEALTH_PORT/metrics" | awk -v m="$1" '$1 == m { print $2 }'; }
 check "worker /metrics shows the run's 7 users" wait_until 10 sh -c "[ \"\$($(declare -f worker_metric); HEALTH_PORT=$HEALTH_PORT worker_metric loadworker_users)\" = 7 ]"
 check "worker /metrics has every documented series with HELP and TYPE" \
-    sh -c "curl -sf 'http://127.0.0.1:$HEALTH_PORT/metrics' >'$WORK/wm.txt' && for m in up joined cpu_percent rss_bytes capacity_users users connections runs outbox_bytes; do grep -q \"^# TYPE loadworker_\$m gauge\" '$WORK/wm.txt' && grep -q \"^loadworker_\$m \" '$WORK/wm.txt' || exit 1; done"
+    sh -c "curl -sf 'http://127.0.0.1:$HEALTH_PORT/metrics' >'$WORK/wm.txt' && for m in up joined cpu_percent rss_bytes capacity_users users connections runs outbox_bytes engine_loop_lag_seconds; do grep -q \"^# TYPE loadworker_\$m gauge\" '$WORK/wm.txt' && grep -q \"^loadworker_\$m \" '$WORK/wm.txt' || exit 1; done"
 
 # SIGHUP after a rotation: the worker writes to a new file at the old path.
 mv "$WORK/worker-file.log" "$WORK/worker-file.log.1"
