@@ -120,7 +120,7 @@ static int get_uint(parser_t *p, json_t *obj, const char *parent, const char *ke
                     uint32_t min, uint32_t max, uint32_t *out)
 {
     json_t *v = json_object_get(obj, key);
-    uint64_t u;
+    uint64_t u = 0;
     if (v == NULL)
         return 0;
     int rv = uint_value(p, v, parent, key, min, max, &u);
@@ -606,20 +606,22 @@ static int parse_tls(parser_t *p, json_t *root, lc_scenario_t *s)
     return get_string(p, tls, "tls", "ca_file", 1, PATH_MAX_LEN, &s->tls.ca_file);
 }
 
+/* The k6-style thresholds (lc_threshold.c); endpoint filters name tasks, so tasks come first. */
 static int parse_thresholds(parser_t *p, json_t *root, lc_scenario_t *s)
 {
-    static const char *const fields[] = {"p95_ms", "error_rate", "abort_on_fail", NULL};
     json_t *th;
     int rv = get_object(p, root, "", "thresholds", &th);
     if (rv != 0 || th == NULL)
         return rv;
-    if ((rv = check_fields(p, th, "thresholds", fields)) != 0 ||
-        (rv = get_double(p, th, "thresholds", "p95_ms", 0, TIMEOUT_MAX_MS, true,
-                         &s->thresholds.p95_ms)) != 0 ||
-        (rv = get_double(p, th, "thresholds", "error_rate", 0, 1, false,
-                         &s->thresholds.error_rate)) != 0)
-        return rv;
-    return get_bool(p, th, "thresholds", "abort_on_fail", &s->thresholds.abort_on_fail);
+    const char **names = calloc(s->n_tasks ? s->n_tasks : 1, sizeof *names);
+    if (names == NULL)
+        return out_of_memory(p);
+    for (size_t i = 0; i < s->n_tasks; i++)
+        names[i] = s->tasks[i].name;
+    rv = lc_thresholds_parse(th, names, s->n_tasks, &s->thresholds, &s->n_thresholds, p->errmsg,
+                             p->errlen);
+    free(names);
+    return rv;
 }
 
 static int parse_policy_timeouts(parser_t *p, json_t *root, lc_scenario_t *s)
@@ -646,8 +648,6 @@ static void set_defaults(lc_scenario_t *s)
     memset(s, 0, sizeof *s);
     s->users = 1;
     s->max_users = 1000;
-    s->thresholds.p95_ms = -1;
-    s->thresholds.error_rate = -1;
     s->policy = LC_POLICY_DEGRADE;
     s->connect_timeout_ms = 5000;
     s->request_timeout_ms = 30000;
@@ -718,6 +718,7 @@ void lc_scenario_free(lc_scenario_t *s)
     for (size_t i = 0; i < s->n_tasks; i++)
         free_task(&s->tasks[i]);
     free(s->tasks);
+    lc_thresholds_free(s->thresholds, s->n_thresholds);
     memset(s, 0, sizeof *s);
 }
 

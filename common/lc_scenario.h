@@ -8,6 +8,7 @@
 #include <stdint.h>
 
 #include "lc_addr.h"
+#include "lc_threshold.h"
 
 #define LC_SCENARIO_MAX_BYTES (1u << 20) /* 1 MiB */
 #define LC_SCENARIO_MAX_USERS 1000000u
@@ -61,11 +62,8 @@ typedef struct lc_scenario_s {
     } tls;
     lc_task_t *tasks;    /* 1..LC_SCENARIO_MAX_TASKS */
     size_t n_tasks;
-    struct {
-        double p95_ms;   /* < 0 when unset */
-        double error_rate; /* < 0 when unset */
-        bool abort_on_fail;
-    } thresholds;
+    lc_threshold_t *thresholds; /* 0..LC_THRESHOLDS_MAX, in the order given (old keys first) */
+    size_t n_thresholds;
     enum lc_policy policy;
     uint32_t connect_timeout_ms; /* default 5000 */
     uint32_t request_timeout_ms; /* default 30000 */

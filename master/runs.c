@@ -48,6 +48,7 @@ typedef struct active_run_s {
     uint32_t granted;
     bool queued;
     char warnings[512];       /* '\n'-separated */
+    uint64_t thresholds_due_ms; /* monotonic: next abortOnFail evaluation */
     struct active_run_s *next;
 } active_run_t;
 
@@ -215,17 +216,20 @@ static void begin_stop(runs_t *r, active_run_t *ar, const char *final_state, con
 
 static void finish(runs_t *r, active_run_t *ar)
 {
-    char verdict[16];
-    run_verdict(r->m->store, ar->id, &ar->sc, verdict, sizeof verdict);
+    char verdict[16], *summary;
+    run_verdict(r->m->store, ar->id, &ar->sc, verdict, sizeof verdict, &summary);
     Lc__RunFinished fin = LC__RUN_FINISHED__INIT;
     fin.run = ar->id;
     fin.state = ar->final_state;
     fin.at_ms = lc_wall_ms();
     fin.verdict = verdict;
+    fin.summary_json = summary ? summary : "";
     Lc__Command cmd = LC__COMMAND__INIT;
     cmd.cmd_case = LC__COMMAND__CMD_RUN_FINISHED;
     cmd.run_finished = &fin;
-    if (quorum_propose(r->m->quorum, &cmd, NULL, NULL) != 0)
+    int rv = quorum_propose(r->m->quorum, &cmd, NULL, NULL);
+    free(summary);
+    if (rv != 0)
         return;
     lc_info("runs", "msg=\"run finished\" run=%llu state=%s verdict=%s",
             (unsigned long long)ar->id, ar->final_state, verdict[0] ? verdict : "-");
@@ -490,6 +494,13 @@ static bool tick_run(runs_t *r, active_run_t *ar, uint64_t now)
     uint64_t wall = lc_wall_ms();
     if (wall >= ar->started_wall_ms + ar->sc.duration_ms)
         begin_stop(r, ar, "finished", "duration reached");
+    char why[sizeof ar->reason];
+    if (!ar->stopping && now >= ar->thresholds_due_ms) { /* abortOnFail, once a second */
+        ar->thresholds_due_ms = now + 1000;
+        uint64_t elapsed = wall > ar->started_wall_ms ? wall - ar->started_wall_ms : 0;
+        if (run_thresholds_should_abort(r->m->store, ar->id, &ar->sc, elapsed, why, sizeof why))
+            begin_stop(r, ar, "aborted", why);
+    }
     return true;
 }
 

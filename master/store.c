@@ -11,6 +11,7 @@
 #include "lc_hist.h"
 #include "lc_log.h"
 #include "store_internal.h"
+#include "store_thresholds.h"
 
 static const char schema_sql[] =
     "CREATE TABLE IF NOT EXISTS runs(id INTEGER PRIMARY KEY, tenant TEXT NOT NULL,"
@@ -18,6 +19,7 @@ static const char schema_sql[] =
     " state TEXT NOT NULL, created INTEGER NOT NULL, started INTEGER NOT NULL DEFAULT 0,"
     " finished INTEGER NOT NULL DEFAULT 0, verdict TEXT NOT NULL DEFAULT '',"
     " reason TEXT NOT NULL DEFAULT '');"
+    STORE_RUN_SUMMARIES_SQL
     "CREATE TABLE IF NOT EXISTS run_seconds(run INTEGER NOT NULL, t INTEGER NOT NULL,"
     " endpoint TEXT NOT NULL, method TEXT NOT NULL, count INTEGER NOT NULL,"
     " failures INTEGER NOT NULL, bytes INTEGER NOT NULL, hist BLOB,"
@@ -171,7 +173,8 @@ static int apply_run_finished(store_t *s, const Lc__RunFinished *c)
     sqlite3_bind_int64(st, 2, (sqlite3_int64)c->at_ms);
     sqlite3_bind_text(st, 3, c->verdict, -1, SQLITE_STATIC);
     sqlite3_bind_int64(st, 4, (sqlite3_int64)c->run);
-    return store_step_done(s, st);
+    int rv = store_step_done(s, st);
+    return rv == 0 ? store_apply_run_summary(s, c) : rv;
 }
 
 /* The grant is kept after the run ends: what it last had. warnings is

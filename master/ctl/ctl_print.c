@@ -381,6 +381,126 @@ void ctl_print_progress(FILE *out, const json_t *run, long elapsed_s)
     fflush(out);
 }
 
+/* "45s", "2m05s", "1h02m": a compact duration for the progress bar. */
+static const char *fmt_span(double secs, char *buf, size_t len)
+{
+    long s = isnan(secs) || secs < 0 ? 0 : secs > 1e9 ? 1000000000L : (long)secs;
+    if (s < 60)
+        snprintf(buf, len, "%lds", s);
+    else if (s < 3600)
+        snprintf(buf, len, "%ldm%02lds", s / 60, s % 60);
+    else
+        snprintf(buf, len, "%ldh%02ldm", s / 3600, (s / 60) % 60);
+    return buf;
+}
+
+/* "[=======>      ]" for done of total (total <= 0: an empty bar). */
+static void fmt_bar(double done, double total, char *buf, size_t width)
+{
+    size_t fill = 0;
+    if (total > 0 && !isnan(done) && done > 0)
+        fill = done >= total ? width : (size_t)(done / total * (double)width);
+    buf[0] = '[';
+    for (size_t i = 0; i < width; i++)
+        buf[1 + i] = i < fill ? '=' : i == fill && fill > 0 ? '>' : ' ';
+    buf[width + 1] = ']';
+    buf[width + 2] = '\0';
+}
+
+void ctl_print_progress_bar(FILE *out, const json_t *run, long elapsed_s, double total_s,
+                            int columns)
+{
+    const json_t *cur = json_object_get(run, "current");
+    const char *state = ctl_run_state(run);
+    double t = jnum(run, "duration_s");
+    bool started = !isnan(t) && t > 0;
+    char bar[32], el[32], tot[32], left[48], st[32], u[32], rps[32], p95[32], errs[32];
+    char line[512];
+    uint64_t users = jcount(cur, "users");
+    fmt_bar(started ? t : 0, total_s, bar, 20);
+    if (!started)
+        snprintf(left, sizeof left, "waiting %lds", elapsed_s);
+    else if (total_s > 0) /* from the whole seconds shown, so that both add up */
+        snprintf(left, sizeof left, "%s left",
+                 fmt_span(total_s > floor(t) ? total_s - floor(t) : 0, el, sizeof el));
+    else
+        snprintf(left, sizeof left, "-");
+    snprintf(line, sizeof line, "%s %s/%s  %s  %s  users %s  rps %s  p95 %s  errors %s", bar,
+             fmt_span(started ? t : 0, el, sizeof el),
+             total_s > 0 ? fmt_span(total_s, tot, sizeof tot) : "?", left,
+             clean(state, st, sizeof st),
+             fmt_count(users == UINT64_MAX ? jcount(run, "users") : users, u, sizeof u),
+             fmt_fixed(jnum(cur, "rps"), 1, rps, sizeof rps),
+             fmt_ms(jnum(cur, "p95_ms"), p95, sizeof p95),
+             fmt_count(jcount(json_object_get(run, "totals"), "failures"), errs, sizeof errs));
+    if (columns > 1 && strlen(line) >= (size_t)columns)
+        line[columns - 1] = '\0'; /* a wrapped line could not be redrawn in place */
+    fprintf(out, "\r%s\033[K", line);
+    fflush(out);
+}
+
+const char *ctl_run_verdict(const json_t *run)
+{
+    return jstr(run, "verdict");
+}
+
+/* A threshold's observed value in its metric's unit; "no data" for null. */
+static const char *fmt_observed(const json_t *r, char *buf, size_t len)
+{
+    const char *metric = jstr(r, "metric"), *expr = jstr(r, "expression");
+    double v = jnum(r, "observed");
+    if (isnan(v))
+        return "no data";
+    if (metric != NULL && strcmp(metric, "http_req_duration") == 0)
+        return fmt_ms(v, buf, len);
+    if (metric != NULL && strcmp(metric, "http_req_failed") == 0)
+        snprintf(buf, len, "%.4f (%.2f%%)", v, v * 100);
+    else if (expr != NULL && strncmp(expr, "count", 5) == 0)
+        snprintf(buf, len, "%.0f", v);
+    else
+        snprintf(buf, len, "%.1f/s", v);
+    return buf;
+}
+
+/* "http_req_duration{endpoint:list} max<2000" */
+static const char *threshold_label(const json_t *r, char *buf, size_t len)
+{
+    char m[64], e[160], x[96];
+    const char *ep = jstr(r, "endpoint");
+    clean(jstr(r, "metric"), m, sizeof m);
+    clean(jstr(r, "expression"), x, sizeof x);
+    if (ep != NULL)
+        snprintf(buf, len, "%s{endpoint:%s} %s", m, clean(ep, e, sizeof e), x);
+    else
+        snprintf(buf, len, "%s %s", m, x);
+    return buf;
+}
+
+int ctl_print_thresholds(FILE *out, const json_t *run, bool fancy)
+{
+    const json_t *results = array_field(run, "thresholds");
+    size_t n = json_array_size(results), failed = 0, width = 0, i;
+    const json_t *r;
+    char label[384], obs[64];
+    if (n == 0)
+        return 0;
+    json_array_foreach(results, i, r) {
+        size_t w = strlen(threshold_label(r, label, sizeof label));
+        width = w > width ? w : width;
+        failed += !json_is_true(json_object_get(r, "passed"));
+    }
+    width = width > 60 ? 60 : width;
+    fprintf(out, "\nThresholds: %zu of %zu passed\n", n - failed, n);
+    json_array_foreach(results, i, r) {
+        bool passed = json_is_true(json_object_get(r, "passed"));
+        fprintf(out, "  %s ", fancy ? (passed ? "\u2713" : "\u2717") : (passed ? "ok  " : "FAIL"));
+        cell(out, threshold_label(r, label, sizeof label), width, false);
+        fprintf(out, "  observed %s%s\n", fmt_observed(r, obs, sizeof obs),
+                json_is_true(json_object_get(r, "abort_on_fail")) ? "  (abortOnFail)" : "");
+    }
+    return (int)failed;
+}
+
 /* ---- tenants and tokens ---- */
 
 int ctl_print_tenants(FILE *out, const json_t *root)

@@ -2,6 +2,7 @@
 #ifndef CTL_PRINT_H
 #define CTL_PRINT_H
 
+#include <stdbool.h>
 #include <stdio.h>
 
 #include <jansson.h>
@@ -25,7 +26,20 @@ int ctl_print_report(FILE *out, const json_t *run);
  * elapsed_s is used when the run has no "current.t". */
 void ctl_print_progress(FILE *out, const json_t *run, long elapsed_s);
 
+/* The `--wait` progress on a terminal: one line redrawn in place ("\r", then
+ * erase to the end): a bar of the run's time over total_s (the scenario's
+ * duration; <= 0 when unknown), time left, state, users, rps, p95, errors.
+ * Cut to columns - 1 characters when columns > 1. */
+void ctl_print_progress_bar(FILE *out, const json_t *run, long elapsed_s, double total_s,
+                            int columns);
+/* The run's "thresholds" results, one line each marked with a check mark or
+ * a cross (fancy) or "ok"/"FAIL"; nothing when there are none. Returns how
+ * many failed. */
+int ctl_print_thresholds(FILE *out, const json_t *run, bool fancy);
+
 /* The run's "state" string, or NULL. */
 const char *ctl_run_state(const json_t *run);
+/* The run's "verdict": "pass", "fail", "" (no thresholds), or NULL. */
+const char *ctl_run_verdict(const json_t *run);
 
 #endif
