@@ -1,10 +1,11 @@
 /* api_cluster.c — /api/v1/cluster: the quorum's state, and membership
- * changes (add a master as a voter, remove one). */
+ * changes (add a master as a voter, remove one); /api/v1/workers: the fleet. */
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include "api_internal.h"
+#include "fleet.h"
 #include "lc_err.h"
 #include "lc_log.h"
 #include "members.h"
@@ -162,4 +163,44 @@ void api_cluster_route(master_t *m, lc_http_exchange_t *ex, const lc_http_reques
         remove_member(m, ex, req->path + sizeof members);
     else
         api_respond_error(ex, 404, "no such endpoint: %s %s", req->method, req->path);
+}
+
+/* Whether run belongs to tenant; a run this master does not know (yet) is
+ * treated as another tenant's. */
+static bool run_of_tenant(store_t *s, uint64_t run, const char *tenant)
+{
+    char owner[128];
+    return store_run_tenant(s, run, owner, sizeof owner) == 0 && strcmp(owner, tenant) == 0;
+}
+
+/* Drops from each worker's "runs" the runs of other tenants. */
+static void keep_tenant_runs(store_t *s, json_t *workers, const char *tenant)
+{
+    size_t i;
+    json_t *w;
+    json_array_foreach(workers, i, w) {
+        json_t *runs = json_object_get(w, "runs");
+        for (size_t j = json_array_size(runs); j-- > 0;) {
+            json_int_t run = json_integer_value(json_object_get(json_array_get(runs, j), "run"));
+            if (!run_of_tenant(s, (uint64_t)run, tenant))
+                json_array_remove(runs, j);
+        }
+    }
+}
+
+void api_workers_route(master_t *m, lc_http_exchange_t *ex, const lc_http_request_t *req,
+                       const auth_identity_t *who)
+{
+    if (strcmp(req->method, "GET") != 0) {
+        api_respond_error(ex, 405, "%s not allowed on %s", req->method, req->path);
+        return;
+    }
+    json_t *workers = fleet_workers_json(m->fleet);
+    if (workers == NULL) {
+        api_respond_error(ex, 500, "listing workers: out of memory");
+        return;
+    }
+    if (who->role != AUTH_ROLE_ADMIN)
+        keep_tenant_runs(m->store, workers, who->tenant);
+    api_respond_json(ex, 200, json_pack("{s:o}", "workers", workers));
 }

@@ -33,5 +33,10 @@ void api_runs_route(master_t *m, lc_http_exchange_t *ex, const lc_http_request_t
                     const auth_identity_t *who);
 /* /api/v1/cluster… */
 void api_cluster_route(master_t *m, lc_http_exchange_t *ex, const lc_http_request_t *req);
+/* GET /api/v1/workers: every worker's capacity, CPU and assignments; a
+ * tenant token sees only its own tenant's runs among the assignments (other
+ * runs are left out, ids included). */
+void api_workers_route(master_t *m, lc_http_exchange_t *ex, const lc_http_request_t *req,
+                       const auth_identity_t *who);
 
 #endif

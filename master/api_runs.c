@@ -4,6 +4,7 @@
 #include <string.h>
 
 #include "api_internal.h"
+#include "api_reports.h"
 #include "auth.h"
 #include "lc_clock.h"
 #include "lc_err.h"
@@ -164,12 +165,9 @@ static bool run_visible(master_t *m, const auth_identity_t *who, uint64_t id)
 {
     if (who->role == AUTH_ROLE_ADMIN)
         return true;
-    store_run_t run;
-    if (store_run_get(m->store, id, &run) != 0)
-        return false;
-    bool own = strcmp(run.tenant, who->tenant) == 0;
-    store_run_free(&run);
-    return own;
+    char tenant[sizeof who->tenant];
+    return store_run_tenant(m->store, id, tenant, sizeof tenant) == 0 &&
+           strcmp(tenant, who->tenant) == 0;
 }
 
 void api_runs_route(master_t *m, lc_http_exchange_t *ex, const lc_http_request_t *req,
@@ -191,7 +189,8 @@ void api_runs_route(master_t *m, lc_http_exchange_t *ex, const lc_http_request_t
         api_respond_error(ex, 404, "no such endpoint: %s", req->path);
         return;
     }
-    if (!run_visible(m, who, id) && (rest[0] == '\0' || strcmp(rest, "/stop") == 0)) {
+    if (!run_visible(m, who, id) &&
+        (rest[0] == '\0' || strcmp(rest, "/stop") == 0 || api_reports_handles(rest))) {
         api_respond_error(ex, 404, "run %llu not found", (unsigned long long)id);
         return;
     }
@@ -203,6 +202,8 @@ void api_runs_route(master_t *m, lc_http_exchange_t *ex, const lc_http_request_t
             api_respond_json(ex, 200, run);
     } else if (strcmp(rest, "/stop") == 0 && post) {
         stop_run(m, ex, id);
+    } else if (api_reports_handles(rest)) {
+        api_reports_route(m, ex, req, id, rest);
     } else if (rest[0] == '\0' || strcmp(rest, "/stop") == 0) {
         api_respond_error(ex, 405, "%s not allowed on %s", req->method, req->path);
     } else {

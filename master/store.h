@@ -45,6 +45,9 @@ typedef struct store_run_s {
 void store_run_free(store_run_t *r);
 /* Loads one run. Returns 0, LC_ENOTFOUND or LC_EIO. */
 int store_run_get(store_t *s, uint64_t id, store_run_t *out);
+/* The tenant of run id, without loading the rest of it (access checks).
+ * Returns 0, LC_ENOTFOUND (tenant set to "") or LC_EIO. */
+int store_run_tenant(store_t *s, uint64_t id, char *tenant, size_t len);
 /* Ids of runs in the given state ("pending", "running", …), oldest first;
  * *ids is malloc'd. */
 int store_runs_in_state(store_t *s, const char *state, uint64_t **ids, size_t *n);
@@ -86,8 +89,12 @@ json_t *store_tokens_json(store_t *s);
 
 /* JSON views for the API (new references; NULL on LC_ENOTFOUND). ----- */
 
-/* The run list: [{"id","name","tenant","state",…,"requests","rps","p95_ms"}],
- * only tenant's runs unless tenant is NULL. */
+/* The run list, newest first (at most 1000): [{"id","name","tenant","state",
+ * "created_at","started_at","finished_at","users","requests","failures","rps",
+ * "verdict","users_requested","users_granted","queued","warnings"}], only tenant's runs
+ * unless tenant is NULL. A summary that decodes no histogram: latencies
+ * (p95 and the rest) are in store_run_json only; the grant fields are the
+ * same as there. */
 json_t *store_runs_json(store_t *s, const char *tenant, uint64_t now_ms);
 /* One run with totals, endpoints, errors, the latest second, and the
  * scheduler's "users_requested", "users_granted", "queued", "warnings". */

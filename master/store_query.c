@@ -7,6 +7,7 @@
 #include "lc_clock.h"
 #include "lc_err.h"
 #include "store_internal.h"
+#include "store_thresholds.h"
 
 void store_run_free(store_run_t *r)
 {
@@ -38,6 +39,22 @@ int store_run_get(store_t *s, uint64_t id, store_run_t *out)
         const char *scenario = (const char *)sqlite3_column_text(st, 10);
         out->scenario_json = strdup(scenario ? scenario : "");
         rv = out->scenario_json ? 0 : LC_ENOMEM;
+    }
+    sqlite3_finalize(st);
+    return rv;
+}
+
+int store_run_tenant(store_t *s, uint64_t id, char *tenant, size_t len)
+{
+    tenant[0] = '\0';
+    sqlite3_stmt *st = store_prepare(s, "SELECT tenant FROM runs WHERE id = ?");
+    if (st == NULL)
+        return LC_EIO;
+    sqlite3_bind_int64(st, 1, (sqlite3_int64)id);
+    int rv = LC_ENOTFOUND;
+    if (sqlite3_step(st) == SQLITE_ROW) {
+        store_copy_text(tenant, len, st, 0);
+        rv = 0;
     }
     sqlite3_finalize(st);
     return rv;
@@ -277,35 +294,43 @@ static json_t *current_json(store_t *s, const store_run_t *r)
 }
 
 /* The scheduler's view (RunGrant): users asked and granted, queued, and
- * warnings. Before the first grant a pending run counts as queued; after
- * the run the last grant and warnings stay. */
-static void grant_json(store_t *s, json_t *run, const store_run_t *r)
+ * warnings, from the run_grants columns granted, queued, warnings at col..col+2
+ * of st (NULL, or a NULL granted column, when the run has no grant yet).
+ * Before the first grant a pending run counts as queued; after the run the
+ * last grant and warnings stay. */
+static void grant_set(json_t *run, const char *state, uint32_t requested, sqlite3_stmt *st,
+                      int col)
 {
     json_int_t granted = 0;
-    bool queued = strcmp(r->state, "pending") == 0;
+    bool queued = strcmp(state, "pending") == 0;
     json_t *warnings = NULL;
-    sqlite3_stmt *st = store_prepare(s, "SELECT granted, queued, warnings FROM run_grants"
-                                        " WHERE run = ?");
-    if (st != NULL) {
-        sqlite3_bind_int64(st, 1, (sqlite3_int64)r->id);
-        if (sqlite3_step(st) == SQLITE_ROW) {
-            granted = sqlite3_column_int64(st, 0);
-            queued = sqlite3_column_int(st, 1) != 0;
-            const char *text = (const char *)sqlite3_column_text(st, 2);
-            warnings = text ? json_loads(text, 0, NULL) : NULL;
-        }
-        sqlite3_finalize(st);
+    if (st != NULL && sqlite3_column_type(st, col) != SQLITE_NULL) {
+        granted = sqlite3_column_int64(st, col);
+        queued = sqlite3_column_int(st, col + 1) != 0;
+        const char *text = (const char *)sqlite3_column_text(st, col + 2);
+        warnings = text ? json_loads(text, 0, NULL) : NULL;
     }
-    if (strcmp(r->state, "pending") != 0 && strcmp(r->state, "running") != 0)
+    if (strcmp(state, "pending") != 0 && strcmp(state, "running") != 0)
         queued = false; /* over, or on its way out: it waits for nothing */
     if (!json_is_array(warnings)) {
         json_decref(warnings);
         warnings = json_array();
     }
-    json_object_set_new(run, "users_requested", json_integer(r->users));
+    json_object_set_new(run, "users_requested", json_integer(requested));
     json_object_set_new(run, "users_granted", json_integer(granted));
     json_object_set_new(run, "queued", json_boolean(queued));
     json_object_set_new(run, "warnings", warnings);
+}
+
+static void grant_json(store_t *s, json_t *run, const store_run_t *r)
+{
+    sqlite3_stmt *st = store_prepare(s, "SELECT granted, queued, warnings FROM run_grants"
+                                        " WHERE run = ?");
+    if (st != NULL)
+        sqlite3_bind_int64(st, 1, (sqlite3_int64)r->id);
+    bool found = st != NULL && sqlite3_step(st) == SQLITE_ROW;
+    grant_set(run, r->state, r->users, found ? st : NULL, 0);
+    sqlite3_finalize(st);
 }
 
 json_t *store_run_json(store_t *s, uint64_t id, uint64_t now_ms)
@@ -336,36 +361,70 @@ json_t *store_run_json(store_t *s, uint64_t id, uint64_t now_ms)
                   (json_int_t)tot.lost_batches, "lost_requests", (json_int_t)tot.lost_requests));
     json_object_set_new(run, "errors", errors_json(s, id));
     grant_json(s, run, &r);
+    json_object_set_new(run, "thresholds", store_run_thresholds_json(s, id));
     json_object_set_new(run, "current", current_json(s, &r));
     free(total);
     store_run_free(&r);
     return run;
 }
 
+/* The run list reads only runs, run_grants and the per-endpoint totals
+ * (summed by the run's primary-key prefix): no histogram is decoded, so a
+ * long history lists quickly. */
+static const char runs_list_sql[] =
+    "SELECT r.id, r.name, r.tenant, r.state, r.users, r.created, r.started, r.finished,"
+    " r.verdict, g.granted, g.queued, g.warnings,"
+    " (SELECT COALESCE(SUM(e.count), 0) FROM run_endpoints e WHERE e.run = r.id),"
+    " (SELECT COALESCE(SUM(e.failures), 0) FROM run_endpoints e WHERE e.run = r.id)"
+    " FROM runs r LEFT JOIN run_grants g ON g.run = r.id"
+    " WHERE ?1 IS NULL OR r.tenant = ?1 ORDER BY r.id DESC LIMIT 1000";
+
+/* The columns of runs_list_sql; granted, queued, warnings in this order
+ * (grant_set). */
+enum {
+    LIST_ID, LIST_NAME, LIST_TENANT, LIST_STATE, LIST_USERS, LIST_CREATED, LIST_STARTED,
+    LIST_FINISHED, LIST_VERDICT, LIST_GRANTED, LIST_QUEUED, LIST_WARNINGS, LIST_REQUESTS,
+    LIST_FAILURES
+};
+
+/* One row of runs_list_sql as the list shows it. */
+static json_t *run_summary_json(sqlite3_stmt *st, uint64_t now_ms)
+{
+    store_run_t r;
+    memset(&r, 0, sizeof r);
+    r.id = (uint64_t)sqlite3_column_int64(st, LIST_ID);
+    store_copy_text(r.name, sizeof r.name, st, LIST_NAME);
+    store_copy_text(r.tenant, sizeof r.tenant, st, LIST_TENANT);
+    store_copy_text(r.state, sizeof r.state, st, LIST_STATE);
+    store_copy_text(r.verdict, sizeof r.verdict, st, LIST_VERDICT);
+    r.users = (uint32_t)sqlite3_column_int64(st, LIST_USERS);
+    r.created_ms = (uint64_t)sqlite3_column_int64(st, LIST_CREATED);
+    r.started_ms = (uint64_t)sqlite3_column_int64(st, LIST_STARTED);
+    r.finished_ms = (uint64_t)sqlite3_column_int64(st, LIST_FINISHED);
+    uint64_t requests = (uint64_t)sqlite3_column_int64(st, LIST_REQUESTS);
+    json_t *run = json_pack(
+        "{s:I,s:s,s:s,s:s,s:o,s:o,s:o,s:i,s:I,s:I,s:f,s:s}", "id", (json_int_t)r.id, "name",
+        r.name, "tenant", r.tenant, "state", r.state, "created_at",
+        store_time_json((int64_t)r.created_ms), "started_at",
+        store_time_json((int64_t)r.started_ms), "finished_at",
+        store_time_json((int64_t)r.finished_ms), "users", (int)r.users, "requests",
+        (json_int_t)requests, "failures", (json_int_t)sqlite3_column_int64(st, LIST_FAILURES),
+        "rps", rate(requests, run_duration_s(&r, now_ms)), "verdict", r.verdict);
+    if (run != NULL)
+        grant_set(run, r.state, r.users, st, LIST_GRANTED);
+    return run;
+}
+
 json_t *store_runs_json(store_t *s, const char *tenant, uint64_t now_ms)
 {
     json_t *list = json_array();
-    sqlite3_stmt *st = store_prepare(
-        s, "SELECT id FROM runs WHERE ?1 IS NULL OR tenant = ?1 ORDER BY id DESC LIMIT 1000");
+    sqlite3_stmt *st = store_prepare(s, runs_list_sql);
     if (st != NULL && tenant != NULL)
         sqlite3_bind_text(st, 1, tenant, -1, SQLITE_STATIC);
     while (st != NULL && sqlite3_step(st) == SQLITE_ROW) {
-        json_t *run = store_run_json(s, (uint64_t)sqlite3_column_int64(st, 0), now_ms);
-        if (run == NULL)
-            continue;
-        json_t *totals = json_object_get(run, "totals");
-        json_t *summary = json_pack(
-            "{s:O,s:O,s:O,s:O,s:O,s:O,s:O,s:O,s:O,s:O,s:O,s:O}", "id", json_object_get(run, "id"),
-            "name", json_object_get(run, "name"), "tenant", json_object_get(run, "tenant"),
-            "state", json_object_get(run, "state"), "created_at",
-            json_object_get(run, "created_at"), "started_at", json_object_get(run, "started_at"),
-            "finished_at", json_object_get(run, "finished_at"), "users",
-            json_object_get(run, "users"), "requests", json_object_get(totals, "requests"),
-            "failures", json_object_get(totals, "failures"), "rps",
-            json_object_get(totals, "rps"), "p95_ms",
-            json_object_get(json_object_get(totals, "latency_ms"), "p95"));
-        json_array_append_new(list, summary);
-        json_decref(run);
+        json_t *run = run_summary_json(st, now_ms);
+        if (run != NULL)
+            json_array_append_new(list, run);
     }
     sqlite3_finalize(st);
     return list;

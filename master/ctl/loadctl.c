@@ -6,20 +6,33 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/ioctl.h>
 #include <time.h>
+#include <unistd.h>
 
 #include <jansson.h>
 
 #include "ctl_http.h"
 #include "ctl_print.h"
+#include "ctl_report.h"
+#include "lc_scenario.h"
 
-/* Exit codes, documented in the usage text. */
+/* Exit codes, documented in the usage text. 99 is k6's "thresholds have failed". */
 enum { CTL_EXIT_OK = 0, CTL_EXIT_FAIL = 1, CTL_EXIT_USAGE = 2, CTL_EXIT_UNREACHABLE = 3,
-       CTL_EXIT_INTERRUPTED = 130 };
+       CTL_EXIT_THRESHOLDS = 99, CTL_EXIT_INTERRUPTED = 130 };
 
 #define DEFAULT_MASTER "http://127.0.0.1:8089"
 #define MAX_ARGS 6
 #define WAIT_MAX_UNREACHABLE 10 /* consecutive failed polls before --wait gives up */
+
+/* How `run --wait` shows progress. */
+typedef struct wait_view_s {
+    FILE *out;      /* progress: stdout, or stderr with --json */
+    bool tty;       /* out is a terminal: one bar redrawn in place */
+    int columns;    /* the terminal's width; 0 when unknown */
+    double total_s; /* the scenario's duration; 0 when unknown */
+    bool drawn;     /* a bar is on screen: end its line before anything else */
+} wait_view_t;
 
 typedef struct ctl_opts_s {
     const char *master;
@@ -28,6 +41,8 @@ typedef struct ctl_opts_s {
     bool wait;
     const char *weight; /* tenants add --weight N */
     const char *name;   /* tokens add --name N */
+    const char *format; /* report --format F */
+    const char *output; /* report -o FILE */
     const char *args[MAX_ARGS]; /* the command and its operands */
     int n_args;
 } ctl_opts_t;
@@ -45,6 +60,9 @@ static void usage(FILE *out)
             "                              --wait follows it and prints the report\n"
             "  runs                        list runs\n"
             "  show ID                     a run's state, times and report\n"
+            "  report ID [--format F] [-o FILE]\n"
+            "                              a run's report as the API serves it: json\n"
+            "                              (default), csv, html, junit or history-csv\n"
             "  stop ID                     stop a run\n"
             "  workers                     list connected workers\n"
             "  cluster                     the masters: roles, leader, term, reachability\n"
@@ -66,8 +84,13 @@ static void usage(FILE *out)
             "  --json         print the API's JSON instead of tables\n"
             "  --help, --version\n"
             "\n"
-            "exit status: 0 ok, 1 API error or run not finished, 2 usage or local error,\n"
-            "3 master unreachable, 130 interrupted\n");
+            "exit status: 0 ok (run --wait: the run finished and every threshold passed,\n"
+            "or it has none), 1 API error, or the run failed or was stopped, 2 usage or\n"
+            "local error, or the master refused the scenario (400), 3 master unreachable,\n"
+            "99 a threshold failed or aborted the run (as k6), 130 interrupted\n"
+            "\n"
+            "run --wait draws a progress bar on a terminal, else prints a line a second;\n"
+            "then the report and each threshold (a check mark or cross; ok/FAIL in files)\n");
 }
 
 static int usage_error(const char *fmt, const char *arg)
@@ -113,7 +136,10 @@ static int parse_args(int argc, char **argv, ctl_opts_t *o)
         } else if ((m = option_value(argc, argv, &i, "--master", &o->master)) != 0 ||
                    (m = option_value(argc, argv, &i, "--token", &o->token)) != 0 ||
                    (m = option_value(argc, argv, &i, "--weight", &o->weight)) != 0 ||
-                   (m = option_value(argc, argv, &i, "--name", &o->name)) != 0) {
+                   (m = option_value(argc, argv, &i, "--name", &o->name)) != 0 ||
+                   (m = option_value(argc, argv, &i, "--format", &o->format)) != 0 ||
+                   (m = option_value(argc, argv, &i, "--output", &o->output)) != 0 ||
+                   (m = option_value(argc, argv, &i, "-o", &o->output)) != 0) {
             if (m < 0)
                 return usage_error("%s needs a value", a);
         } else if (strcmp(a, "--json") == 0) {
@@ -309,23 +335,59 @@ static bool is_terminal(const char *state)
                              strcmp(state, "aborted") == 0);
 }
 
-/* Prints the final state of a finished run; exit 0 only for "finished". */
+/* Ends the progress bar's line, so what follows starts on a line of its own. */
+static void end_bar(wait_view_t *v)
+{
+    if (v->drawn)
+        fputc('\n', v->out);
+    v->drawn = false;
+}
+
+/* 0: finished, every threshold passed (or none); 99: a threshold failed or
+ * aborted the run; 1: the run failed or was stopped otherwise. */
+static int run_exit_code(const json_t *run)
+{
+    const char *state = ctl_run_state(run), *verdict = ctl_run_verdict(run);
+    const char *reason = json_string_value(json_object_get(run, "reason"));
+    bool threshold_failed = verdict != NULL && strcmp(verdict, "fail") == 0;
+    if (strcmp(state, "finished") == 0)
+        return threshold_failed ? CTL_EXIT_THRESHOLDS : CTL_EXIT_OK;
+    if (strcmp(state, "aborted") == 0 && threshold_failed && reason != NULL &&
+        strncmp(reason, "threshold failed: ", 18) == 0)
+        return CTL_EXIT_THRESHOLDS;
+    return CTL_EXIT_FAIL;
+}
+
+/* Prints the final state of a finished run, its report and its thresholds;
+ * returns run_exit_code. */
 static int wait_done(const ctl_opts_t *o, const ctl_http_response_t *resp, const json_t *run)
 {
+    const char *verdict = ctl_run_verdict(run);
     if (o->json)
         print_raw(stdout, resp);
     else if (ctl_print_report(stdout, run) != 0)
         return bad_shape("the run");
-    return strcmp(ctl_run_state(run), "finished") == 0 ? CTL_EXIT_OK : CTL_EXIT_FAIL;
+    else if (ctl_print_thresholds(stdout, run, isatty(STDOUT_FILENO)) == 0 && verdict != NULL &&
+             strcmp(verdict, "fail") == 0)
+        printf("\nThresholds: failed\n"); /* from a master that does not list them */
+    int rv = run_exit_code(run);
+    fflush(stdout); /* the report first, then why the exit status is not 0 */
+    if (rv == CTL_EXIT_THRESHOLDS)
+        fprintf(stderr, "loadctl: run %s: thresholds failed\n", ctl_run_state(run));
+    else if (rv != CTL_EXIT_OK)
+        fprintf(stderr, "loadctl: run %s\n", ctl_run_state(run));
+    return rv;
 }
 
-/* One poll: prints a progress line; returns -1 to keep waiting, else the exit code. */
-static int poll_run(const ctl_opts_t *o, const char *path, long elapsed, int *unreachable)
+/* One poll: shows progress; returns -1 to keep waiting, else the exit code. */
+static int poll_run(const ctl_opts_t *o, const char *path, long elapsed, int *unreachable,
+                    wait_view_t *v)
 {
     ctl_http_response_t resp;
     json_t *run = NULL;
     int rv = api_call(o, "GET", path, NULL, 0, &resp, &run);
     if (rv == CTL_EXIT_UNREACHABLE && !interrupted && ++*unreachable < WAIT_MAX_UNREACHABLE) {
+        end_bar(v);
         fprintf(stderr, "loadctl: retrying (%d/%d)\n", *unreachable, WAIT_MAX_UNREACHABLE - 1);
         return -1;
     }
@@ -333,20 +395,32 @@ static int poll_run(const ctl_opts_t *o, const char *path, long elapsed, int *un
         return rv;
     *unreachable = 0;
     rv = -1;
-    ctl_print_progress(o->json ? stderr : stdout, run, elapsed);
-    if (is_terminal(ctl_run_state(run)))
+    if (v->tty) {
+        ctl_print_progress_bar(v->out, run, elapsed, v->total_s, v->columns);
+        v->drawn = true;
+    } else {
+        ctl_print_progress(v->out, run, elapsed);
+    }
+    if (is_terminal(ctl_run_state(run))) {
+        end_bar(v);
         rv = wait_done(o, &resp, run);
+    }
     json_decref(run);
     ctl_http_response_free(&resp);
     return rv;
 }
 
 /* Polls the run once a second until it ends. Ctrl-C only stops the waiting. */
-static int wait_run(const ctl_opts_t *o, const char *id)
+static int wait_run(const ctl_opts_t *o, const char *id, double total_s)
 {
     struct sigaction sa = {.sa_handler = on_sigint}; /* no SA_RESTART: a poll must give way */
     sigemptyset(&sa.sa_mask);
     sigaction(SIGINT, &sa, NULL);
+    wait_view_t v = {.out = o->json ? stderr : stdout, .total_s = total_s};
+    struct winsize ws;
+    v.tty = isatty(fileno(v.out));
+    if (v.tty && ioctl(fileno(v.out), TIOCGWINSZ, &ws) == 0)
+        v.columns = ws.ws_col;
     char path[64];
     snprintf(path, sizeof(path), "/api/v1/runs/%s", id);
     struct timespec start, next;
@@ -354,13 +428,26 @@ static int wait_run(const ctl_opts_t *o, const char *id)
     next = start;
     for (int unreachable = 0;;) {
         long elapsed = (long)(next.tv_sec - start.tv_sec);
-        int rv = interrupted ? CTL_EXIT_INTERRUPTED : poll_run(o, path, elapsed, &unreachable);
+        int rv = interrupted ? CTL_EXIT_INTERRUPTED : poll_run(o, path, elapsed, &unreachable, &v);
         if (rv == -1 && sleep_tick(&next))
             continue;
+        end_bar(&v);
         if (rv == -1 || rv == CTL_EXIT_INTERRUPTED || (interrupted && rv == CTL_EXIT_UNREACHABLE))
             return stop_waiting(id);
         return rv;
     }
+}
+
+/* The scenario's duration in seconds, for the progress bar only (the master
+ * validates the scenario); 0 when it does not parse here. */
+static double scenario_seconds(const char *scenario, size_t len)
+{
+    lc_scenario_t sc;
+    if (lc_scenario_parse(scenario, len, &sc, NULL, 0) != 0)
+        return 0;
+    double secs = (double)sc.duration_ms / 1000.0;
+    lc_scenario_free(&sc);
+    return secs;
 }
 
 static int cmd_run(const ctl_opts_t *o)
@@ -372,10 +459,13 @@ static int cmd_run(const ctl_opts_t *o)
                 errno == EFBIG ? "larger than 64 MiB" : strerror(errno));
         return CTL_EXIT_USAGE;
     }
-    ctl_http_response_t resp;
+    ctl_http_response_t resp = {0};
     json_t *created = NULL;
+    double total_s = o->wait ? scenario_seconds(scenario, len) : 0;
     int rv = api_call(o, "POST", "/api/v1/runs", scenario, len, &resp, &created);
     free(scenario);
+    if (rv == CTL_EXIT_FAIL && resp.status == 400)
+        return CTL_EXIT_USAGE; /* the master refused the scenario (its error is printed) */
     if (rv != CTL_EXIT_OK)
         return rv;
     const json_t *id = json_object_get(created, "id");
@@ -391,7 +481,7 @@ static int cmd_run(const ctl_opts_t *o)
     json_decref(created);
     ctl_http_response_free(&resp);
     if (rv == CTL_EXIT_OK && o->wait)
-        rv = wait_run(o, ids);
+        rv = wait_run(o, ids, total_s);
     return rv;
 }
 
@@ -561,6 +651,29 @@ static int cmd_tokens(const ctl_opts_t *o)
                        "or 'tokens revoke ID'");
 }
 
+/* report ID [--format F] [-o FILE]: the API's bytes, unchanged. */
+static int cmd_report(const ctl_opts_t *o)
+{
+    char path[96];
+    const char *format = o->format ? o->format : "json";
+    if (!ctl_report_path(format, o->args[1], path, sizeof path)) {
+        fprintf(stderr, "loadctl: unknown report format '%s' (expected %s)\n", format,
+                ctl_report_formats);
+        return CTL_EXIT_USAGE;
+    }
+    ctl_http_response_t resp;
+    int rv = api_call(o, "GET", path, NULL, 0, &resp, NULL);
+    if (rv != CTL_EXIT_OK)
+        return rv;
+    if (ctl_report_write(o->output, resp.body, resp.body_len) != 0) {
+        fprintf(stderr, "loadctl: cannot write %s: %s\n", o->output ? o->output : "the report",
+                strerror(errno));
+        rv = CTL_EXIT_USAGE;
+    }
+    ctl_http_response_free(&resp);
+    return rv;
+}
+
 static int cmd_workers(const ctl_opts_t *o)
 {
     return get_and_print(o, "/api/v1/workers", ctl_print_workers, "the worker list");
@@ -575,6 +688,7 @@ typedef struct ctl_command_s {
 
 static const ctl_command_t commands[] = {
     {"run", 1, "SCENARIO.json", cmd_run}, {"runs", 0, NULL, cmd_runs},
+    {"report", 1, "ID", cmd_report},
     {"show", 1, "ID", cmd_show},          {"stop", 1, "ID", cmd_stop},
     {"workers", 0, NULL, cmd_workers},     {"cluster", -1, NULL, cmd_cluster},
     {"tenants", -1, NULL, cmd_tenants},    {"tokens", -1, NULL, cmd_tokens},
@@ -595,6 +709,8 @@ static const ctl_command_t *find_command(const ctl_opts_t *o)
             usage_error("--wait only goes with '%s'", "run");
         else if ((o->weight != NULL && c->run != cmd_tenants) || (o->name != NULL && c->run != cmd_tokens))
             usage_error("%s", "--weight only goes with 'tenants add', --name with 'tokens add'");
+        else if ((o->format != NULL || o->output != NULL) && c->run != cmd_report)
+            usage_error("%s", "--format and -o only go with 'report'");
         else if (c->n_operands < 0) /* checks its own operands */
             return c;
         else if (o->n_args - 1 < c->n_operands)

@@ -1,7 +1,8 @@
 /* test_store.c — the SQLite state machine: commands, deduplication of
- * replayed batches, snapshots. */
+ * replayed batches, snapshots, and the run list's summary. */
 #include <setjmp.h>
 #include <stdarg.h>
+#include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
 #include <stdlib.h>
@@ -185,6 +186,83 @@ static void test_snapshot_round_trip(void **state)
     store_close(copy);
 }
 
+static int grant(store_t *s, uint64_t run, uint32_t granted, bool queued, char **warnings,
+                 size_t n)
+{
+    Lc__RunGrant g = LC__RUN_GRANT__INIT;
+    g.run = run;
+    g.granted = granted;
+    g.queued = queued;
+    g.warnings = warnings;
+    g.n_warnings = n;
+    Lc__Command cmd = LC__COMMAND__INIT;
+    cmd.cmd_case = LC__COMMAND__CMD_RUN_GRANT;
+    cmd.run_grant = &g;
+    return store_apply(s, &cmd);
+}
+
+/* The list row of run id must carry the same value as the single view for
+ * every field the list shows. */
+static void assert_row_matches_view(store_t *s, json_t *row)
+{
+    static const char *const same[] = {"id", "name", "tenant", "state", "created_at",
+                                       "started_at", "finished_at", "users", "verdict",
+                                       "users_requested", "users_granted", "queued", "warnings"};
+    json_t *view = store_run_json(s, (uint64_t)json_integer_value(json_object_get(row, "id")),
+                                  10000);
+    assert_non_null(view);
+    for (size_t i = 0; i < sizeof same / sizeof same[0]; i++)
+        assert_true(json_equal(json_object_get(row, same[i]), json_object_get(view, same[i])));
+    json_t *totals = json_object_get(view, "totals");
+    assert_true(json_equal(json_object_get(row, "requests"), json_object_get(totals, "requests")));
+    assert_true(json_equal(json_object_get(row, "failures"), json_object_get(totals, "failures")));
+    assert_true(json_equal(json_object_get(row, "rps"), json_object_get(totals, "rps")));
+    json_decref(view);
+}
+
+static void test_list_is_a_summary_with_grants(void **state)
+{
+    (void)state;
+    store_t *s = open_store();
+    assert_int_equal(create_run(s, 1), 0); /* pending, never granted */
+    assert_int_equal(create_run(s, 2), 0);
+    assert_int_equal(set_state(s, 2, "running", 2000), 0);
+    assert_int_equal(apply_batch(s, 2, "w1", 1, 30, 800), 0);
+    char saturated[] = "generator saturated", degraded[] = "degraded: granted 1 of 2 users";
+    char *warnings[] = {saturated, degraded};
+    assert_int_equal(grant(s, 2, 1, false, warnings, 2), 0);
+    json_t *list = store_runs_json(s, NULL, 10000);
+    assert_int_equal(json_array_size(list), 2);
+    json_t *newest = json_array_get(list, 0), *pending = json_array_get(list, 1);
+    assert_int_equal(json_integer_value(json_object_get(newest, "id")), 2);
+    assert_int_equal(json_integer_value(json_object_get(newest, "users_granted")), 1);
+    assert_int_equal(json_integer_value(json_object_get(newest, "requests")), 30);
+    assert_int_equal(json_array_size(json_object_get(newest, "warnings")), 2);
+    assert_true(json_is_true(json_object_get(pending, "queued")));
+    assert_int_equal(json_integer_value(json_object_get(pending, "users_granted")), 0);
+    assert_null(json_object_get(newest, "endpoints")); /* a summary, not the full view */
+    assert_row_matches_view(s, newest);
+    assert_row_matches_view(s, pending);
+    json_decref(list);
+    list = store_runs_json(s, "other", 10000);
+    assert_int_equal(json_array_size(list), 0);
+    json_decref(list);
+    store_close(s);
+}
+
+static void test_run_tenant(void **state)
+{
+    (void)state;
+    store_t *s = open_store();
+    char tenant[128];
+    assert_int_equal(create_run(s, 4), 0);
+    assert_int_equal(store_run_tenant(s, 4, tenant, sizeof tenant), 0);
+    assert_string_equal(tenant, "default");
+    assert_int_equal(store_run_tenant(s, 5, tenant, sizeof tenant), LC_ENOTFOUND);
+    assert_string_equal(tenant, "");
+    store_close(s);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -192,6 +270,8 @@ int main(void)
         cmocka_unit_test(test_replayed_batch_counted_once),
         cmocka_unit_test(test_stats_for_unknown_run_change_nothing),
         cmocka_unit_test(test_snapshot_round_trip),
+        cmocka_unit_test(test_list_is_a_summary_with_grants),
+        cmocka_unit_test(test_run_tenant),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

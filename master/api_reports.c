@@ -1,0 +1,205 @@
+/* api_reports.c — GET /api/v1/runs/{id}/history (the dashboard polls it with
+ * ?since=) and the run's reports: report.json, report.csv, history.csv,
+ * report.html, report.junit.xml. Reads only this master's database. */
+#include "api_reports.h"
+
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "api_internal.h"
+#include "lc_clock.h"
+#include "report.h"
+#include "store.h"
+#include "store_history.h"
+
+/* What a report needs besides the run view. */
+enum { PART_HISTORY = 1, PART_STATS = 2, PART_SCENARIO = 4, PART_ALL = 7 };
+
+typedef enum { DOC_HISTORY, DOC_FULL_HISTORY, DOC_REPORT } doc_kind_t;
+
+typedef struct report_route_s {
+    const char *rest;
+    doc_kind_t doc;
+    unsigned parts;           /* for DOC_REPORT */
+    const char *content_type;
+    const char *filename;     /* downloaded as run-<id>-<filename>; NULL: shown (JSON) */
+    int (*render)(FILE *, const json_t *); /* NULL: the JSON itself */
+} report_route_t;
+
+static const report_route_t routes[] = {
+    {"/history", DOC_HISTORY, 0, "application/json", NULL, NULL},
+    {"/report.json", DOC_REPORT, PART_ALL, "application/json", NULL, NULL},
+    {"/report.csv", DOC_REPORT, PART_STATS, "text/csv; charset=utf-8", "report.csv",
+     report_csv_stats},
+    {"/history.csv", DOC_FULL_HISTORY, 0, "text/csv; charset=utf-8", "history.csv",
+     report_csv_history},
+    {"/report.html", DOC_REPORT, PART_ALL, "text/html; charset=utf-8", "report.html", report_html},
+    {"/report.junit.xml", DOC_REPORT, 0, "application/xml", "report.junit.xml", report_junit},
+};
+
+static const report_route_t *route_of(const char *rest)
+{
+    for (size_t i = 0; i < sizeof routes / sizeof routes[0]; i++)
+        if (strcmp(rest, routes[i].rest) == 0)
+            return &routes[i];
+    return NULL;
+}
+
+bool api_reports_handles(const char *rest)
+{
+    return route_of(rest) != NULL;
+}
+
+static int hex_value(char c)
+{
+    if (c >= '0' && c <= '9')
+        return c - '0';
+    if (c >= 'a' && c <= 'f')
+        return c - 'a' + 10;
+    if (c >= 'A' && c <= 'F')
+        return c - 'A' + 10;
+    return -1;
+}
+
+/* Percent-decodes a query value in place ('+' is a space); false for a bad
+ * escape or an encoded NUL. */
+static bool query_decode(char *s)
+{
+    char *w = s;
+    for (const char *r = s; *r != '\0'; r++) {
+        if (*r == '+') {
+            *w++ = ' ';
+        } else if (*r != '%') {
+            *w++ = *r;
+        } else {
+            int hi = hex_value(r[1]), lo = hi < 0 ? -1 : hex_value(r[2]);
+            if (lo < 0 || (hi == 0 && lo == 0))
+                return false;
+            *w++ = (char)(hi << 4 | lo);
+            r += 2;
+        }
+    }
+    *w = '\0';
+    return true;
+}
+
+/* Whether the query names parameter `name` at all (with any value). */
+static bool query_names(const char *query, const char *name)
+{
+    size_t n = strlen(name);
+    for (const char *p = query; p != NULL && *p != '\0'; p = strchr(p, '&') ? strchr(p, '&') + 1 : NULL)
+        if (strncmp(p, name, n) == 0 && (p[n] == '=' || p[n] == '&' || p[n] == '\0'))
+            return true;
+    return false;
+}
+
+/* Reads ?since=T and ?endpoint=NAME into q (the name into buf); answers 400
+ * and returns false when one is malformed. */
+static bool parse_query(lc_http_exchange_t *ex, const char *query, store_history_query_t *q,
+                        char *buf, size_t len)
+{
+    char since[32];
+    q->since = INT64_MIN;
+    q->endpoint = NULL;
+    if (query_names(query, "since")) {
+        char *end = NULL;
+        errno = 0;
+        long long v = api_query_value(query, "since", since, sizeof since)
+                          ? strtoll(since, &end, 10) : 0;
+        if (end == NULL || end == since || *end != '\0' || errno != 0) {
+            api_respond_error(ex, 400, "since: expected unix seconds (an integer)");
+            return false;
+        }
+        q->since = v;
+    }
+    if (query_names(query, "endpoint")) {
+        if (!api_query_value(query, "endpoint", buf, len) || !query_decode(buf)) {
+            api_respond_error(ex, 400, "endpoint: expected a percent-encoded endpoint name");
+            return false;
+        }
+        q->endpoint = buf;
+    }
+    return true;
+}
+
+/* The scenario as submitted: its JSON, or its text should it not parse. */
+static json_t *scenario_json(store_t *s, uint64_t id)
+{
+    store_run_t r;
+    if (store_run_get(s, id, &r) != 0)
+        return json_null();
+    json_t *sc = json_loads(r.scenario_json, 0, NULL);
+    if (sc == NULL)
+        sc = json_string(r.scenario_json);
+    store_run_free(&r);
+    return sc ? sc : json_null();
+}
+
+/* The report JSON (report.h): the run view plus the parts asked for. */
+static json_t *report_json(store_t *s, uint64_t id, unsigned parts, uint64_t now_ms)
+{
+    json_t *run = store_run_json(s, id, now_ms);
+    if (run == NULL)
+        return NULL;
+    if (parts & PART_SCENARIO)
+        json_object_set_new(run, "scenario", scenario_json(s, id));
+    if (parts & PART_STATS) {
+        json_t *stats = store_report_stats_json(s, id, now_ms);
+        json_object_set_new(run, "stats", stats ? stats : json_array());
+    }
+    if (parts & PART_HISTORY) {
+        store_history_query_t q = {NULL, INT64_MIN, false};
+        json_t *history = store_history_json(s, id, &q, now_ms);
+        json_t *seconds = json_object_get(history, "seconds");
+        json_object_set_new(run, "history", seconds ? json_incref(seconds) : json_array());
+        json_decref(history);
+    }
+    return run;
+}
+
+static void respond_rendered(lc_http_exchange_t *ex, const report_route_t *r, uint64_t id,
+                             const json_t *doc)
+{
+    char *body = NULL, headers[160];
+    size_t len = 0;
+    if (report_render(r->render, doc, &body, &len) != 0) {
+        api_respond_error(ex, 500, "run %llu: cannot render %s", (unsigned long long)id,
+                          r->rest + 1);
+        return;
+    }
+    snprintf(headers, sizeof headers, "Content-Disposition: attachment; filename=\"run-%llu-%s\"\r\n",
+             (unsigned long long)id, r->filename);
+    lc_http_exchange_respond(ex, 200, r->content_type, body, len, headers);
+    free(body);
+}
+
+void api_reports_route(master_t *m, lc_http_exchange_t *ex, const lc_http_request_t *req,
+                       uint64_t id, const char *rest)
+{
+    const report_route_t *r = route_of(rest);
+    char endpoint[1024];
+    store_history_query_t q;
+    if (r == NULL) {
+        api_respond_error(ex, 404, "no such endpoint: %s", req->path);
+        return;
+    }
+    if (strcmp(req->method, "GET") != 0) {
+        api_respond_error(ex, 405, "%s not allowed on %s", req->method, req->path);
+        return;
+    }
+    if (!parse_query(ex, req->query, &q, endpoint, sizeof endpoint))
+        return;
+    uint64_t now = lc_wall_ms();
+    q.full = r->doc == DOC_FULL_HISTORY;
+    json_t *doc = r->doc == DOC_REPORT ? report_json(m->store, id, r->parts, now)
+                                       : store_history_json(m->store, id, &q, now);
+    if (doc == NULL)
+        api_respond_error(ex, 404, "run %llu not found", (unsigned long long)id);
+    else if (r->render == NULL)
+        api_respond_json(ex, 200, json_incref(doc));
+    else
+        respond_rendered(ex, r, id, doc);
+    json_decref(doc);
+}

@@ -1,0 +1,170 @@
+/* report_csv.c — Locust's stats and stats-history CSV files from a run's
+ * report JSON, column for column, so Locust tooling reads them unchanged. */
+#include "report.h"
+
+#include <stdbool.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "store_history.h"
+
+/* Locust's StatsCSV.requests_csv_columns and stats_history_csv_columns with
+ * the default PERCENTILES_TO_REPORT. */
+const char report_csv_stats_header[] =
+    "Type,Name,Request Count,Failure Count,Median Response Time,Average Response Time,"
+    "Min Response Time,Max Response Time,Average Content Size,Requests/s,Failures/s,"
+    "50%,66%,75%,80%,90%,95%,98%,99%,99.9%,99.99%,100%";
+const char report_csv_history_header[] =
+    "Timestamp,User Count,Type,Name,Requests/s,Failures/s,"
+    "50%,66%,75%,80%,90%,95%,98%,99%,99.9%,99.99%,100%,"
+    "Total Request Count,Total Failure Count,Total Median Response Time,"
+    "Total Average Response Time,Total Min Response Time,Total Max Response Time,"
+    "Total Average Content Size";
+
+/* Python's csv module ends rows with CRLF (so does RFC 4180). */
+#define CSV_EOL "\r\n"
+
+void report_csv_field(FILE *out, const char *s)
+{
+    if (s == NULL)
+        s = "";
+    if (s[strcspn(s, ",\"\r\n")] == '\0') {
+        fputs(s, out);
+        return;
+    }
+    fputc('"', out);
+    for (; *s != '\0'; s++) {
+        if (*s == '"')
+            fputc('"', out);
+        fputc(*s, out);
+    }
+    fputc('"', out);
+}
+
+/* ",<number>" in fmt, or "," and if_null when v is not a number. */
+static void put_num(FILE *out, const json_t *v, const char *fmt, const char *if_null)
+{
+    fputc(',', out);
+    if (json_is_number(v))
+        fprintf(out, fmt, json_number_value(v));
+    else
+        fputs(if_null, out);
+}
+
+static void put_int(FILE *out, const json_t *v)
+{
+    fprintf(out, ",%" JSON_INTEGER_FORMAT, json_integer_value(v));
+}
+
+/* The eleven percentile columns: N/A where there is no latency (Locust
+ * writes N/A for an entry without requests). */
+static void put_percentiles(FILE *out, const json_t *pcts)
+{
+    for (int i = 0; i < STORE_N_PERCENTILES; i++)
+        put_num(out, json_object_get(pcts, store_percentile_labels[i]), "%.3f", "N/A");
+}
+
+static int stats_row(FILE *out, const json_t *row)
+{
+    const char *type = json_string_value(json_object_get(row, "type"));
+    const char *name = json_string_value(json_object_get(row, "name"));
+    if (type == NULL || name == NULL || !json_is_integer(json_object_get(row, "requests")))
+        return -1;
+    report_csv_field(out, type);
+    fputc(',', out);
+    report_csv_field(out, name);
+    put_int(out, json_object_get(row, "requests"));
+    put_int(out, json_object_get(row, "failures"));
+    put_num(out, json_object_get(row, "median_ms"), "%.3f", "0");
+    put_num(out, json_object_get(row, "avg_ms"), "%.3f", "0");
+    put_num(out, json_object_get(row, "min_ms"), "%.3f", "0");
+    put_num(out, json_object_get(row, "max_ms"), "%.3f", "0");
+    put_num(out, json_object_get(row, "avg_content_size"), "%.2f", "0");
+    put_num(out, json_object_get(row, "rps"), "%.6f", "0");
+    put_num(out, json_object_get(row, "failures_per_s"), "%.6f", "0");
+    put_percentiles(out, json_object_get(row, "percentiles_ms"));
+    fputs(CSV_EOL, out);
+    return 0;
+}
+
+int report_csv_stats(FILE *out, const json_t *report)
+{
+    const json_t *rows = json_object_get(report, "stats");
+    if (!json_is_array(rows))
+        return -1;
+    fputs(report_csv_stats_header, out);
+    fputs(CSV_EOL, out);
+    size_t i;
+    const json_t *row;
+    json_array_foreach(rows, i, row) {
+        if (stats_row(out, row) != 0)
+            return -1;
+    }
+    return ferror(out) ? -1 : 0;
+}
+
+/* One second: Timestamp … Failures/s, its percentiles, then the run's
+ * totals up to it. type and name are the history's endpoint or Aggregated. */
+static int history_row(FILE *out, const json_t *sec, const char *type, const char *name)
+{
+    const json_t *total = json_object_get(sec, "total");
+    if (!json_is_integer(json_object_get(sec, "t")) || !json_is_object(total))
+        return -1;
+    fprintf(out, "%" JSON_INTEGER_FORMAT, json_integer_value(json_object_get(sec, "t")));
+    put_int(out, json_object_get(sec, "users"));
+    fputc(',', out);
+    report_csv_field(out, type);
+    fputc(',', out);
+    report_csv_field(out, name);
+    put_num(out, json_object_get(sec, "rps"), "%f", "0");
+    put_num(out, json_object_get(sec, "failures_per_s"), "%f", "0");
+    put_percentiles(out, json_object_get(sec, "percentiles_ms"));
+    put_int(out, json_object_get(total, "requests"));
+    put_int(out, json_object_get(total, "failures"));
+    put_num(out, json_object_get(total, "median_ms"), "%.3f", "0");
+    put_num(out, json_object_get(total, "avg_ms"), "%.3f", "0");
+    put_num(out, json_object_get(total, "min_ms"), "%.3f", "0");
+    put_num(out, json_object_get(total, "max_ms"), "%.3f", "0");
+    put_num(out, json_object_get(total, "avg_content_size"), "%.2f", "0");
+    fputs(CSV_EOL, out);
+    return 0;
+}
+
+int report_csv_history(FILE *out, const json_t *history)
+{
+    const json_t *seconds = json_object_get(history, "seconds");
+    const char *endpoint = json_string_value(json_object_get(history, "endpoint"));
+    const char *method = json_string_value(json_object_get(history, "method"));
+    if (!json_is_array(seconds))
+        return -1;
+    fputs(report_csv_history_header, out);
+    fputs(CSV_EOL, out);
+    size_t i;
+    const json_t *sec;
+    json_array_foreach(seconds, i, sec) {
+        if (history_row(out, sec, endpoint ? (method ? method : "") : "",
+                        endpoint ? endpoint : "Aggregated") != 0)
+            return -1;
+    }
+    return ferror(out) ? -1 : 0;
+}
+
+int report_render(int (*render)(FILE *, const json_t *), const json_t *json, char **out,
+                  size_t *len)
+{
+    char *buf = NULL;
+    size_t n = 0;
+    FILE *f = open_memstream(&buf, &n);
+    if (f == NULL)
+        return -1;
+    int rv = render(f, json);
+    if (fclose(f) != 0)
+        rv = -1;
+    if (rv != 0) {
+        free(buf);
+        return -1;
+    }
+    *out = buf;
+    *len = n;
+    return 0;
+}

@@ -1,0 +1,47 @@
+/* store_history.h — a run second by second and its per-endpoint percentile table: the queries behind /history and the reports. */
+#ifndef MASTER_STORE_HISTORY_H
+#define MASTER_STORE_HISTORY_H
+
+#include <jansson.h>
+#include <stdbool.h>
+#include <stdint.h>
+
+#include "store.h"
+
+/* Locust's reported percentiles (PERCENTILES_TO_REPORT) and their CSV labels
+ * ("50%" … "100%"), in order: the keys of every "percentiles_ms" object. */
+#define STORE_N_PERCENTILES 11
+extern const double store_percentiles[STORE_N_PERCENTILES];
+extern const char *const store_percentile_labels[STORE_N_PERCENTILES];
+
+typedef struct store_history_query_s {
+    const char *endpoint; /* one endpoint's seconds, or NULL for all endpoints merged */
+    int64_t since;        /* only seconds whose unix time t is > since (INT64_MIN: all) */
+    bool full;            /* add "bytes", "percentiles_ms" and the running "total" */
+} store_history_query_t;
+
+/* {"run","endpoint","method","seconds":[{"t","offset_s","users","requests",
+ * "failures","rps","failures_per_s","p50_ms","p95_ms","p99_ms"}]}: one entry
+ * per second from the run's first second with stats (gaps filled with zero
+ * requests), t in unix seconds (the run's start plus offset_s), users of
+ * the whole run (also with an endpoint), latencies from that second's
+ * merged histograms (null without requests). While the run is not over its
+ * newest second is still filling and is left out (a second already served
+ * can still grow when a worker replays late batches after a failover: exact
+ * figures come once the run is over).
+ * With q->full each entry also has "bytes", "percentiles_ms" {"50%": …} and
+ * "total" (the run up to and including that second: "requests", "failures",
+ * "median_ms", "avg_ms", "min_ms", "max_ms", "avg_content_size").
+ * "method" is the endpoint's method ("" for all). NULL when the run does not
+ * exist. */
+json_t *store_history_json(store_t *s, uint64_t run, const store_history_query_t *q,
+                           uint64_t now_ms);
+
+/* The run's request table as Locust writes it: [{"type","name","requests",
+ * "failures","median_ms","avg_ms","min_ms","max_ms","avg_content_size","rps",
+ * "failures_per_s","percentiles_ms"}], endpoints by name, then the total row
+ * (type "", name "Aggregated"). Latencies are null for a row without
+ * requests. NULL when the run does not exist. */
+json_t *store_report_stats_json(store_t *s, uint64_t run, uint64_t now_ms);
+
+#endif
