@@ -82,6 +82,8 @@ static void notify(const char *head, const char *status)
     for (const char *p = status; p != NULL && *p != '\0' && n < sizeof msg - 1; p++)
         msg[n++] = *p == '\n' ? ' ' : *p;
     msg[n] = '\0';
+    if (n == 0)
+        return; /* lc_notify_status(NULL): nothing to say */
     int rv = lc_notify_send(msg);
     if (rv != 0)
         lc_warn("notify", "msg=\"cannot notify systemd\" socket=\"%s\" error=\"%s: %s\"",

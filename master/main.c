@@ -232,6 +232,7 @@ int main(int argc, char **argv)
     if (rv != 0)
         return rv > 0 ? 0 : 2;
     signal(SIGPIPE, SIG_IGN);
+    signal(SIGHUP, SIG_IGN); /* a reload during start must not end the process */
     m.loop = uv_default_loop();
     char errmsg[512] = "";
     if (m.cfg.log_file[0] != '\0' && lc_log_open_file(m.cfg.log_file, errmsg, sizeof errmsg) != 0) {
@@ -243,6 +244,8 @@ int main(int argc, char **argv)
         return 1;
     }
     start_signals(&m);
+    lc_notify_status(m.cfg.no_bootstrap ? "waiting to be added to the quorum"
+                                        : "waiting for a leader");
     lc_info("master", "msg=\"started\" id=%llu api=%s:%u workers=%s:%u raft=%s data=%s",
             (unsigned long long)m.cfg.id, m.cfg.api_host, m.cfg.api_port, m.cfg.worker_host,
             m.cfg.worker_port, m.cfg.raft_address, m.cfg.data_dir);

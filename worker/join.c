@@ -406,6 +406,7 @@ static int serve(join_t *j, const worker_opts_t *o)
         j->exit_code = rv == LC_EINVAL ? 2 : 1;
         close_all(j);
     } else {
+        lc_notify_status("connecting to the masters");
         lc_info("worker", "msg=\"worker started\" id=%s name=\"%s\" threads=%u capacity=%u "
                           "join=\"%s\" orphan_timeout_s=%u outbox_max_bytes=%zu",
                 j->worker_id, j->name, o->threads, o->capacity, o->join, o->orphan_timeout_s,

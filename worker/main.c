@@ -219,6 +219,7 @@ int main(int argc, char **argv)
         return rv > 0 ? 0 : 2;
     /* A peer that resets a connection must cost an error count, not the process. */
     signal(SIGPIPE, SIG_IGN);
+    signal(SIGHUP, SIG_IGN); /* a reload during start must not end the process */
     if (o.threads == 0) {
         int n = uv_available_parallelism();
         o.threads = n > 0 ? (unsigned)n : 1;
