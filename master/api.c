@@ -6,6 +6,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "dashboard.h"
 #include "fleet.h"
 #include "lc_clock.h"
 #include "lc_err.h"
@@ -123,9 +124,12 @@ static void respond_readyz(master_t *m, lc_http_exchange_t *ex)
 }
 
 /* /healthz, /readyz and /metrics answer without a token (probes and
- * scrapers); returns true when it answered. */
+ * scrapers), and so does the dashboard's page ("/", "/ui/…"; its API calls
+ * carry tokens); returns true when it answered. */
 static bool handle_open(master_t *m, lc_http_exchange_t *ex, const lc_http_request_t *req)
 {
+    if (dashboard_serve(ex, req))
+        return true;
     if (strcmp(req->method, "GET") != 0)
         return false;
     if (strcmp(req->path, "/healthz") == 0) {
