@@ -151,7 +151,6 @@ static bool handle_open(master_t *m, lc_http_exchange_t *ex, const lc_http_reque
 static void handle(void *arg, lc_http_exchange_t *ex, const lc_http_request_t *req)
 {
     master_t *m = arg;
-    bool get = strcmp(req->method, "GET") == 0;
     auth_identity_t who;
     if (handle_open(m, ex, req) || !api_access_gate(m, ex, req, &who) ||
         send_to_leader(m, ex, req))
@@ -162,10 +161,7 @@ static void handle(void *arg, lc_http_exchange_t *ex, const lc_http_request_t *r
                strncmp(req->path, "/api/v1/tokens", 14) == 0) {
         api_access_route(m, ex, req);
     } else if (strcmp(req->path, "/api/v1/workers") == 0) {
-        if (get)
-            api_respond_json(ex, 200, json_pack("{s:o}", "workers", fleet_workers_json(m->fleet)));
-        else
-            api_respond_error(ex, 405, "%s not allowed on %s", req->method, req->path);
+        api_workers_route(m, ex, req, &who);
     } else if (strncmp(req->path, "/api/v1/runs", 12) == 0) {
         api_runs_route(m, ex, req, &who);
     } else {
