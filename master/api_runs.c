@@ -146,17 +146,37 @@ static void stop_run(master_t *m, lc_http_exchange_t *ex, uint64_t id)
     }
 }
 
-/* The run list: a tenant token's own tenant, an admin's all (or ?tenant=). */
+/* Whether state names a run state (the list's ?state= filter). */
+static bool run_state_known(const char *state)
+{
+    static const char *const states[] = {"pending", "running", "stopping", "finished",
+                                         "failed", "aborted"};
+    for (size_t i = 0; i < sizeof states / sizeof states[0]; i++)
+        if (strcmp(state, states[i]) == 0)
+            return true;
+    return false;
+}
+
+/* The run list: a tenant token's own tenant, an admin's all (or ?tenant=);
+ * ?state= keeps the runs in one state. */
 static void list_runs(master_t *m, lc_http_exchange_t *ex, const lc_http_request_t *req,
                       const auth_identity_t *who)
 {
-    char filter[128];
-    const char *tenant = NULL;
+    char tenant_filter[128], state_filter[128];
+    const char *tenant = NULL, *state = NULL;
     if (who->role == AUTH_ROLE_TENANT)
         tenant = who->tenant;
-    else if (api_query_value(req->query, "tenant", filter, sizeof filter))
-        tenant = filter;
-    api_respond_json(ex, 200, json_pack("{s:o}", "runs", store_runs_json(m->store, tenant, lc_wall_ms())));
+    else if (api_query_value(req->query, "tenant", tenant_filter, sizeof tenant_filter))
+        tenant = tenant_filter;
+    if (api_query_value(req->query, "state", state_filter, sizeof state_filter))
+        state = state_filter;
+    if (state != NULL && !run_state_known(state)) {
+        api_respond_error(ex, 400, "state: expected one of pending, running, stopping, finished, "
+                          "failed, aborted");
+        return;
+    }
+    api_respond_json(ex, 200, json_pack("{s:o}", "runs", store_runs_json(m->store, tenant, state,
+                                                                         lc_wall_ms())));
 }
 
 /* Whether the caller may see run id: another tenant's run answers exactly

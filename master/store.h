@@ -92,10 +92,10 @@ json_t *store_tokens_json(store_t *s);
 /* The run list, newest first (at most 1000): [{"id","name","tenant","state",
  * "created_at","started_at","finished_at","users","requests","failures","rps",
  * "verdict","users_requested","users_granted","queued","warnings"}], only tenant's runs
- * unless tenant is NULL. A summary that decodes no histogram: latencies
- * (p95 and the rest) are in store_run_json only; the grant fields are the
- * same as there. */
-json_t *store_runs_json(store_t *s, const char *tenant, uint64_t now_ms);
+ * unless tenant is NULL, only those in state unless state is NULL. A summary
+ * that decodes no histogram: latencies (p95 and the rest) are in
+ * store_run_json only; the grant fields are the same as there. */
+json_t *store_runs_json(store_t *s, const char *tenant, const char *state, uint64_t now_ms);
 /* One run with totals, endpoints, errors, the latest second, and the
  * scheduler's "users_requested", "users_granted", "queued", "warnings". */
 json_t *store_run_json(store_t *s, uint64_t id, uint64_t now_ms);

@@ -377,7 +377,8 @@ static const char runs_list_sql[] =
     " (SELECT COALESCE(SUM(e.count), 0) FROM run_endpoints e WHERE e.run = r.id),"
     " (SELECT COALESCE(SUM(e.failures), 0) FROM run_endpoints e WHERE e.run = r.id)"
     " FROM runs r LEFT JOIN run_grants g ON g.run = r.id"
-    " WHERE ?1 IS NULL OR r.tenant = ?1 ORDER BY r.id DESC LIMIT 1000";
+    " WHERE (?1 IS NULL OR r.tenant = ?1) AND (?2 IS NULL OR r.state = ?2)"
+    " ORDER BY r.id DESC LIMIT 1000";
 
 /* The columns of runs_list_sql; granted, queued, warnings in this order
  * (grant_set). */
@@ -415,12 +416,14 @@ static json_t *run_summary_json(sqlite3_stmt *st, uint64_t now_ms)
     return run;
 }
 
-json_t *store_runs_json(store_t *s, const char *tenant, uint64_t now_ms)
+json_t *store_runs_json(store_t *s, const char *tenant, const char *state, uint64_t now_ms)
 {
     json_t *list = json_array();
     sqlite3_stmt *st = store_prepare(s, runs_list_sql);
     if (st != NULL && tenant != NULL)
         sqlite3_bind_text(st, 1, tenant, -1, SQLITE_STATIC);
+    if (st != NULL && state != NULL)
+        sqlite3_bind_text(st, 2, state, -1, SQLITE_STATIC);
     while (st != NULL && sqlite3_step(st) == SQLITE_ROW) {
         json_t *run = run_summary_json(st, now_ms);
         if (run != NULL)

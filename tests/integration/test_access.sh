@@ -2,9 +2,13 @@
 # Access: tenants and tokens on a 3-master quorum. Every 401/403/404 case is
 # tried against the leader and through a follower, which answers auth errors
 # itself (never revealing the leader) and redirects authorized writes (307).
+# One worker runs the tenants' runs: a tenant token's workers view shows the
+# workers but none of another tenant's runs.
 source "$(dirname "$0")/lib.sh"
 
+start_target
 start_cluster 3
+join_workers 1 # runs the tenants' runs, so the workers view has some to hide
 leader=$(leader_id)
 follower=$(( leader % 3 + 1 ))
 LEADER=$(api_of "$leader")
@@ -40,12 +44,21 @@ body_is() {
     [ "${got#* }" = "$expected" ] || { log "  body: ${got#* } (expected $expected)"; return 1; }
 }
 scenario() { # NAME [TENANT]
-    printf '{"name": "%s", %s"target": "http://127.0.0.1:9", "duration": "60s", "users": 1, "tasks": [{"path": "/"}]}' \
-        "$1" "${2:+\"tenant\": \"$2\", }"
+    printf '{"name": "%s", %s"target": "http://127.0.0.1:%s", "duration": "5m", "users": 1, "think_time_ms": 200, "tasks": [{"path": "/"}]}' \
+        "$1" "${2:+\"tenant\": \"$2\", }" "$TARGET_PORT"
 }
 new_token() { ctl --json tokens add "$@" | jq -r .token; }
 run_ids() { call "$1" GET "$2/api/v1/runs${3:-}" | cut -d' ' -f2- | jq -r '[.runs[].id] | sort | join(",")'; }
 run_tenants() { call "$1" GET "$2/api/v1/runs${3:-}" | cut -d' ' -f2- | jq -r '[.runs[].tenant] | unique | join(",")'; }
+# worker_runs TOKEN URL: the run ids the workers view shows TOKEN, sorted.
+worker_runs() { call "$1" GET "$2/api/v1/workers" | cut -d' ' -f2- | jq -r '[.workers[].runs[].run] | unique | join(",")'; }
+# only_runs TOKEN URL ID: the workers view shows TOKEN no run but ID (a
+# follower has no workers: it shows none).
+only_runs() {
+    local got
+    got=$(worker_runs "$1" "$2")
+    [ -z "$got" ] || [ "$got" = "$3" ] || { log "  workers view shows runs $got (expected only $3)"; return 1; }
+}
 
 check "the admin token file is private (0600)" [ "$(stat -c %a "$ADMIN_TOKEN_FILE")" = 600 ]
 check "loadctl tenants add a 3" ctl tenants add a 3
@@ -70,6 +83,8 @@ idB=$(call "$TB" POST "$LEADER/api/v1/runs" "$(scenario run-b b)" | cut -d' ' -f
 idD=$(call "$TADMIN" POST "$LEADER/api/v1/runs" "$(scenario run-default)" | cut -d' ' -f2- | jq -r .id)
 check "runs created for a, b and default" [ "$idA" -gt 0 -a "$idB" -gt 0 -a "$idD" -gt 0 ]
 check "A's run belongs to tenant a" sh -c "[ \"\$(curl -sf '$LEADER/api/v1/runs/$idA' | jq -r .tenant)\" = a ]"
+check "the worker runs all three (admin's workers view)" \
+    wait_until 15 sh -c "[ \"\$(curl -sf '$LEADER/api/v1/workers' | jq -r '[.workers[].runs[].run] | unique | join(\",\")')\" = '$idA,$idB,$idD' ]"
 missing=$((idB + 1000))
 wait_until 10 answers 200 "$TB" GET "$FOLLOWER/api/v1/runs/$idB" || true
 UNKNOWN="lct_$(head -c 32 /dev/urandom | base64 | tr '+/' '-_' | tr -d '=' | cut -c1-43)"
@@ -94,6 +109,8 @@ for where in leader follower; do
     check "($where) tenant token on a membership change: 403" answers 403 "$TA" DELETE "$U/api/v1/cluster/members/$follower"
     check "($where) tenant token reads the cluster" answers 200 "$TA" GET "$U/api/v1/cluster"
     check "($where) tenant token reads the workers" answers 200 "$TA" GET "$U/api/v1/workers"
+    check "($where) ... with no other tenant's run in them" only_runs "$TA" "$U" "$idA"
+    check "($where) ... for B neither" only_runs "$TB" "$U" "$idB"
     check "($where) A reads A's run" answers 200 "$TA" GET "$U/api/v1/runs/$idA"
     check "($where) A asking for B's run: 404" answers 404 "$TA" GET "$U/api/v1/runs/$idB"
     check "($where) ... with the body of a missing run" body_is "{\"error\":\"run $idB not found\"}" "$TA" GET "$U/api/v1/runs/$idB"
@@ -108,6 +125,10 @@ for where in leader follower; do
     check "($where) admin creating a run for a missing tenant: 400" \
         body_is '{"error":"tenant: no such tenant '"'ghost'"'"}' "$TADMIN" POST "$U/api/v1/runs" "$(scenario ghost ghost)" --location-trusted
 done
+check "(leader) A's workers view shows A's run" [ "$(worker_runs "$TA" "$LEADER")" = "$idA" ]
+check "(leader) ... and the worker's capacity and CPU" \
+    sh -c "curl -q -sf -H 'Authorization: Bearer $TA' '$LEADER/api/v1/workers' | jq -e '.workers[0] | (.capacity > 0) and has(\"cpu_percent\")' >/dev/null"
+check "(leader) B's workers view shows B's run" [ "$(worker_runs "$TB" "$LEADER")" = "$idB" ]
 check "the follower redirects A's authorized write (307)" answers 307 "$TA" POST "$FOLLOWER/api/v1/runs" "$(scenario via-follower a)"
 check "... which the leader creates (201)" answers 201 "$TA" POST "$FOLLOWER/api/v1/runs" "$(scenario via-follower a)" --location-trusted
 check "the follower redirects an admin's tenant change (307)" answers 307 "$TADMIN" PATCH "$FOLLOWER/api/v1/tenants/b" '{"weight":2}'

@@ -76,6 +76,21 @@ log "run b: $(jq -c '{users_requested, users_granted, queued, warnings}' <<<"$vi
 check "run b shows its request, grant and shortfall" \
     [ "$(jq -c '[.users_requested, .users_granted, .queued, .warnings]' <<<"$view")" = \
       '[600,150,false,["degraded: granted 150 of 600 users"]]' ]
+# grant_fields RUN: [users_requested, users_granted, queued, warnings] of RUN
+# in the single view, then in the run list (a summary that reads no stats).
+grant_fields() {
+    curl -sf --max-time 2 "$API/api/v1/runs/$1" | jq -c '[.users_requested, .users_granted, .queued, .warnings]'
+    curl -sf --max-time 2 "$API/api/v1/runs" |
+        jq -c --argjson r "$1" '.runs[] | select(.id == $r) | [.users_requested, .users_granted, .queued, .warnings]'
+}
+list_matches_view() {
+    local f view listed
+    f=$(grant_fields "$1") || return 1
+    view=$(sed -n 1p <<<"$f") listed=$(sed -n 2p <<<"$f")
+    [ -n "$view" ] && [ "$view" = "$listed" ] || { log "  run $1: view $view, list $listed"; return 1; }
+}
+check "the run list shows b's request, grant and shortfall like its view" list_matches_view "$run_b"
+check "... and a's" list_matches_view "$run_a"
 check "the workers view shows capacities" \
     [ "$(curl -sf "$API/api/v1/workers" | jq -c '[.workers[] | .effective_capacity] | sort')" = "[100,200,300]" ]
 sleep 3
@@ -110,6 +125,11 @@ grant_is() {
 check "a queue run that cannot get all 300 users waits" wait_until 5 grant_is "$run_q" \
     '["pending",0,true,["queued: waiting until all 300 users can be granted"]]'
 check "the queued run takes nothing from the others" grants_are 450 150
+check "the run list shows the queued run like its view" list_matches_view "$run_q"
+check "?state=pending lists just the queued run" \
+    [ "$(curl -sf "$API/api/v1/runs?state=pending" | jq -c '[.runs[].id]')" = "[$run_q]" ]
+check "an unknown ?state= is refused (400)" \
+    [ "$(curl -s -o /dev/null -w '%{http_code}' "$API/api/v1/runs?state=done")" = 400 ]
 sleep 6
 kill "$SAMPLER" 2>/dev/null || true
 

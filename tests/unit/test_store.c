@@ -231,7 +231,7 @@ static void test_list_is_a_summary_with_grants(void **state)
     char saturated[] = "generator saturated", degraded[] = "degraded: granted 1 of 2 users";
     char *warnings[] = {saturated, degraded};
     assert_int_equal(grant(s, 2, 1, false, warnings, 2), 0);
-    json_t *list = store_runs_json(s, NULL, 10000);
+    json_t *list = store_runs_json(s, NULL, NULL, 10000);
     assert_int_equal(json_array_size(list), 2);
     json_t *newest = json_array_get(list, 0), *pending = json_array_get(list, 1);
     assert_int_equal(json_integer_value(json_object_get(newest, "id")), 2);
@@ -244,8 +244,12 @@ static void test_list_is_a_summary_with_grants(void **state)
     assert_row_matches_view(s, newest);
     assert_row_matches_view(s, pending);
     json_decref(list);
-    list = store_runs_json(s, "other", 10000);
+    list = store_runs_json(s, "other", NULL, 10000);
     assert_int_equal(json_array_size(list), 0);
+    json_decref(list);
+    list = store_runs_json(s, "default", "pending", 10000);
+    assert_int_equal(json_array_size(list), 1);
+    assert_int_equal(json_integer_value(json_object_get(json_array_get(list, 0), "id")), 1);
     json_decref(list);
     store_close(s);
 }
