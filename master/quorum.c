@@ -158,6 +158,9 @@ static int start_raft(quorum_t *q, uv_loop_t *loop, const quorum_config_t *cfg, 
     raft_set_heartbeat_timeout(&q->raft, cfg->heartbeat_timeout_ms);
     raft_set_snapshot_threshold(&q->raft, cfg->snapshot_threshold);
     raft_set_snapshot_trailing(&q->raft, cfg->snapshot_trailing);
+    /* A master back from a partition with a higher term must not unseat a
+     * working leader: it first asks whether it could win. */
+    raft_set_pre_vote(&q->raft, true);
     int rv = cfg->no_bootstrap ? 0 : bootstrap_if_new(q, cfg, errmsg, errlen);
     if (rv == 0 && raft_start(&q->raft) != 0) {
         snprintf(errmsg, errlen, "quorum: start raft on %s: %s", cfg->raft_address,

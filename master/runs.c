@@ -19,6 +19,10 @@
 
 #define TICK_MS 100
 #define FINAL_GRACE_MS 5000 /* beyond the request timeout, for final batches */
+/* How long an adopted run waits for its workers beyond 2 heartbeats: a worker
+ * gives up on a dead leader after its TCP user timeout (4 s), then tries the
+ * next master within a backoff round (1 s). */
+#define ADOPT_RECONNECT_MS 5000
 
 typedef struct assignment_s {
     char worker[FLEET_ID_MAX];
@@ -38,6 +42,7 @@ typedef struct active_run_s {
     uint64_t stop_deadline_ms; /* monotonic */
     uint64_t adopt_until_ms;   /* monotonic; workers may still report it */
     bool adopting;             /* taken over from a previous leader, grace running */
+    bool adopted;              /* taken over from a previous leader at all */
     char final_state[16];
     char reason[256];
     uint64_t generation;
@@ -492,7 +497,11 @@ static bool tick_run(runs_t *r, active_run_t *ar, uint64_t now)
     if (!ar->started)
         return true;
     uint64_t wall = lc_wall_ms();
-    if (wall >= ar->started_wall_ms + ar->sc.duration_ms)
+    if (wall >= ar->started_wall_ms + ar->sc.duration_ms && ar->adopted && ar->n_asg == 0)
+        /* Its workers never came back to this leader: what they counted since
+         * the change is not in the history, so the run cannot pass as finished. */
+        begin_stop(r, ar, "failed", "no worker reported the run after the leader change");
+    else if (wall >= ar->started_wall_ms + ar->sc.duration_ms)
         begin_stop(r, ar, "finished", "duration reached");
     char why[sizeof ar->reason];
     if (!ar->stopping && now >= ar->thresholds_due_ms) { /* abortOnFail, once a second */
@@ -543,8 +552,9 @@ static void adopt_active(runs_t *r, const char *state)
         if (ar != NULL) {
             ar->started_wall_ms = row.started_ms ? row.started_ms : lc_wall_ms();
             ar->started = true;
-            ar->adopt_until_ms = mono_ms() + 2u * r->m->cfg.worker_heartbeat_ms;
-            ar->adopting = true;
+            ar->adopt_until_ms =
+                mono_ms() + 2u * r->m->cfg.worker_heartbeat_ms + ADOPT_RECONNECT_MS;
+            ar->adopting = ar->adopted = true;
             if (strcmp(state, "stopping") == 0)
                 begin_stop(r, ar, "finished", row.reason[0] ? row.reason : "stopped");
             lc_info("runs", "msg=\"run adopted\" run=%llu state=%s", (unsigned long long)row.id,

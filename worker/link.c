@@ -2,6 +2,8 @@
 #include "link.h"
 
 #include <netdb.h>
+#include <netinet/in.h>
+#include <netinet/tcp.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -441,6 +443,7 @@ static void on_connect(uv_connect_t *req, int status)
     uv_freeaddrinfo(l->addrs);
     l->addrs = l->next_addr = NULL;
     uv_tcp_nodelay(&l->tcp, 1);
+    uv_tcp_keepalive(&l->tcp, 1, 1); /* probes an idle link; the user timeout bounds them */
     lc_frame_reader_init(&l->reader, LC_FRAME_MAX);
     uv_read_start((uv_stream_t *)&l->tcp, on_alloc, on_read);
     lc_info("link", "msg=\"connected to master\" master=\"%s\" tls=%s", l->target,
@@ -453,11 +456,26 @@ static void on_connect(uv_connect_t *req, int status)
     /* Hello follows the master's Challenge (see dispatch). */
 }
 
+/* A master cut off the network must not hold the worker: connecting and any
+ * unacknowledged write (heartbeats go out every second) give up after this. */
+static void set_user_timeout(uv_tcp_t *tcp)
+{
+    uv_os_fd_t fd;
+    unsigned int ms = WORKER_LINK_TCP_TIMEOUT_MS;
+    if (uv_fileno((uv_handle_t *)tcp, &fd) == 0)
+        setsockopt(fd, IPPROTO_TCP, TCP_USER_TIMEOUT, &ms, sizeof ms);
+}
+
 static void try_addr(worker_link_t *l)
 {
     struct addrinfo *ai = l->next_addr;
     l->next_addr = ai->ai_next;
-    uv_tcp_init(l->loop, &l->tcp);
+    /* With the socket made now its timeout applies to the SYN too; should that
+     * fail (no descriptor left), connect creates it and reports the error. */
+    if (uv_tcp_init_ex(l->loop, &l->tcp, (unsigned)ai->ai_family) == 0)
+        set_user_timeout(&l->tcp);
+    else
+        uv_tcp_init(l->loop, &l->tcp);
     l->tcp.data = l;
     l->tcp_open = true;
     l->handles++;

@@ -18,6 +18,7 @@
 #define WORKER_LINK_BACKOFF_MIN_MS 100u
 #define WORKER_LINK_BACKOFF_MAX_MS 1000u /* between rounds of the master list */
 #define WORKER_LINK_NEXT_MASTER_MS 20u   /* between masters within a round */
+#define WORKER_LINK_TCP_TIMEOUT_MS 4000u /* TCP_USER_TIMEOUT: dead master or SYN unanswered */
 
 typedef struct worker_link_s worker_link_t;
 
