@@ -152,7 +152,9 @@ static void print_run_row(FILE *out, const json_t *r)
     cell(out, fmt_count(jcount(r, "requests"), b, sizeof(b)), 11, true);
     cell(out, fmt_count(jcount(r, "failures"), b, sizeof(b)), 10, true);
     cell(out, fmt_fixed(jnum(r, "rps"), 1, b, sizeof(b)), 10, true);
-    cell(out, fmt_ms(jnum(r, "p95_ms"), b, sizeof(b)), 10, true);
+    cell(out, fmt_count(jcount(r, "users_granted"), b, sizeof(b)), 8, true);
+    fputc(' ', out);
+    cell(out, jstr(r, "verdict"), 7, false);
     fputc('\n', out);
 }
 
@@ -165,8 +167,9 @@ int ctl_print_runs(FILE *out, const json_t *root)
         fprintf(out, "no runs\n");
         return 0;
     }
-    fprintf(out, "%5s %-16s %-10s %-9s %-19s%7s%11s%10s%10s%10s\n", "ID", "NAME", "TENANT",
-            "STATE", "CREATED (UTC)", "USERS", "REQUESTS", "FAILURES", "RPS", "P95");
+    fprintf(out, "%5s %-16s %-10s %-9s %-19s%7s%11s%10s%10s%8s %-7s\n", "ID", "NAME", "TENANT",
+            "STATE", "CREATED (UTC)", "USERS", "REQUESTS", "FAILURES", "RPS", "GRANTED",
+            "VERDICT");
     size_t i;
     const json_t *r;
     json_array_foreach(runs, i, r)

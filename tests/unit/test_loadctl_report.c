@@ -181,10 +181,10 @@ static void test_json_runs_and_workers(void **state)
     out = render_json(ctl_print_runs,
         "{\"runs\":[{\"id\":3,\"name\":\"checkout\",\"tenant\":\"default\",\"state\":\"running\","
         "\"created_at\":\"2026-11-30T05:51:25.123Z\",\"users\":50,\"requests\":1234,"
-        "\"failures\":0,\"rps\":1500.2,\"p95_ms\":1.4},{\"id\":4}]}", &rv);
+        "\"failures\":0,\"rps\":1500.2,\"users_granted\":40,\"verdict\":\"pass\"},{\"id\":4}]}", &rv);
     assert_int_equal(rv, 0);
     assert_non_null(strstr(out, "\n    3 checkout         default    running   2026-11-30 05:51:25"
-                                "     50       1234         0    1500.2    1.40ms\n"));
+                                "     50       1234         0    1500.2      40 pass   \n"));
     assert_non_null(strstr(out, "\n    4 -                -          -         -      "));
     free(out);
     out = render_json(ctl_print_workers,
