@@ -18,6 +18,7 @@
 #define MISSED_HEARTBEATS 3
 #define SATURATION_CPU 90.0   /* percent of its threads' time */
 #define SATURATION_BEATS 3    /* heartbeats in a row to saturate, or to recover */
+#define RECOVERY_CPU 75.0     /* below this a saturated worker regains capacity */
 #define HELLO_TIMEOUT_MS 5000 /* from accept to Hello (TLS handshake included) */
 
 struct fleet_conn_s {
@@ -368,11 +369,31 @@ static void handle_hello(fleet_t *f, fleet_conn_t *c, const Lc__Hello *h)
 /* Saturation (fleet.h): a generator past 90 % CPU measures its own queueing,
  * so it sheds users until it is below again. Its effective capacity becomes
  * 90 % of the users it runs, rounded down, and never rises while saturated. */
+/* A cooled worker gets capacity back a quarter at a time (of what it lacks,
+ * at least 10 % of its capacity), so that users return in steps it can show
+ * it carries, rather than all at once and straight back into saturation. */
+static void recover_step(fleet_t *f, fleet_worker_t *w)
+{
+    uint32_t missing = w->capacity - w->effective_capacity;
+    uint32_t step = missing / 4 > w->capacity / 10 ? missing / 4 : w->capacity / 10;
+    w->effective_capacity = step >= missing || step == 0 ? w->capacity
+                                                         : w->effective_capacity + step;
+    w->saturated = w->effective_capacity < w->capacity;
+    f->saturation_epoch++;
+    if (w->saturated)
+        lc_info("fleet", "msg=\"saturated worker recovering\" worker=%s cpu_percent=%.1f "
+                "effective_capacity=%u capacity=%u", w->id, w->cpu_percent,
+                w->effective_capacity, w->capacity);
+    else
+        lc_info("fleet", "msg=\"worker no longer saturated\" worker=%s cpu_percent=%.1f "
+                "capacity=%u", w->id, w->cpu_percent, w->capacity);
+}
+
 static void note_cpu(fleet_t *f, fleet_worker_t *w)
 {
-    bool hot = w->cpu_percent > SATURATION_CPU;
+    bool hot = w->cpu_percent > SATURATION_CPU, cool = w->cpu_percent < RECOVERY_CPU;
     w->hot_beats = hot ? w->hot_beats + 1 : 0;
-    w->cool_beats = hot ? 0 : w->cool_beats + 1;
+    w->cool_beats = cool ? w->cool_beats + 1 : 0;
     if (hot && w->hot_beats >= SATURATION_BEATS) {
         w->hot_beats = 0; /* 3 more hot heartbeats shed another 10 % */
         uint64_t users = 0;
@@ -389,12 +410,9 @@ static void note_cpu(fleet_t *f, fleet_worker_t *w)
         lc_warn("fleet", "msg=\"worker saturated\" worker=%s cpu_percent=%.1f users=%llu "
                 "effective_capacity=%u", w->id, w->cpu_percent, (unsigned long long)users,
                 w->effective_capacity);
-    } else if (!hot && w->saturated && w->cool_beats >= SATURATION_BEATS) {
-        w->saturated = false;
-        w->effective_capacity = w->capacity;
-        f->saturation_epoch++;
-        lc_info("fleet", "msg=\"worker no longer saturated\" worker=%s cpu_percent=%.1f "
-                "capacity=%u", w->id, w->cpu_percent, w->capacity);
+    } else if (cool && w->saturated && w->cool_beats >= SATURATION_BEATS) {
+        w->cool_beats = 0;
+        recover_step(f, w);
     }
 }
 

@@ -37,7 +37,8 @@ typedef struct fleet_worker_s {
     uint32_t capacity;
     /* Saturation: above 90 % CPU for 3 heartbeats in a row the worker may
      * carry only 90 % of the users it runs (again after each further 3);
-     * 3 heartbeats below 90 % restore its capacity. */
+     * each 3 heartbeats below 75 % give back part of its capacity, until
+     * all of it is back. */
     uint32_t effective_capacity;
     bool saturated;
     uint32_t hot_beats, cool_beats;

@@ -88,6 +88,19 @@ sqlite3_stmt *store_prepare(store_t *s, const char *sql)
     return st;
 }
 
+int64_t store_run_int(store_t *s, const char *sql, uint64_t run, int64_t none)
+{
+    sqlite3_stmt *st = store_prepare(s, sql);
+    int64_t v = none;
+    if (st == NULL)
+        return v;
+    sqlite3_bind_int64(st, 1, (sqlite3_int64)run);
+    if (sqlite3_step(st) == SQLITE_ROW && sqlite3_column_type(st, 0) != SQLITE_NULL)
+        v = sqlite3_column_int64(st, 0);
+    sqlite3_finalize(st);
+    return v;
+}
+
 int store_step_done(store_t *s, sqlite3_stmt *st)
 {
     int rc = st ? sqlite3_step(st) : SQLITE_ERROR;

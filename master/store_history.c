@@ -183,15 +183,7 @@ static void history_walk(history_t *h, int64_t prev, cursor_t *totals, cursor_t 
 /* The newest second of a run (-1 when it has none). */
 static int64_t newest_second(store_t *s, uint64_t run)
 {
-    sqlite3_stmt *st = store_prepare(s, "SELECT MAX(t) FROM run_second_totals WHERE run = ?");
-    int64_t t = -1;
-    if (st == NULL)
-        return t;
-    sqlite3_bind_int64(st, 1, (sqlite3_int64)run);
-    if (sqlite3_step(st) == SQLITE_ROW && sqlite3_column_type(st, 0) != SQLITE_NULL)
-        t = sqlite3_column_int64(st, 0);
-    sqlite3_finalize(st);
-    return t;
+    return store_run_int(s, "SELECT MAX(t) FROM run_second_totals WHERE run = ?", run, -1);
 }
 
 /* Opens the two cursors over seconds lo < t <= hi. */

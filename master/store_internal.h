@@ -15,6 +15,9 @@ struct store_s {
 int store_exec(store_t *s, const char *sql);
 /* Prepares a statement; logs and returns NULL on failure. */
 sqlite3_stmt *store_prepare(store_t *s, const char *sql);
+/* The integer a one-row query about run (bound to its only parameter)
+ * returns, or none when it returns no row or NULL. */
+int64_t store_run_int(store_t *s, const char *sql, uint64_t run, int64_t none);
 /* Steps a write statement to completion and finalizes it (st may be NULL).
  * Returns 0, or LC_EIO after logging SQLite's message. */
 int store_step_done(store_t *s, sqlite3_stmt *st);

@@ -210,15 +210,7 @@ static json_t *errors_json(store_t *s, uint64_t run)
 /* The newest second of a run with stats, or -1. */
 static int64_t last_second(store_t *s, uint64_t run)
 {
-    sqlite3_stmt *st = store_prepare(s, "SELECT MAX(t) FROM run_seconds WHERE run = ?");
-    int64_t t = -1;
-    if (st == NULL)
-        return t;
-    sqlite3_bind_int64(st, 1, (sqlite3_int64)run);
-    if (sqlite3_step(st) == SQLITE_ROW && sqlite3_column_type(st, 0) != SQLITE_NULL)
-        t = sqlite3_column_int64(st, 0);
-    sqlite3_finalize(st);
-    return t;
+    return store_run_int(s, "SELECT MAX(t) FROM run_seconds WHERE run = ?", run, -1);
 }
 
 /* Sums one second over its endpoints into count, failures and h. */
