@@ -164,6 +164,49 @@ bool lc_threshold_holds(const lc_threshold_t *t, double observed)
     return false;
 }
 
+bool lc_threshold_observe(const lc_threshold_t *t, const lc_threshold_data_t *d, double *out)
+{
+    const lc_hist_t *h = d->hist;
+    switch (t->metric) {
+    case LC_METRIC_REQ_DURATION:
+        if (h->total == 0)
+            return false;
+        if (t->agg == LC_AGG_AVG)
+            *out = lc_hist_mean(h) / 1000.0;
+        else if (t->agg == LC_AGG_MIN)
+            *out = (double)h->min / 1000.0;
+        else if (t->agg == LC_AGG_MAX)
+            *out = (double)h->max / 1000.0;
+        else
+            *out = (double)lc_hist_percentile(h, t->pct) / 1000.0;
+        return true;
+    case LC_METRIC_REQ_FAILED:
+        if (d->count == 0)
+            return false;
+        *out = (double)d->failures / (double)d->count;
+        return true;
+    case LC_METRIC_REQS:
+        if (t->agg == LC_AGG_COUNT)
+            *out = (double)d->count;
+        else
+            *out = d->elapsed_s > 0 ? (double)d->count / d->elapsed_s : 0;
+        return true;
+    }
+    return false;
+}
+
+json_t *lc_threshold_result_json(const lc_threshold_t *t, bool has_data, double observed,
+                                 bool passed)
+{
+    json_t *obs = !has_data                ? json_null()
+                  : t->agg == LC_AGG_COUNT ? json_integer((json_int_t)observed)
+                                           : json_real(observed);
+    return json_pack("{s:s,s:o,s:s,s:o,s:b,s:b}", "metric", lc_metric_name(t->metric),
+                     "endpoint", t->endpoint ? json_string(t->endpoint) : json_null(),
+                     "expression", t->expression ? t->expression : "", "observed", obs,
+                     "passed", passed, "abort_on_fail", t->abort_on_fail);
+}
+
 void lc_threshold_label(const lc_threshold_t *t, char *buf, size_t len)
 {
     if (t->endpoint != NULL)

@@ -9,6 +9,8 @@
 
 #include <jansson.h>
 
+#include "lc_hist.h"
+
 #define LC_THRESHOLDS_MAX 64u
 #define LC_THRESHOLD_EXPR_MAX 64u /* characters of one expression */
 
@@ -50,6 +52,22 @@ void lc_thresholds_free(lc_threshold_t *t, size_t n);
 /* Parses one expression "<agg><op><number>" for metric into t's agg, pct, op
  * and value (spaces between the parts are allowed). Returns 0 or LC_EINVAL. */
 int lc_threshold_parse_expr(const char *text, enum lc_metric metric, lc_threshold_t *t);
+
+/* What a threshold is judged on: the whole run's requests or one endpoint's. */
+typedef struct lc_threshold_data_s {
+    uint64_t count, failures;
+    const lc_hist_t *hist; /* latencies, microseconds */
+    double elapsed_s;      /* for rates */
+} lc_threshold_data_t;
+
+/* The value t's aggregation observes in d (ms for latencies); false when d
+ * has no data for it (no request, no latency). */
+bool lc_threshold_observe(const lc_threshold_t *t, const lc_threshold_data_t *d, double *out);
+
+/* One result as runs show it: {"metric","endpoint","expression","observed"
+ * (null without data),"passed","abort_on_fail"}. */
+json_t *lc_threshold_result_json(const lc_threshold_t *t, bool has_data, double observed,
+                                 bool passed);
 
 /* True when observed satisfies the threshold's comparison. */
 bool lc_threshold_holds(const lc_threshold_t *t, double observed);

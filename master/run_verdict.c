@@ -74,44 +74,8 @@ static bool observe(eval_t *ev, const lc_threshold_t *t, double *out)
     scope_t *sc = scope_of(ev, t->endpoint);
     if (sc == NULL)
         return false;
-    const lc_hist_t *h = sc->hist;
-    switch (t->metric) {
-    case LC_METRIC_REQ_DURATION:
-        if (h->total == 0)
-            return false;
-        if (t->agg == LC_AGG_AVG)
-            *out = lc_hist_mean(h) / 1000.0;
-        else if (t->agg == LC_AGG_MIN)
-            *out = (double)h->min / 1000.0;
-        else if (t->agg == LC_AGG_MAX)
-            *out = (double)h->max / 1000.0;
-        else
-            *out = (double)lc_hist_percentile(h, t->pct) / 1000.0;
-        return true;
-    case LC_METRIC_REQ_FAILED:
-        if (sc->count == 0)
-            return false;
-        *out = (double)sc->failures / (double)sc->count;
-        return true;
-    case LC_METRIC_REQS:
-        if (t->agg == LC_AGG_COUNT)
-            *out = (double)sc->count;
-        else
-            *out = ev->elapsed_s > 0 ? (double)sc->count / ev->elapsed_s : 0;
-        return true;
-    }
-    return false;
-}
-
-static json_t *result_json(const lc_threshold_t *t, bool has_data, double observed, bool passed)
-{
-    json_t *obs = !has_data                ? json_null()
-                  : t->agg == LC_AGG_COUNT ? json_integer((json_int_t)observed)
-                                           : json_real(observed);
-    return json_pack("{s:s,s:o,s:s,s:o,s:b,s:b}", "metric", lc_metric_name(t->metric),
-                     "endpoint", t->endpoint ? json_string(t->endpoint) : json_null(),
-                     "expression", t->expression ? t->expression : "", "observed", obs,
-                     "passed", passed, "abort_on_fail", t->abort_on_fail);
+    lc_threshold_data_t d = {sc->count, sc->failures, sc->hist, ev->elapsed_s};
+    return lc_threshold_observe(t, &d, out);
 }
 
 json_t *run_thresholds_eval(store_t *store, uint64_t run, const lc_scenario_t *sc,
@@ -132,7 +96,7 @@ json_t *run_thresholds_eval(store_t *store, uint64_t run, const lc_scenario_t *s
         bool has_data = observe(ev, t, &observed);
         bool passed = has_data && lc_threshold_holds(t, observed);
         *all_passed = *all_passed && passed;
-        json_array_append_new(results, result_json(t, has_data, observed, passed));
+        json_array_append_new(results, lc_threshold_result_json(t, has_data, observed, passed));
     }
     eval_free(ev);
     free(ev);

@@ -12,8 +12,12 @@
 #include "lc_err.h"
 #include "lc_log.h"
 #include "lc_report.h"
+#include "local_verdict.h"
 #include "lc_scenario.h"
 #include "opts.h"
+
+/* As k6 (and loadctl run --wait): a failed threshold. */
+#define LOCAL_EXIT_THRESHOLDS 99
 
 /* Users running at one moment of the run, for the JSON report's timeline. */
 typedef struct local_sample_s {
@@ -76,7 +80,8 @@ static json_t *counts_json(const worker_ep_stats_t *e, double secs)
                      latency_json(&e->hist));
 }
 
-static void print_json(const worker_run_t *r, double secs, const local_t *lc)
+static void print_json(const worker_run_t *r, double secs, const local_t *lc, json_t *thresholds,
+                       const char *verdict)
 {
     const worker_stats_t *s = r->acc;
     json_t *timeline = json_array();
@@ -105,6 +110,8 @@ static void print_json(const worker_run_t *r, double secs, const local_t *lc)
     json_t *root = json_pack("{s:s,s:s,s:f,s:o,s:o,s:o,s:o}", "name", r->plan->scenario.name,
                              "state", "finished", "duration_s", secs, "totals", totals,
                              "endpoints", eps, "errors", errs, "timeline", timeline);
+    json_object_set_new(root, "verdict", json_string(verdict));
+    json_object_set_new(root, "thresholds", thresholds ? json_incref(thresholds) : json_array());
     char *text = json_dumps(root, JSON_INDENT(2));
     if (text != NULL)
         printf("%s\n", text);
@@ -166,11 +173,19 @@ static void on_finished(void *arg, worker_run_t *r)
 {
     local_t *lc = arg;
     double secs = (double)(r->finished_ms - r->started_ms) / 1000.0;
-    if (lc->opts->json)
-        print_json(r, secs, lc);
-    else
+    bool passed = true;
+    json_t *thresholds = local_verdict(r, secs, &passed);
+    const char *verdict = json_array_size(thresholds) == 0 ? "" : passed ? "pass" : "fail";
+    if (lc->opts->json) {
+        print_json(r, secs, lc, thresholds, verdict);
+    } else {
         print_table(r, secs);
+        local_verdict_print(stdout, thresholds);
+    }
     fflush(stdout);
+    json_decref(thresholds);
+    if (!passed)
+        lc->exit_code = LOCAL_EXIT_THRESHOLDS;
     end(lc);
 }
 

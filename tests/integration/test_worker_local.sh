@@ -81,6 +81,28 @@ check "report has the run JSON shape" jq_true \
      (.totals.latency_ms | has("p99")) and (.totals.rps > 0) and (.errors | length) == 0' \
     "$WORK/report.json"
 
+# Thresholds, as with a master: 0 when they pass, 99 (as k6) when one fails.
+thresholds_run() { # thresholds_run THRESHOLDS_JSON: prints the exit code
+    cat >"$WORK/th.json" <<JSON
+{"name": "local-thresholds", "target": "http://127.0.0.1:$PORT", "duration": "1s", "users": 2,
+ "tasks": [{"name": "list", "path": "/list"}, {"name": "slow", "path": "/slow?latency_ms=60"}],
+ "thresholds": $1}
+JSON
+    local rc=0
+    timeout 20 "$LC_BIN/loadworker" --local "$WORK/th.json" --threads 1 "${@:2}" \
+        >"$WORK/th.out" 2>"$WORK/th.err" || rc=$?
+    echo "$rc"
+}
+rc=$(thresholds_run '{"http_req_duration": ["p(95)<5000"], "http_req_failed": ["rate<0.01"]}')
+check "passing thresholds exit 0 (got $rc)" test "$rc" -eq 0
+check "the table lists them as passed" grep -q "Thresholds: 2 of 2 passed" "$WORK/th.out"
+rc=$(thresholds_run '{"http_req_duration{endpoint:slow}": ["p(95)<20"], "http_req_duration{endpoint:list}": ["p(95)<5000"]}' --json)
+check "a failed threshold exits 99 (got $rc)" test "$rc" -eq 99
+check "the JSON report carries the verdict and each observed value" jq_true \
+    '.verdict == "fail" and (.thresholds | length) == 2 and
+     (.thresholds[] | select(.endpoint == "slow") | .passed == false and .observed >= 60) and
+     (.thresholds[] | select(.endpoint == "list") | .passed == true)' "$WORK/th.out"
+
 cat >"$WORK/bad.json" <<JSON
 {"name": "bad", "target": "http://127.0.0.1:$PORT", "duration": "3s",
  "tasks": [{"method": "FETCH", "path": "/"}]}
