@@ -100,10 +100,4 @@ json_t *store_runs_json(store_t *s, const char *tenant, const char *state, uint6
  * scheduler's "users_requested", "users_granted", "queued", "warnings". */
 json_t *store_run_json(store_t *s, uint64_t id, uint64_t now_ms);
 
-/* Totals per run and endpoint for /metrics: calls fn once per row. */
-typedef void (*store_endpoint_fn)(void *arg, uint64_t run, const char *state,
-                                  const char *endpoint, const char *method,
-                                  uint64_t count, uint64_t failures);
-int store_each_endpoint(store_t *s, store_endpoint_fn fn, void *arg);
-
 #endif

@@ -424,18 +424,3 @@ json_t *store_runs_json(store_t *s, const char *tenant, const char *state, uint6
     sqlite3_finalize(st);
     return list;
 }
-
-int store_each_endpoint(store_t *s, store_endpoint_fn fn, void *arg)
-{
-    sqlite3_stmt *st = store_prepare(
-        s, "SELECT e.run, r.state, e.endpoint, e.method, e.count, e.failures"
-           " FROM run_endpoints e JOIN runs r ON r.id = e.run ORDER BY e.run, e.endpoint");
-    if (st == NULL)
-        return LC_EIO;
-    while (sqlite3_step(st) == SQLITE_ROW)
-        fn(arg, (uint64_t)sqlite3_column_int64(st, 0), (const char *)sqlite3_column_text(st, 1),
-           (const char *)sqlite3_column_text(st, 2), (const char *)sqlite3_column_text(st, 3),
-           (uint64_t)sqlite3_column_int64(st, 4), (uint64_t)sqlite3_column_int64(st, 5));
-    sqlite3_finalize(st);
-    return 0;
-}
