@@ -64,6 +64,19 @@ static void put_percentiles(FILE *out, const json_t *pcts)
         put_num(out, json_object_get(pcts, store_percentile_labels[i]), "%.3f", "N/A");
 }
 
+/* Request Count … Average Content Size: the columns Locust's stats and its
+ * history's "Total" part share. */
+static void put_totals(FILE *out, const json_t *t)
+{
+    put_int(out, json_object_get(t, "requests"));
+    put_int(out, json_object_get(t, "failures"));
+    put_num(out, json_object_get(t, "median_ms"), "%.3f", "0");
+    put_num(out, json_object_get(t, "avg_ms"), "%.3f", "0");
+    put_num(out, json_object_get(t, "min_ms"), "%.3f", "0");
+    put_num(out, json_object_get(t, "max_ms"), "%.3f", "0");
+    put_num(out, json_object_get(t, "avg_content_size"), "%.2f", "0");
+}
+
 static int stats_row(FILE *out, const json_t *row)
 {
     const char *type = json_string_value(json_object_get(row, "type"));
@@ -73,13 +86,7 @@ static int stats_row(FILE *out, const json_t *row)
     report_csv_field(out, type);
     fputc(',', out);
     report_csv_field(out, name);
-    put_int(out, json_object_get(row, "requests"));
-    put_int(out, json_object_get(row, "failures"));
-    put_num(out, json_object_get(row, "median_ms"), "%.3f", "0");
-    put_num(out, json_object_get(row, "avg_ms"), "%.3f", "0");
-    put_num(out, json_object_get(row, "min_ms"), "%.3f", "0");
-    put_num(out, json_object_get(row, "max_ms"), "%.3f", "0");
-    put_num(out, json_object_get(row, "avg_content_size"), "%.2f", "0");
+    put_totals(out, row);
     put_num(out, json_object_get(row, "rps"), "%.6f", "0");
     put_num(out, json_object_get(row, "failures_per_s"), "%.6f", "0");
     put_percentiles(out, json_object_get(row, "percentiles_ms"));
@@ -119,13 +126,7 @@ static int history_row(FILE *out, const json_t *sec, const char *type, const cha
     put_num(out, json_object_get(sec, "rps"), "%f", "0");
     put_num(out, json_object_get(sec, "failures_per_s"), "%f", "0");
     put_percentiles(out, json_object_get(sec, "percentiles_ms"));
-    put_int(out, json_object_get(total, "requests"));
-    put_int(out, json_object_get(total, "failures"));
-    put_num(out, json_object_get(total, "median_ms"), "%.3f", "0");
-    put_num(out, json_object_get(total, "avg_ms"), "%.3f", "0");
-    put_num(out, json_object_get(total, "min_ms"), "%.3f", "0");
-    put_num(out, json_object_get(total, "max_ms"), "%.3f", "0");
-    put_num(out, json_object_get(total, "avg_content_size"), "%.2f", "0");
+    put_totals(out, total);
     fputs(CSV_EOL, out);
     return 0;
 }

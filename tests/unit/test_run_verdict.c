@@ -16,6 +16,7 @@
 #include "lc_scenario.h"
 #include "run_verdict.h"
 #include "store.h"
+#include "store_commands.h"
 
 #define RUN 1
 
@@ -41,15 +42,7 @@ static void apply(store_t *s, Lc__Command *cmd)
 
 static void set_state(store_t *s, const char *state, uint64_t at, const char *reason)
 {
-    Lc__RunState rs = LC__RUN_STATE__INIT;
-    rs.run = RUN;
-    rs.state = (char *)state;
-    rs.at_ms = at;
-    rs.reason = (char *)reason;
-    Lc__Command cmd = LC__COMMAND__INIT;
-    cmd.cmd_case = LC__COMMAND__CMD_RUN_STATE;
-    cmd.run_state = &rs;
-    apply(s, &cmd);
+    assert_int_equal(test_store_set_state(s, RUN, state, at, reason), 0);
 }
 
 /* One endpoint's counters with every request at latency_us; ep->hist.data is malloc'd. */
@@ -74,21 +67,10 @@ static void endpoint(Lc__EndpointStats *ep, const char *name, uint64_t count, ui
  * with 5 failures, "idle" nothing; running since started_ms. */
 static store_t *store_with_run(uint64_t started_ms)
 {
-    store_t *s;
-    char err[256];
-    assert_int_equal(store_open(&s, err, sizeof err), 0);
-    Lc__CreateRun cr = LC__CREATE_RUN__INIT;
-    cr.id = RUN;
-    cr.tenant = "default";
-    cr.name = "t";
-    cr.scenario_json = "{}";
-    cr.users = 2;
-    cr.created_ms = started_ms;
-    Lc__Command cmd = LC__COMMAND__INIT;
-    cmd.cmd_case = LC__COMMAND__CMD_CREATE_RUN;
-    cmd.create_run = &cr;
-    apply(s, &cmd);
+    store_t *s = test_store_open();
+    assert_int_equal(test_store_create_run(s, RUN, "t", "{}", 2, started_ms), 0);
     set_state(s, "running", started_ms, "");
+    Lc__Command cmd = LC__COMMAND__INIT;
     Lc__EndpointStats list, create;
     endpoint(&list, "list", 100, 0, 2000);
     endpoint(&create, "create", 50, 5, 300000);

@@ -13,6 +13,7 @@
 #include "lc_err.h"
 #include "lc_hist.h"
 #include "store.h"
+#include "store_commands.h"
 
 static const char scenario[] =
     "{\"name\":\"t\",\"target\":\"http://127.0.0.1:1\",\"duration\":\"5s\",\"users\":2,"
@@ -20,38 +21,17 @@ static const char scenario[] =
 
 static store_t *open_store(void)
 {
-    store_t *s;
-    char err[256];
-    assert_int_equal(store_open(&s, err, sizeof err), 0);
-    return s;
+    return test_store_open();
 }
 
 static int create_run(store_t *s, uint64_t id)
 {
-    Lc__CreateRun cr = LC__CREATE_RUN__INIT;
-    cr.id = id;
-    cr.tenant = "default";
-    cr.name = "t";
-    cr.scenario_json = (char *)scenario;
-    cr.users = 2;
-    cr.created_ms = 1000;
-    Lc__Command cmd = LC__COMMAND__INIT;
-    cmd.cmd_case = LC__COMMAND__CMD_CREATE_RUN;
-    cmd.create_run = &cr;
-    return store_apply(s, &cmd);
+    return test_store_create_run(s, id, "t", scenario, 2, 1000);
 }
 
 static int set_state(store_t *s, uint64_t id, const char *state, uint64_t at)
 {
-    Lc__RunState rs = LC__RUN_STATE__INIT;
-    rs.run = id;
-    rs.state = (char *)state;
-    rs.at_ms = at;
-    rs.reason = "";
-    Lc__Command cmd = LC__COMMAND__INIT;
-    cmd.cmd_case = LC__COMMAND__CMD_RUN_STATE;
-    cmd.run_state = &rs;
-    return store_apply(s, &cmd);
+    return test_store_set_state(s, id, state, at, "");
 }
 
 /* Applies one RunSeconds holding one batch of `count` requests at `latency_us`. */

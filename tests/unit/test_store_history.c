@@ -14,6 +14,7 @@
 
 #include "lc_hist.h"
 #include "store.h"
+#include "store_commands.h"
 #include "store_history.h"
 
 #define STARTED_MS 1700000000500ull /* the run's start: unix second 1700000000 */
@@ -21,38 +22,17 @@
 
 static store_t *open_store(void)
 {
-    store_t *s;
-    char err[256];
-    assert_int_equal(store_open(&s, err, sizeof err), 0);
-    return s;
+    return test_store_open();
 }
 
 static void create_run(store_t *s, uint64_t id)
 {
-    Lc__CreateRun cr = LC__CREATE_RUN__INIT;
-    cr.id = id;
-    cr.tenant = "default";
-    cr.name = "h";
-    cr.scenario_json = "{}";
-    cr.users = 4;
-    cr.created_ms = STARTED_MS - 100;
-    Lc__Command cmd = LC__COMMAND__INIT;
-    cmd.cmd_case = LC__COMMAND__CMD_CREATE_RUN;
-    cmd.create_run = &cr;
-    assert_int_equal(store_apply(s, &cmd), 0);
+    assert_int_equal(test_store_create_run(s, id, "h", "{}", 4, STARTED_MS - 100), 0);
 }
 
 static void set_state(store_t *s, uint64_t id, const char *state, uint64_t at)
 {
-    Lc__RunState rs = LC__RUN_STATE__INIT;
-    rs.run = id;
-    rs.state = (char *)state;
-    rs.at_ms = at;
-    rs.reason = "";
-    Lc__Command cmd = LC__COMMAND__INIT;
-    cmd.cmd_case = LC__COMMAND__CMD_RUN_STATE;
-    cmd.run_state = &rs;
-    assert_int_equal(store_apply(s, &cmd), 0);
+    assert_int_equal(test_store_set_state(s, id, state, at, ""), 0);
 }
 
 /* One worker's batch for second t: `count` requests of endpoint name, each
