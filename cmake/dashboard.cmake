@@ -1,6 +1,6 @@
 # dashboard.cmake — the web dashboard (issue 7): web/* is embedded into loadmaster at build
 # time (cmake/embed_assets.cmake writes one generated C source into the build directory,
-# never committed) and served by master/dashboard.c. Included by CMakeLists.txt after the
+# never committed) and served by master/api/dashboard.c. Included by CMakeLists.txt after the
 # targets and tests are defined.
 
 file(GLOB_RECURSE LC_WEB_FILES CONFIGURE_DEPENDS ${CMAKE_SOURCE_DIR}/web/*)
@@ -13,7 +13,7 @@ add_custom_command(
   DEPENDS ${LC_WEB_FILES} ${CMAKE_SOURCE_DIR}/cmake/embed_assets.cmake
   COMMENT "embedding web/ (the dashboard) into loadmaster"
   VERBATIM)
-target_sources(lc_master PRIVATE ${LC_DASHBOARD_ASSETS_C})
+target_sources(lc_api PRIVATE ${LC_DASHBOARD_ASSETS_C})
 
 # The browser test skips (77) when Chromium cannot start or npm cannot reach its registry.
 if(TEST integration.test_dashboard)

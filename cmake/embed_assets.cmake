@@ -1,7 +1,7 @@
 # embed_assets.cmake — turns the dashboard's files into one C source, run at build time:
 #   cmake -DWEB_DIR=<source>/web -DOUT=<build>/generated/dashboard_assets.c -P embed_assets.cmake
 # Each file of WEB_DIR (recursively, sorted) becomes a static const unsigned char array, and
-# the table dashboard_assets[] (master/dashboard.h) names it by its path under WEB_DIR.
+# the table dashboard_assets[] (master/api/dashboard.h) names it by its path under WEB_DIR.
 cmake_minimum_required(VERSION 3.18)
 
 if(NOT WEB_DIR OR NOT OUT)

@@ -12,9 +12,7 @@
 
 #include "lc_report.h"
 
-/* ctl_print.c is part of the loadctl executable, not of a library, so the
- * test compiles it in directly. */
-#include "../../master/ctl/ctl_print.c"
+#include "ctl_print.h"
 
 #define HEADER                                                                                    \
     "Name              Method  Requests  Failures     RPS   Min   Mean   p50   p90   p95   p99 " \
