@@ -15,6 +15,12 @@ static inline uint64_t lc_mono_ns(void)
     return (uint64_t)ts.tv_sec * 1000000000u + (uint64_t)ts.tv_nsec;
 }
 
+/* Monotonic milliseconds, for deadlines and liveness. */
+static inline uint64_t lc_mono_ms(void)
+{
+    return lc_mono_ns() / 1000000u;
+}
+
 /* Wall-clock milliseconds since the epoch, for timestamps people read. */
 static inline uint64_t lc_wall_ms(void)
 {

@@ -4,7 +4,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "aggregator.h"
+#include "batcher.h"
 #include "auth.h"
 #include "config.h"
 #include "api.h"
@@ -29,7 +29,7 @@ static void on_role(void *arg, bool leader)
         auth_on_leader(m);
     }
     if (!leader)
-        aggregator_reset(m->agg);
+        batcher_reset(m->batcher);
     runs_on_leader(m->runs, leader);
 }
 
@@ -48,7 +48,7 @@ static void on_lost(void *arg, fleet_worker_t *w)
 static void on_stats(void *arg, fleet_worker_t *w, Lc__Envelope *env)
 {
     master_t *m = arg;
-    aggregator_add(m->agg, w, env);
+    batcher_add(m->batcher, w, env);
 }
 
 static void on_refused(void *arg, fleet_worker_t *w, const Lc__AssignRefused *refused)
@@ -103,7 +103,7 @@ static void shut_down(master_t *m)
     uv_close((uv_handle_t *)&m->stop_timer, NULL);
     lc_http_server_close(m->api);
     runs_close(m->runs);
-    aggregator_close(m->agg);
+    batcher_close(m->batcher);
     fleet_close(m->fleet, NULL, NULL);
     peers_close(m->peers);
     quorum_close(m->quorum, store_close_cb, m);
@@ -201,7 +201,7 @@ static int start(master_t *m, char *errmsg, size_t errlen)
     if (rv == 0)
         rv = runs_init(&m->runs, m);
     if (rv == 0)
-        rv = aggregator_init(&m->agg, m);
+        rv = batcher_init(&m->batcher, m);
     if (rv == 0)
         rv = peers_init(&m->peers, m->loop, m->cfg.id, list_members, m);
     if (rv == 0 && m->cfg.worker_tls.cert != NULL)

@@ -1,5 +1,5 @@
 /* master.h — the master process's one state struct, passed explicitly to the
- * modules that coordinate others (runs, aggregator, api, metrics). */
+ * modules that coordinate others (runs, batcher, api, metrics). */
 #ifndef MASTER_MASTER_H
 #define MASTER_MASTER_H
 
@@ -18,7 +18,7 @@ typedef struct store_s store_t;
 typedef struct quorum_s quorum_t;
 typedef struct fleet_s fleet_t;
 typedef struct runs_s runs_t;
-typedef struct aggregator_s aggregator_t;
+typedef struct batcher_s batcher_t;
 typedef struct peers_s peers_t;
 
 typedef struct master_config_s {
@@ -53,7 +53,7 @@ typedef struct master_s {
     quorum_t *quorum;
     fleet_t *fleet;
     runs_t *runs;
-    aggregator_t *agg;
+    batcher_t *batcher;
     lc_http_server_t *api;
     peers_t *peers;
     uint8_t admin_hash[32];   /* SHA-256 of --admin-token-file's token */

@@ -13,6 +13,7 @@
 #include "lc_err.h"
 #include "lc_log.h"
 #include "lc_notify.h"
+#include "lc_protocol.h"
 #include "link.h"
 #include "opts.h"
 #include "sysinfo.h"
@@ -68,7 +69,7 @@ static void send_hello(void *arg, const uint8_t *nonce, size_t nonce_len)
         hello.join_proof.data = proof;
         hello.join_proof.len = sizeof proof;
     }
-    hello.protocol_version = 1;
+    hello.protocol_version = LC_PROTOCOL_VERSION;
     hello.worker_id = j->worker_id;
     hello.name = j->name;
     hello.threads = j->opts->threads;

@@ -8,7 +8,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "aggregator.h"
+#include "batcher.h"
 #include "fleet.h"
 #include "quorum.h"
 #include "store.h"
@@ -243,7 +243,7 @@ static void raft_lines(text_t *t, master_t *m)
     family(t, "loadcluster_outbox_replays_total", "counter",
            "Stats batches workers sent again after a lost acknowledgement (deduplicated).");
     appendf(t, "loadcluster_outbox_replays_total %llu\n",
-            (unsigned long long)aggregator_replays(m->agg));
+            (unsigned long long)batcher_replays(m->batcher));
 }
 
 char *metrics_render(master_t *m)

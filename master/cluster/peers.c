@@ -35,11 +35,6 @@ struct peers_s {
     int open_handles;
 };
 
-static uint64_t mono_ms(void)
-{
-    return lc_mono_ns() / 1000000u;
-}
-
 static void maybe_free(peers_t *p)
 {
     if (p->closing && p->open_handles == 0)
@@ -59,9 +54,9 @@ static void connect_cb(uv_connect_t *req, int status)
 {
     probe_t *pr = req->data;
     if (status == 0)
-        pr->last_contact_ms = mono_ms();
+        pr->last_contact_ms = lc_mono_ms();
     else
-        pr->last_failure_ms = mono_ms();
+        pr->last_failure_ms = lc_mono_ms();
     uv_close((uv_handle_t *)&pr->tcp, handle_closed_cb);
 }
 
@@ -198,7 +193,7 @@ bool peers_seems_down(peers_t *p, uint64_t id)
 void peers_reachable(peers_t *p, size_t *reachable, size_t *total)
 {
     lc_node_t nodes[LC_NODES_MAX];
-    uint64_t now = mono_ms();
+    uint64_t now = lc_mono_ms();
     *total = p->list(p->list_arg, nodes, LC_NODES_MAX);
     *reachable = 0;
     for (size_t i = 0; i < *total; i++)
@@ -222,7 +217,7 @@ json_t *peers_json(peers_t *p)
     lc_node_t nodes[LC_NODES_MAX];
     size_t n = p->list(p->list_arg, nodes, LC_NODES_MAX);
     json_t *list = json_array();
-    uint64_t now = mono_ms();
+    uint64_t now = lc_mono_ms();
     for (size_t i = 0; i < n; i++) {
         uint64_t last = last_contact(p, nodes[i].id, now);
         json_array_append_new(

@@ -11,8 +11,8 @@
 #include "lc_err.h"
 #include "lc_frame.h"
 #include "lc_log.h"
+#include "lc_protocol.h"
 
-#define PROTOCOL_VERSION 1
 #define READ_BUF_SIZE (64u << 10)
 #define MAX_WRITE_QUEUE (64u << 20) /* a worker this far behind is closed */
 #define MISSED_HEARTBEATS 3
@@ -55,11 +55,6 @@ struct fleet_s {
     void *closed_arg;
     char read_buf[READ_BUF_SIZE];
 };
-
-static uint64_t mono_ms(void)
-{
-    return lc_mono_ns() / 1000000u;
-}
 
 static void maybe_finish_close(fleet_t *f)
 {
@@ -258,7 +253,7 @@ static void send_welcome(fleet_t *f, fleet_conn_t *c)
 /* Validates a Hello; returns NULL or the reason it is refused. */
 static const char *hello_problem(const fleet_t *f, const Lc__Hello *h)
 {
-    if (h->protocol_version != PROTOCOL_VERSION)
+    if (h->protocol_version != LC_PROTOCOL_VERSION)
         return "unsupported protocol version";
     size_t id_len = strlen(h->worker_id);
     if (id_len == 0 || id_len >= FLEET_ID_MAX)
@@ -357,7 +352,7 @@ static void handle_hello(fleet_t *f, fleet_conn_t *c, const Lc__Hello *h)
     w->effective_capacity = h->capacity; /* a (re)joining worker starts unsaturated */
     w->saturated = false;
     w->hot_beats = w->cool_beats = 0;
-    w->last_seen_ms = mono_ms();
+    w->last_seen_ms = lc_mono_ms();
     copy_loads(w, h->running, h->n_running);
     lc_info("fleet", "msg=\"worker joined\" worker=%s name=\"%s\" peer=%s threads=%u capacity=%u",
             w->id, w->name, c->peer, w->threads, w->capacity);
@@ -430,7 +425,7 @@ static int dispatch(fleet_t *f, fleet_conn_t *c, Lc__Envelope *env)
         return 1;
     }
     if (c->worker != NULL)
-        c->worker->last_seen_ms = mono_ms();
+        c->worker->last_seen_ms = lc_mono_ms();
     switch (env->msg_case) {
     case LC__ENVELOPE__MSG_HELLO:
         handle_hello(f, c, env->hello);
@@ -554,7 +549,7 @@ static void on_connection(uv_stream_t *server, int status)
     if (c == NULL)
         return;
     c->fleet = f;
-    c->accepted_ms = mono_ms();
+    c->accepted_ms = lc_mono_ms();
     uv_tcp_init(f->loop, &c->tcp);
     c->tcp.data = c;
     c->next = f->conns;
@@ -598,7 +593,7 @@ static void close_silent_conns(fleet_t *f, uint64_t now)
 static void liveness_cb(uv_timer_t *t)
 {
     fleet_t *f = t->data;
-    uint64_t now = mono_ms();
+    uint64_t now = lc_mono_ms();
     close_silent_conns(f, now);
     uint64_t limit = (uint64_t)MISSED_HEARTBEATS * f->cfg.heartbeat_ms;
     for (size_t i = 0; i < f->n_workers;) {
@@ -763,7 +758,7 @@ static json_t *worker_runs_json(const fleet_worker_t *w)
 json_t *fleet_workers_json(fleet_t *f)
 {
     json_t *list = json_array();
-    uint64_t now = mono_ms();
+    uint64_t now = lc_mono_ms();
     for (size_t i = 0; i < f->n_workers; i++) {
         const fleet_worker_t *w = f->workers[i];
         json_t *row = json_pack(

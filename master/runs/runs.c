@@ -7,7 +7,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "aggregator.h"
+#include "batcher.h"
 #include "lc_clock.h"
 #include "lc_err.h"
 #include "lc_log.h"
@@ -66,11 +66,6 @@ struct runs_s {
     bool dirty;               /* a reschedule is due */
     uint64_t saturation_epoch; /* fleet's, at the last reschedule */
 };
-
-static uint64_t mono_ms(void)
-{
-    return lc_mono_ns() / 1000000u;
-}
 
 static active_run_t *find_active(runs_t *r, uint64_t id)
 {
@@ -210,7 +205,7 @@ static void begin_stop(runs_t *r, active_run_t *ar, const char *final_state, con
     snprintf(ar->final_state, sizeof ar->final_state, "%s", final_state);
     snprintf(ar->reason, sizeof ar->reason, "%s", reason);
     uint32_t wait = ar->sc.request_timeout_ms < 30000 ? ar->sc.request_timeout_ms : 30000;
-    ar->stop_deadline_ms = mono_ms() + wait + FINAL_GRACE_MS;
+    ar->stop_deadline_ms = lc_mono_ms() + wait + FINAL_GRACE_MS;
     for (size_t i = 0; i < ar->n_asg; i++)
         send_stop(r, ar->id, ar->asg[i].worker, reason);
     propose_state(r, ar->id, "stopping", reason);
@@ -481,7 +476,7 @@ static bool tick_run(runs_t *r, active_run_t *ar, uint64_t now)
 {
     if (ar->stopping) {
         bool done = finals_done(ar) || now >= ar->stop_deadline_ms;
-        if (done && !aggregator_busy(r->m->agg, ar->id)) {
+        if (done && !batcher_busy(r->m->batcher, ar->id)) {
             if (!finals_done(ar))
                 lc_warn("runs", "msg=\"final stats missing at deadline\" run=%llu",
                         (unsigned long long)ar->id);
@@ -525,7 +520,7 @@ static void tick_cb(uv_timer_t *t)
             activate_pending(r, ids[i]);
         free(ids);
     }
-    uint64_t now = mono_ms();
+    uint64_t now = lc_mono_ms();
     for (active_run_t *ar = r->active, *next; ar != NULL; ar = next) {
         next = ar->next;
         tick_run(r, ar, now);
@@ -553,7 +548,7 @@ static void adopt_active(runs_t *r, const char *state)
             ar->started_wall_ms = row.started_ms ? row.started_ms : lc_wall_ms();
             ar->started = true;
             ar->adopt_until_ms =
-                mono_ms() + 2u * r->m->cfg.worker_heartbeat_ms + ADOPT_RECONNECT_MS;
+                lc_mono_ms() + 2u * r->m->cfg.worker_heartbeat_ms + ADOPT_RECONNECT_MS;
             ar->adopting = ar->adopted = true;
             if (strcmp(state, "stopping") == 0)
                 begin_stop(r, ar, "finished", row.reason[0] ? row.reason : "stopped");

@@ -14,6 +14,7 @@
 #include "lc_err.h"
 #include "lc_frame.h"
 #include "lc_join.h"
+#include "lc_protocol.h"
 
 static const char usage[] =
     "usage: lc_join_probe --connect IP:PORT --mode replay|none|garbage [--secret-file F]\n"
@@ -63,7 +64,7 @@ static Lc__Envelope *next_frame(int fd, lc_frame_reader_t *r)
 static void send_hello(int fd, const uint8_t *proof, size_t proof_len)
 {
     Lc__Hello hello = LC__HELLO__INIT;
-    hello.protocol_version = 1;
+    hello.protocol_version = LC_PROTOCOL_VERSION;
     hello.worker_id = "join-probe";
     hello.name = "join-probe";
     hello.threads = 1;

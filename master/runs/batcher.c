@@ -1,7 +1,8 @@
-/* aggregator.c — StatsBatch queueing, RunSeconds proposals, StatsAck after
- * commit. Deduplication by (worker, run, seq) happens here (cheaply, for
+/* batcher.c — StatsBatch queueing, RunSeconds proposals, StatsAck after
+ * commit. It only bundles batches: the FSM's SQL (store_stats.c) merges them
+ * per second and endpoint. Deduplication by (worker, run, seq) happens here (cheaply, for
  * batches already applied or in flight) and again in the FSM (exactly). */
-#include "aggregator.h"
+#include "batcher.h"
 
 #include <stdlib.h>
 #include <string.h>
@@ -25,13 +26,13 @@ typedef struct queued_s {
 } queued_t;
 
 typedef struct proposal_s {
-    aggregator_t *agg; /* NULL once the aggregator closed */
+    batcher_t *batcher; /* NULL once the batcher closed */
     uint64_t run;
     queued_t *batches;
     struct proposal_s *prev, *next;
 } proposal_t;
 
-struct aggregator_s {
+struct batcher_s {
     master_t *m;
     uv_timer_t flush_timer;
     queued_t *queue_head, *queue_tail;
@@ -73,7 +74,7 @@ static bool same_batch(const Lc__StatsBatch *x, const Lc__StatsBatch *y)
     return x->run == y->run && x->seq == y->seq && strcmp(x->worker_id, y->worker_id) == 0;
 }
 
-static bool seen(const aggregator_t *a, const Lc__StatsBatch *b)
+static bool seen(const batcher_t *a, const Lc__StatsBatch *b)
 {
     for (const queued_t *q = a->queue_head; q != NULL; q = q->next)
         if (same_batch(q->env->stats, b))
@@ -85,12 +86,12 @@ static bool seen(const aggregator_t *a, const Lc__StatsBatch *b)
     return false;
 }
 
-uint64_t aggregator_replays(const aggregator_t *a)
+uint64_t batcher_replays(const batcher_t *a)
 {
     return a->replays;
 }
 
-void aggregator_add(aggregator_t *a, fleet_worker_t *w, Lc__Envelope *env)
+void batcher_add(batcher_t *a, fleet_worker_t *w, Lc__Envelope *env)
 {
     const Lc__StatsBatch *b = env->stats;
     (void)w;
@@ -117,17 +118,17 @@ void aggregator_add(aggregator_t *a, fleet_worker_t *w, Lc__Envelope *env)
         a->queue_head = q;
     a->queue_tail = q;
     if (b->final)
-        aggregator_flush(a); /* the run is waiting for it */
+        batcher_flush(a); /* the run is waiting for it */
 }
 
 static void unlink_proposal(proposal_t *p)
 {
-    if (p->agg == NULL)
+    if (p->batcher == NULL)
         return;
     if (p->prev != NULL)
         p->prev->next = p->next;
     else
-        p->agg->in_flight = p->next;
+        p->batcher->in_flight = p->next;
     if (p->next != NULL)
         p->next->prev = p->prev;
 }
@@ -135,12 +136,12 @@ static void unlink_proposal(proposal_t *p)
 static void applied_cb(void *arg, int status, int result)
 {
     proposal_t *p = arg;
-    if (p->agg != NULL && status == 0) {
+    if (p->batcher != NULL && status == 0) {
         if (result != 0)
-            lc_warn("aggregator", "msg=\"stats not recorded\" run=%llu error=\"%s\"",
+            lc_warn("batcher", "msg=\"stats not recorded\" run=%llu error=\"%s\"",
                     (unsigned long long)p->run, lc_strerror(result));
         for (queued_t *q = p->batches; q != NULL; q = q->next)
-            committed(p->agg->m, q->env->stats);
+            committed(p->batcher->m, q->env->stats);
     }
     unlink_proposal(p);
     free_batches(p->batches);
@@ -148,7 +149,7 @@ static void applied_cb(void *arg, int status, int result)
 }
 
 /* Moves up to MAX_BATCHES_PER_PROPOSAL queued batches of one run into p. */
-static size_t take_run_batches(aggregator_t *a, proposal_t *p)
+static size_t take_run_batches(batcher_t *a, proposal_t *p)
 {
     queued_t **link = &a->queue_head, *tail = NULL, *last = NULL;
     size_t n = 0;
@@ -175,12 +176,12 @@ static size_t take_run_batches(aggregator_t *a, proposal_t *p)
     return n;
 }
 
-static void propose_run(aggregator_t *a, uint64_t run)
+static void propose_run(batcher_t *a, uint64_t run)
 {
     proposal_t *p = calloc(1, sizeof *p);
     if (p == NULL)
         return;
-    p->agg = a;
+    p->batcher = a;
     p->run = run;
     size_t n = take_run_batches(a, p);
     Lc__StatsBatch **batches = calloc(n, sizeof *batches);
@@ -213,13 +214,13 @@ static void propose_run(aggregator_t *a, uint64_t run)
     a->in_flight = p;
 }
 
-void aggregator_flush(aggregator_t *a)
+void batcher_flush(batcher_t *a)
 {
     while (a->queue_head != NULL)
         propose_run(a, a->queue_head->env->stats->run);
 }
 
-bool aggregator_busy(aggregator_t *a, uint64_t run)
+bool batcher_busy(batcher_t *a, uint64_t run)
 {
     for (const queued_t *q = a->queue_head; q != NULL; q = q->next)
         if (q->env->stats->run == run)
@@ -230,7 +231,7 @@ bool aggregator_busy(aggregator_t *a, uint64_t run)
     return false;
 }
 
-void aggregator_reset(aggregator_t *a)
+void batcher_reset(batcher_t *a)
 {
     free_batches(a->queue_head);
     a->queue_head = a->queue_tail = NULL;
@@ -238,12 +239,12 @@ void aggregator_reset(aggregator_t *a)
 
 static void flush_timer_cb(uv_timer_t *t)
 {
-    aggregator_flush(t->data);
+    batcher_flush(t->data);
 }
 
-int aggregator_init(aggregator_t **out, master_t *m)
+int batcher_init(batcher_t **out, master_t *m)
 {
-    aggregator_t *a = calloc(1, sizeof *a);
+    batcher_t *a = calloc(1, sizeof *a);
     if (a == NULL)
         return LC_ENOMEM;
     a->m = m;
@@ -259,10 +260,10 @@ static void timer_closed_cb(uv_handle_t *h)
     free(h->data);
 }
 
-void aggregator_close(aggregator_t *a)
+void batcher_close(batcher_t *a)
 {
-    aggregator_reset(a);
+    batcher_reset(a);
     for (proposal_t *p = a->in_flight; p != NULL; p = p->next)
-        p->agg = NULL;
+        p->batcher = NULL;
     uv_close((uv_handle_t *)&a->flush_timer, timer_closed_cb);
 }
