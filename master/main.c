@@ -198,27 +198,42 @@ static int start(master_t *m, char *errmsg, size_t errlen)
     }
     if (rv == 0)
         rv = store_open(&m->store, errmsg, errlen);
+    runs_io_t runs_io = runs_io_master(m);
     if (rv == 0)
-        rv = runs_init(&m->runs, m);
+        rv = runs_init(&m->runs, m->loop, m->store, &runs_io, m->cfg.worker_heartbeat_ms);
     if (rv == 0)
         rv = batcher_init(&m->batcher, m);
     if (rv == 0)
         rv = peers_init(&m->peers, m->loop, m->cfg.id, list_members, m);
     if (rv == 0 && m->cfg.worker_tls.cert != NULL)
         rv = lc_tls_context_new(&m->worker_tls, true, &m->cfg.worker_tls, errmsg, errlen);
-    fleet_config_t fc = {m->cfg.worker_host, m->cfg.worker_port, m->cfg.worker_advertise,
-                         m->cfg.worker_heartbeat_ms, m->cfg.stats_interval_ms,
-                         &m->cfg.join_secret, m->worker_tls};
-    fleet_events_t ev = {m, on_join, on_lost, on_stats, leader_address, master_addresses,
-                         on_refused};
+    fleet_config_t fc = {.listen_host = m->cfg.worker_host,
+                         .listen_port = m->cfg.worker_port,
+                         .advertise = m->cfg.worker_advertise,
+                         .heartbeat_ms = m->cfg.worker_heartbeat_ms,
+                         .stats_interval_ms = m->cfg.stats_interval_ms,
+                         .join_secret = &m->cfg.join_secret,
+                         .tls_ctx = m->worker_tls};
+    fleet_events_t ev = {.arg = m,
+                         .on_join = on_join,
+                         .on_lost = on_lost,
+                         .on_stats = on_stats,
+                         .leader_address = leader_address,
+                         .master_addresses = master_addresses,
+                         .on_refused = on_refused};
     if (rv == 0)
         rv = fleet_init(&m->fleet, m->loop, &fc, &ev, errmsg, errlen);
     if (rv == 0)
         rv = api_init(m, errmsg, errlen);
-    quorum_config_t qc = {m->cfg.data_dir, m->cfg.id, m->cfg.raft_address,
-                          m->cfg.clustered ? &m->cfg.nodes : NULL, m->cfg.election_timeout_ms, m->cfg.heartbeat_timeout_ms,
-                          m->cfg.snapshot_threshold, m->cfg.snapshot_trailing,
-                          m->cfg.no_bootstrap};
+    quorum_config_t qc = {.data_dir = m->cfg.data_dir,
+                          .id = m->cfg.id,
+                          .raft_address = m->cfg.raft_address,
+                          .nodes = m->cfg.clustered ? &m->cfg.nodes : NULL,
+                          .election_timeout_ms = m->cfg.election_timeout_ms,
+                          .heartbeat_timeout_ms = m->cfg.heartbeat_timeout_ms,
+                          .snapshot_threshold = m->cfg.snapshot_threshold,
+                          .snapshot_trailing = m->cfg.snapshot_trailing,
+                          .no_bootstrap = m->cfg.no_bootstrap};
     if (rv == 0)
         rv = quorum_init(&m->quorum, m->loop, m->store, &qc, on_role, m, errmsg, errlen);
     return rv;

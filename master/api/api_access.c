@@ -6,6 +6,7 @@
 
 #include "api_internal.h"
 #include "auth.h"
+#include "commands.h"
 #include "lc_clock.h"
 #include "lc_err.h"
 #include "quorum.h"
@@ -121,24 +122,32 @@ static void op_applied_cb(void *arg, int status, int result)
 }
 
 /* Proposes cmd and answers (with answer, taken) once it is applied. */
-static void propose(master_t *m, lc_http_exchange_t *ex, const Lc__Command *cmd, int status,
-                    json_t *answer, const char *what, int missing_status)
+/* The pending answer to one change: answer (201/200 with it) once applied. */
+static access_op_t *op_new(master_t *m, lc_http_exchange_t *ex, int status, json_t *answer,
+                           const char *what, int missing_status, bool changes_shares)
 {
-    access_op_t *op = calloc(1, sizeof *op);
-    int rv = op == NULL || answer == NULL ? LC_ENOMEM : 0;
-    if (rv == 0) {
-        *op = (access_op_t){.m = m, .ex = ex, .status = status, .answer = answer,
-                            .missing_status = missing_status,
-                            .changes_shares = cmd->cmd_case == LC__COMMAND__CMD_CREATE_TENANT ||
-                                              cmd->cmd_case == LC__COMMAND__CMD_SET_TENANT_WEIGHT};
-        snprintf(op->what, sizeof op->what, "%s", what);
-        rv = quorum_propose(m->quorum, cmd, op_applied_cb, op);
-    }
-    if (rv != 0) {
-        api_respond_error(ex, rv == LC_ENOMEM ? 500 : 503, "%s: %s", what, lc_strerror(rv));
+    access_op_t *op = answer != NULL ? calloc(1, sizeof *op) : NULL;
+    if (op == NULL) {
         json_decref(answer);
-        free(op);
+        return NULL;
     }
+    *op = (access_op_t){.m = m, .ex = ex, .status = status, .answer = answer,
+                        .missing_status = missing_status, .changes_shares = changes_shares};
+    snprintf(op->what, sizeof op->what, "%s", what);
+    return op;
+}
+
+/* rv: what the command's proposal returned (op NULL: it was not proposed). */
+static void op_proposed(lc_http_exchange_t *ex, access_op_t *op, int rv, const char *what)
+{
+    if (op == NULL)
+        rv = LC_ENOMEM;
+    if (rv == 0)
+        return;
+    api_respond_error(ex, rv == LC_ENOMEM ? 500 : 503, "%s: %s", what, lc_strerror(rv));
+    if (op != NULL)
+        json_decref(op->answer);
+    free(op);
 }
 
 /* ---- request bodies ---- */
@@ -215,15 +224,12 @@ static void create_tenant(master_t *m, lc_http_exchange_t *ex, const lc_http_req
         api_respond_error(ex, 409, "%s already exists", what);
         return;
     }
-    Lc__CreateTenant ct = LC__CREATE_TENANT__INIT;
-    ct.name = name;
-    ct.weight = weight;
-    ct.created_ms = lc_wall_ms();
-    Lc__Command cmd = LC__COMMAND__INIT;
-    cmd.cmd_case = LC__COMMAND__CMD_CREATE_TENANT;
-    cmd.create_tenant = &ct;
-    propose(m, ex, &cmd, 201, json_pack("{s:s,s:I}", "name", name, "weight", (json_int_t)weight),
-            what, 404);
+    access_op_t *op = op_new(m, ex, 201,
+                             json_pack("{s:s,s:I}", "name", name, "weight", (json_int_t)weight),
+                             what, 404, true);
+    command_sink_t sink = command_sink_quorum(m->quorum);
+    int rv = op ? command_create_tenant(&sink, name, weight, lc_wall_ms(), op_applied_cb, op) : 0;
+    op_proposed(ex, op, rv, what);
 }
 
 static void set_weight(master_t *m, lc_http_exchange_t *ex, const lc_http_request_t *req,
@@ -242,14 +248,12 @@ static void set_weight(master_t *m, lc_http_exchange_t *ex, const lc_http_reques
     json_decref(body);
     if (weight == 0)
         return;
-    Lc__SetTenantWeight sw = LC__SET_TENANT_WEIGHT__INIT;
-    sw.name = (char *)name;
-    sw.weight = weight;
-    Lc__Command cmd = LC__COMMAND__INIT;
-    cmd.cmd_case = LC__COMMAND__CMD_SET_TENANT_WEIGHT;
-    cmd.set_tenant_weight = &sw;
-    propose(m, ex, &cmd, 200, json_pack("{s:s,s:I}", "name", name, "weight", (json_int_t)weight),
-            what, 404);
+    access_op_t *op = op_new(m, ex, 200,
+                             json_pack("{s:s,s:I}", "name", name, "weight", (json_int_t)weight),
+                             what, 404, true);
+    command_sink_t sink = command_sink_quorum(m->quorum);
+    int rv = op ? command_set_tenant_weight(&sink, name, weight, op_applied_cb, op) : 0;
+    op_proposed(ex, op, rv, what);
 }
 
 static void show_tenant(master_t *m, lc_http_exchange_t *ex, const char *name)
@@ -340,22 +344,21 @@ static void create_token(master_t *m, lc_http_exchange_t *ex, const lc_http_requ
     }
     if (!ok)
         return;
-    Lc__PutToken pt = LC__PUT_TOKEN__INIT;
-    pt.id = id;
-    pt.hash.data = hash;
-    pt.hash.len = sizeof hash;
-    pt.role = admin ? "admin" : "tenant";
-    pt.tenant = tenant;
-    pt.name = name;
-    pt.created_ms = lc_wall_ms();
-    Lc__Command cmd = LC__COMMAND__INIT;
-    cmd.cmd_case = LC__COMMAND__CMD_PUT_TOKEN;
-    cmd.put_token = &pt;
+    const char *role_name = admin ? "admin" : "tenant";
     char what[160];
-    snprintf(what, sizeof what, "token for tenant '%s'", tenant);
-    json_t *answer = json_pack("{s:s,s:s,s:s,s:o,s:s}", "id", id, "token", secret, "role", pt.role,
-                               "tenant", admin ? json_null() : json_string(tenant), "name", name);
-    propose(m, ex, &cmd, 201, answer, admin ? "admin token" : what, 400);
+    if (admin)
+        snprintf(what, sizeof what, "admin token");
+    else
+        snprintf(what, sizeof what, "token for tenant '%s'", tenant);
+    json_t *answer = json_pack("{s:s,s:s,s:s,s:o,s:s}", "id", id, "token", secret, "role",
+                               role_name, "tenant", admin ? json_null() : json_string(tenant),
+                               "name", name);
+    access_op_t *op = op_new(m, ex, 201, answer, what, 400, false);
+    command_sink_t sink = command_sink_quorum(m->quorum);
+    int rv = op ? command_put_token(&sink, id, hash, sizeof hash, role_name, tenant, name,
+                                    lc_wall_ms(), op_applied_cb, op)
+                : 0;
+    op_proposed(ex, op, rv, what);
 }
 
 /* The role of token id ("" when there is none). */
@@ -384,12 +387,11 @@ static void revoke_token(master_t *m, lc_http_exchange_t *ex, const char *id)
         api_respond_error(ex, 409, "%s is the last admin token; create another first", what);
         return;
     }
-    Lc__RevokeToken rt = LC__REVOKE_TOKEN__INIT;
-    rt.id = (char *)id;
-    Lc__Command cmd = LC__COMMAND__INIT;
-    cmd.cmd_case = LC__COMMAND__CMD_REVOKE_TOKEN;
-    cmd.revoke_token = &rt;
-    propose(m, ex, &cmd, 200, json_pack("{s:s,s:b}", "id", id, "revoked", 1), what, 404);
+    access_op_t *op = op_new(m, ex, 200, json_pack("{s:s,s:b}", "id", id, "revoked", 1), what,
+                             404, false);
+    command_sink_t sink = command_sink_quorum(m->quorum);
+    int rv = op ? command_revoke_token(&sink, id, op_applied_cb, op) : 0;
+    op_proposed(ex, op, rv, what);
 }
 
 static void tokens_route(master_t *m, lc_http_exchange_t *ex, const lc_http_request_t *req)

@@ -5,6 +5,7 @@
 #include <string.h>
 
 #include "api_internal.h"
+#include "commands.h"
 #include "fleet.h"
 #include "lc_err.h"
 #include "lc_log.h"
@@ -37,21 +38,6 @@ typedef struct member_change_s {
     uint64_t id;
     char raft[LC_HOST_MAX + 8];
 } member_change_t;
-
-static int propose_member(master_t *m, const Lc__PutMember *put, uint64_t remove_id)
-{
-    Lc__RemoveMember rm = LC__REMOVE_MEMBER__INIT;
-    Lc__Command cmd = LC__COMMAND__INIT;
-    if (put != NULL) {
-        cmd.cmd_case = LC__COMMAND__CMD_PUT_MEMBER;
-        cmd.put_member = (Lc__PutMember *)put;
-    } else {
-        rm.id = remove_id;
-        cmd.cmd_case = LC__COMMAND__CMD_REMOVE_MEMBER;
-        cmd.remove_member = &rm;
-    }
-    return quorum_propose(m->quorum, &cmd, NULL, NULL);
-}
 
 static void added_cb(void *arg, int status, const char *errmsg)
 {
@@ -100,12 +86,9 @@ static void add_member(master_t *m, lc_http_exchange_t *ex, const lc_http_reques
     if (!valid)
         return;
     member_change_t *c = calloc(1, sizeof *c);
-    Lc__PutMember put = LC__PUT_MEMBER__INIT;
-    put.id = (uint64_t)id;
-    put.raft = raft;
-    put.worker = worker;
-    put.api = api;
-    int rv = c == NULL ? LC_ENOMEM : propose_member(m, &put, 0);
+    command_sink_t sink = command_sink_quorum(m->quorum);
+    int rv = c == NULL ? LC_ENOMEM
+                       : command_put_member(&sink, (uint64_t)id, raft, worker, api, NULL, NULL);
     if (rv == 0) {
         *c = (member_change_t){.m = m, .ex = ex, .id = (uint64_t)id};
         snprintf(c->raft, sizeof c->raft, "%s", raft);
@@ -122,7 +105,8 @@ static void removed_cb(void *arg, int status, const char *errmsg)
 {
     member_change_t *c = arg;
     if (status == 0) {
-        propose_member(c->m, NULL, c->id);
+        command_sink_t sink = command_sink_quorum(c->m->quorum);
+        command_remove_member(&sink, c->id, NULL, NULL);
         api_respond_json(c->ex, 200, json_pack("{s:I,s:b}", "id", (json_int_t)c->id, "removed", 1));
     } else {
         api_respond_error(c->ex, status == LC_ENOTLEADER ? 503 : 500, "removing master %llu: %s",

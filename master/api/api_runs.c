@@ -6,6 +6,7 @@
 #include "api_internal.h"
 #include "api_reports.h"
 #include "auth.h"
+#include "commands.h"
 #include "lc_clock.h"
 #include "lc_err.h"
 #include "lc_scenario.h"
@@ -111,10 +112,8 @@ static void create_run(master_t *m, lc_http_exchange_t *ex, const lc_http_reques
     cr.scenario_json = (char *)body;
     cr.users = sc.arrival_rate > 0 ? sc.max_users : sc.users;
     cr.created_ms = lc_wall_ms();
-    Lc__Command cmd = LC__COMMAND__INIT;
-    cmd.cmd_case = LC__COMMAND__CMD_CREATE_RUN;
-    cmd.create_run = &cr;
-    int rv = ctx ? quorum_propose(m->quorum, &cmd, created_cb, ctx) : LC_ENOMEM;
+    command_sink_t sink = command_sink_quorum(m->quorum);
+    int rv = ctx ? command_create_run(&sink, &cr, created_cb, ctx) : LC_ENOMEM;
     lc_scenario_free(&sc);
     free(filled);
     if (rv != 0) {

@@ -1,6 +1,7 @@
 /* auth.c — API tokens: random secrets, SHA-256 hashes compared in constant
  * time, bearer parsing, the caller's identity, and the first admin token. */
 #include "auth.h"
+#include "commands.h"
 
 #include <errno.h>
 #include <fcntl.h>
@@ -282,19 +283,11 @@ static void propose_first_admin(master_t *m)
         if (rv == 0)
             rv = auth_hash(fa->token, strlen(fa->token), hash);
     }
-    Lc__PutToken pt = LC__PUT_TOKEN__INIT;
-    pt.id = id;
-    pt.hash.data = hash;
-    pt.hash.len = sizeof hash;
-    pt.role = "admin";
-    pt.tenant = "";
-    pt.name = fa && fa->generated ? "bootstrap" : "admin-token-file";
-    pt.created_ms = lc_wall_ms();
-    Lc__Command cmd = LC__COMMAND__INIT;
-    cmd.cmd_case = LC__COMMAND__CMD_PUT_TOKEN;
-    cmd.put_token = &pt;
+    command_sink_t sink = command_sink_quorum(m->quorum);
     if (rv == 0)
-        rv = quorum_propose(m->quorum, &cmd, first_admin_cb, fa);
+        rv = command_put_token(&sink, id, hash, sizeof hash, "admin", "",
+                               fa->generated ? "bootstrap" : "admin-token-file", lc_wall_ms(),
+                               first_admin_cb, fa);
     if (rv != 0) {
         lc_warn("auth", "msg=\"cannot propose the first admin token\" error=\"%s\"", lc_strerror(rv));
         if (fa != NULL)
@@ -319,14 +312,8 @@ static void default_tenant_cb(void *arg, int status, int result)
 
 void auth_on_leader(master_t *m)
 {
-    Lc__CreateTenant ct = LC__CREATE_TENANT__INIT;
-    ct.name = "default";
-    ct.weight = 1;
-    ct.created_ms = lc_wall_ms();
-    Lc__Command cmd = LC__COMMAND__INIT;
-    cmd.cmd_case = LC__COMMAND__CMD_CREATE_TENANT;
-    cmd.create_tenant = &ct;
-    int rv = quorum_propose(m->quorum, &cmd, default_tenant_cb, m);
+    command_sink_t sink = command_sink_quorum(m->quorum);
+    int rv = command_create_tenant(&sink, "default", 1, lc_wall_ms(), default_tenant_cb, m);
     if (rv != 0)
         lc_warn("auth", "msg=\"cannot propose tenant default\" error=\"%s\"", lc_strerror(rv));
 }

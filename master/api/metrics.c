@@ -210,8 +210,8 @@ static void worker_lines(text_t *t, master_t *m)
     size_t n, connected = 0, saturated = 0, users = 0;
     fleet_worker_t *const *workers = fleet_known(m->fleet, &n);
     for (size_t i = 0; i < n; i++) {
-        connected += workers[i]->conn != NULL && !workers[i]->saturated;
-        saturated += workers[i]->conn != NULL && workers[i]->saturated;
+        connected += workers[i]->conn != NULL && !workers[i]->sat.saturated;
+        saturated += workers[i]->conn != NULL && workers[i]->sat.saturated;
         for (size_t j = 0; workers[i]->conn != NULL && j < workers[i]->n_loads; j++)
             users += workers[i]->loads[j].users;
     }

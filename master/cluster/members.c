@@ -4,6 +4,7 @@
 #include <stdio.h>
 #include <string.h>
 
+#include "commands.h"
 #include "lc_log.h"
 #include "quorum.h"
 #include "store.h"
@@ -77,14 +78,7 @@ void members_register_self(master_t *m)
         self_addresses(m, &self);
     lc_hostport_format(&self.worker, worker, sizeof worker);
     lc_hostport_format(&self.api, api, sizeof api);
-    Lc__PutMember pm = LC__PUT_MEMBER__INIT;
-    pm.id = m->cfg.id;
-    pm.raft = m->cfg.raft_address;
-    pm.worker = worker;
-    pm.api = api;
-    Lc__Command cmd = LC__COMMAND__INIT;
-    cmd.cmd_case = LC__COMMAND__CMD_PUT_MEMBER;
-    cmd.put_member = &pm;
-    if (quorum_propose(m->quorum, &cmd, NULL, NULL) != 0)
+    command_sink_t sink = command_sink_quorum(m->quorum);
+    if (command_put_member(&sink, m->cfg.id, m->cfg.raft_address, worker, api, NULL, NULL) != 0)
         lc_warn("members", "msg=\"cannot register this master's addresses\"");
 }

@@ -7,11 +7,10 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "commands.h"
 #include "lc_err.h"
 #include "lc_log.h"
-#include "quorum.h"
 #include "runs.h"
-#include "state.pb-c.h"
 #include "store.h"
 
 #define MAX_BATCHES_PER_PROPOSAL 256
@@ -50,21 +49,10 @@ static void free_batches(queued_t *q)
     }
 }
 
-static void send_ack(master_t *m, const Lc__StatsBatch *b)
-{
-    Lc__StatsAck ack = LC__STATS_ACK__INIT;
-    ack.run = b->run;
-    ack.seq = b->seq;
-    Lc__Envelope env = LC__ENVELOPE__INIT;
-    env.msg_case = LC__ENVELOPE__MSG_STATS_ACK;
-    env.stats_ack = &ack;
-    /* A disconnected worker replays the batch and is acknowledged then. */
-    fleet_send(m->fleet, b->worker_id, &env);
-}
-
 static void committed(master_t *m, const Lc__StatsBatch *b)
 {
-    send_ack(m, b);
+    /* A disconnected worker replays the batch and is acknowledged then. */
+    fleet_send_ack(m->fleet, b->worker_id, b->run, b->seq);
     if (b->final)
         runs_on_final_committed(m->runs, b->run, b->worker_id);
 }
@@ -193,14 +181,8 @@ static void propose_run(batcher_t *a, uint64_t run)
     size_t i = 0;
     for (queued_t *q = p->batches; q != NULL; q = q->next)
         batches[i++] = q->env->stats;
-    Lc__RunSeconds seconds = LC__RUN_SECONDS__INIT;
-    seconds.run = run;
-    seconds.batches = batches;
-    seconds.n_batches = n;
-    Lc__Command cmd = LC__COMMAND__INIT;
-    cmd.cmd_case = LC__COMMAND__CMD_RUN_SECONDS;
-    cmd.run_seconds = &seconds;
-    int rv = quorum_propose(a->m->quorum, &cmd, applied_cb, p);
+    command_sink_t sink = command_sink_quorum(a->m->quorum);
+    int rv = command_run_seconds(&sink, run, batches, n, applied_cb, p);
     free(batches);
     if (rv != 0) {
         /* Not acknowledged: workers keep the batches and replay them. */

@@ -1,6 +1,8 @@
-/* fleet.h — the workers' side of the master: the TCP :5557 listener, one
- * framed protobuf connection per worker, its Hello/Welcome handshake,
- * heartbeats and liveness. Other modules see workers and send them frames. */
+/* fleet.h — the workers' side of the master: who the workers are, the
+ * Hello/Welcome handshake, heartbeats, liveness and every message to and
+ * from a worker. fleet.c dispatches decoded messages without touching a
+ * socket; fleet_net.c carries them over the TCP :5557 listener (TLS or
+ * plaintext); fleet_send.c builds each outgoing message. */
 #ifndef MASTER_FLEET_H
 #define MASTER_FLEET_H
 
@@ -13,6 +15,7 @@
 #include "lc_addr.h"
 #include "lc_join.h"
 #include "lc_tls_channel.h"
+#include "saturation.h"
 
 #define FLEET_ID_MAX 65
 #define FLEET_MAX_RUN_LOADS 64
@@ -28,20 +31,13 @@ typedef struct fleet_run_load_s {
 } fleet_run_load_t;
 
 /* A worker the master knows: connected now, or disconnected for less than
- * the loss timeout. */
+ * the loss timeout. Other modules read it; only fleet.c writes it. */
 typedef struct fleet_worker_s {
     char id[FLEET_ID_MAX];
     char name[128];
     char address[64];      /* peer address of its connection */
     uint32_t threads;
-    uint32_t capacity;
-    /* Saturation: above 90 % CPU for 3 heartbeats in a row the worker may
-     * carry only 90 % of the users it runs (again after each further 3);
-     * each 3 heartbeats below 75 % give back part of its capacity, until
-     * all of it is back. */
-    uint32_t effective_capacity;
-    bool saturated;
-    uint32_t hot_beats, cool_beats;
+    saturation_t sat;      /* capacity from Hello, and what saturation leaves of it */
     double cpu_percent;
     uint64_t rss_bytes;
     uint64_t last_seen_ms; /* monotonic ms of the last frame */
@@ -93,9 +89,20 @@ int fleet_init(fleet_t **out, uv_loop_t *loop, const fleet_config_t *cfg,
  * connection is closed. Losing leadership closes every worker connection. */
 void fleet_set_accepting(fleet_t *f, bool accepting, uint64_t leader_id, uint64_t term);
 
-/* Sends one frame to a worker. Returns 0, LC_ENOTFOUND / LC_ECLOSED when it
- * is unknown or disconnected. */
-int fleet_send(fleet_t *f, const char *worker_id, const Lc__Envelope *env);
+/* Messages to a worker, each built only in fleet_send.c. They return 0, or
+ * LC_ENOTFOUND / LC_ECLOSED when the worker is unknown or disconnected (an
+ * Assign is still recorded then: the worker gets it again when it is back). */
+typedef struct fleet_assign_s {
+    uint64_t run, generation;
+    uint32_t users;            /* its users (closed model) or user pool (open model) */
+    double spawn_rate, rate;   /* its part of the run's */
+    const char *scenario_json;
+    uint64_t elapsed_ms;       /* of the run, for its stages */
+} fleet_assign_t;
+/* Also records the share for fleet_workers_json (users 0 forgets it). */
+int fleet_send_assign(fleet_t *f, const char *worker_id, const fleet_assign_t *a);
+int fleet_send_stop(fleet_t *f, const char *worker_id, uint64_t run, const char *reason);
+int fleet_send_ack(fleet_t *f, const char *worker_id, uint64_t run, uint64_t seq);
 
 fleet_worker_t *fleet_find(fleet_t *f, const char *worker_id);
 /* Connected workers, in join order; *n set to their count. The array is
@@ -110,8 +117,9 @@ fleet_worker_t *const *fleet_known(const fleet_t *f, size_t *n);
  * run controller reschedules when it sees a new value. */
 uint64_t fleet_saturation_epoch(const fleet_t *f);
 
-/* Records the scheduler's share of a run on a worker (users 0 forgets it),
- * for fleet_workers_json; fleet_forget_run drops the run everywhere. */
+/* Records the scheduler's share of a run on a worker without sending it (a
+ * share adopted from the worker's Hello; users 0 forgets it), for
+ * fleet_workers_json; fleet_forget_run drops the run everywhere. */
 void fleet_set_assigned(fleet_t *f, const char *worker_id, uint64_t run, uint32_t users);
 void fleet_forget_run(fleet_t *f, uint64_t run);
 
@@ -125,5 +133,41 @@ json_t *fleet_workers_json(fleet_t *f);
 /* Closes the listener and every connection; on_closed(arg) after all are
  * closed and f is freed. */
 void fleet_close(fleet_t *f, void (*on_closed)(void *arg), void *arg);
+
+
+/* ---- The seam under fleet_init: a fleet without sockets ------------------
+ * fleet_net.c drives it with real connections; tests/unit/test_fleet.c with
+ * a transport that records frames. conn_data is the transport's own handle
+ * of one connection. */
+typedef struct fleet_transport_s {
+    void *arg;
+    /* Encodes env and writes it to the connection; 0 or an LC_ error. */
+    int (*send)(void *arg, void *conn_data, const Lc__Envelope *env);
+    /* Starts closing the connection; the transport calls fleet_conn_gone
+     * once it is closed (at once, or from a later callback). */
+    void (*close)(void *arg, void *conn_data);
+    /* Optional: false while the connection's TLS handshake has not ended. */
+    bool (*secured)(void *arg, void *conn_data);
+} fleet_transport_t;
+
+int fleet_new(fleet_t **out, const fleet_config_t *cfg, const fleet_events_t *events,
+              const fleet_transport_t *transport);
+/* Frees the fleet; every connection must be gone (fleet_conn_count 0). */
+void fleet_free(fleet_t *f);
+/* A new connection: sends it the join Challenge. NULL when out of memory. */
+fleet_conn_t *fleet_conn_open(fleet_t *f, void *conn_data, const char *peer, uint64_t now_ms);
+/* Dispatches one decoded frame (takes env). Returns true once c is closing. */
+bool fleet_conn_receive(fleet_conn_t *c, Lc__Envelope *env, uint64_t now_ms);
+/* Closes c for reason (logged; NULL: quietly); its worker is disconnected. */
+void fleet_conn_close(fleet_conn_t *c, const char *reason);
+bool fleet_conn_closing(const fleet_conn_t *c);
+/* The transport closed c: frees it. */
+void fleet_conn_gone(fleet_conn_t *c);
+/* Closes every connection (shutdown). */
+void fleet_close_connections(fleet_t *f, const char *reason);
+size_t fleet_conn_count(const fleet_t *f);
+/* Liveness, called 4 times per heartbeat interval: closes connections that
+ * sent no Hello within 5 s, and loses workers silent for 3 intervals. */
+void fleet_tick(fleet_t *f, uint64_t now_ms);
 
 #endif

@@ -3,16 +3,15 @@
  * every change replans all runs at once with sched_plan. */
 #include "runs.h"
 
+#include <assert.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
-#include "batcher.h"
 #include "lc_clock.h"
 #include "lc_err.h"
 #include "lc_log.h"
 #include "lc_scenario.h"
-#include "quorum.h"
 #include "run_verdict.h"
 #include "scheduler.h"
 #include "store.h"
@@ -58,14 +57,26 @@ typedef struct active_run_s {
 } active_run_t;
 
 struct runs_s {
-    master_t *m;
-    uv_timer_t tick;
+    store_t *store;
+    runs_io_t io;
+    uint32_t heartbeat_ms;
+    uv_timer_t *tick;         /* NULL without a loop */
     bool leader;
     uint64_t last_id;
     active_run_t *active;
     bool dirty;               /* a reschedule is due */
     uint64_t saturation_epoch; /* fleet's, at the last reschedule */
 };
+
+static uint64_t now_mono(const runs_t *r)
+{
+    return r->io.mono_ms(r->io.arg);
+}
+
+static uint64_t now_wall(const runs_t *r)
+{
+    return r->io.wall_ms(r->io.arg);
+}
 
 static active_run_t *find_active(runs_t *r, uint64_t id)
 {
@@ -88,8 +99,7 @@ static void remove_active(runs_t *r, active_run_t *ar)
     for (active_run_t **link = &r->active; *link != NULL; link = &(*link)->next) {
         if (*link == ar) {
             *link = ar->next;
-            if (r->m->fleet != NULL)
-                fleet_forget_run(r->m->fleet, ar->id);
+            r->io.forget_run(r->io.arg, ar->id);
             free_active(ar);
             return;
         }
@@ -98,15 +108,7 @@ static void remove_active(runs_t *r, active_run_t *ar)
 
 static int propose_state(runs_t *r, uint64_t id, const char *state, const char *reason)
 {
-    Lc__RunState rs = LC__RUN_STATE__INIT;
-    rs.run = id;
-    rs.state = (char *)state;
-    rs.at_ms = lc_wall_ms();
-    rs.reason = (char *)reason;
-    Lc__Command cmd = LC__COMMAND__INIT;
-    cmd.cmd_case = LC__COMMAND__CMD_RUN_STATE;
-    cmd.run_state = &rs;
-    return quorum_propose(r->m->quorum, &cmd, NULL, NULL);
+    return command_run_state(&r->io.commands, id, state, reason, now_wall(r));
 }
 
 static assignment_t *find_asg(active_run_t *ar, const char *worker)
@@ -135,31 +137,20 @@ static assignment_t *add_asg(active_run_t *ar, const char *worker)
 static void send_assign(runs_t *r, active_run_t *ar, const char *worker, uint32_t users)
 {
     double part = ar->requested ? (double)users / ar->requested : 0;
-    Lc__Assign as = LC__ASSIGN__INIT;
-    as.run = ar->id;
-    as.generation = ar->generation;
-    as.users = users;
-    as.spawn_rate = ar->sc.spawn_rate * part;
-    as.rate = ar->sc.arrival_rate * part;
-    as.scenario_json = ar->scenario_json;
-    uint64_t now = lc_wall_ms();
-    as.elapsed_ms = now > ar->started_wall_ms ? now - ar->started_wall_ms : 0;
-    Lc__Envelope env = LC__ENVELOPE__INIT;
-    env.msg_case = LC__ENVELOPE__MSG_ASSIGN;
-    env.assign = &as;
-    fleet_send(r->m->fleet, worker, &env);
-    fleet_set_assigned(r->m->fleet, worker, ar->id, users);
+    uint64_t now = now_wall(r);
+    fleet_assign_t as = {.run = ar->id,
+                         .generation = ar->generation,
+                         .users = users,
+                         .spawn_rate = ar->sc.spawn_rate * part,
+                         .rate = ar->sc.arrival_rate * part,
+                         .scenario_json = ar->scenario_json,
+                         .elapsed_ms = now > ar->started_wall_ms ? now - ar->started_wall_ms : 0};
+    r->io.send_assign(r->io.arg, worker, &as);
 }
 
 static void send_stop(runs_t *r, uint64_t run, const char *worker, const char *reason)
 {
-    Lc__Stop st = LC__STOP__INIT;
-    st.run = run;
-    st.reason = (char *)reason;
-    Lc__Envelope env = LC__ENVELOPE__INIT;
-    env.msg_case = LC__ENVELOPE__MSG_STOP;
-    env.stop = &st;
-    fleet_send(r->m->fleet, worker, &env);
+    r->io.send_stop(r->io.arg, worker, run, reason);
 }
 
 static active_run_t *activate(runs_t *r, const store_run_t *row)
@@ -190,7 +181,7 @@ static void activate_pending(runs_t *r, uint64_t id)
     if (find_active(r, id) != NULL)
         return;
     store_run_t row;
-    if (store_run_get(r->m->store, id, &row) != 0)
+    if (store_run_get(r->store, id, &row) != 0)
         return;
     if (activate(r, &row) != NULL)
         r->dirty = true;
@@ -205,7 +196,7 @@ static void begin_stop(runs_t *r, active_run_t *ar, const char *final_state, con
     snprintf(ar->final_state, sizeof ar->final_state, "%s", final_state);
     snprintf(ar->reason, sizeof ar->reason, "%s", reason);
     uint32_t wait = ar->sc.request_timeout_ms < 30000 ? ar->sc.request_timeout_ms : 30000;
-    ar->stop_deadline_ms = lc_mono_ms() + wait + FINAL_GRACE_MS;
+    ar->stop_deadline_ms = now_mono(r) + wait + FINAL_GRACE_MS;
     for (size_t i = 0; i < ar->n_asg; i++)
         send_stop(r, ar->id, ar->asg[i].worker, reason);
     propose_state(r, ar->id, "stopping", reason);
@@ -217,17 +208,9 @@ static void begin_stop(runs_t *r, active_run_t *ar, const char *final_state, con
 static void finish(runs_t *r, active_run_t *ar)
 {
     char verdict[16], *summary;
-    run_verdict(r->m->store, ar->id, &ar->sc, verdict, sizeof verdict, &summary);
-    Lc__RunFinished fin = LC__RUN_FINISHED__INIT;
-    fin.run = ar->id;
-    fin.state = ar->final_state;
-    fin.at_ms = lc_wall_ms();
-    fin.verdict = verdict;
-    fin.summary_json = summary ? summary : "";
-    Lc__Command cmd = LC__COMMAND__INIT;
-    cmd.cmd_case = LC__COMMAND__CMD_RUN_FINISHED;
-    cmd.run_finished = &fin;
-    int rv = quorum_propose(r->m->quorum, &cmd, NULL, NULL);
+    run_verdict(r->store, ar->id, &ar->sc, verdict, sizeof verdict, &summary);
+    int rv = command_run_finished(&r->io.commands, ar->id, ar->final_state, verdict,
+                                  summary ? summary : "", now_wall(r));
     free(summary);
     if (rv != 0)
         return;
@@ -261,7 +244,7 @@ static bool share_in_limbo(runs_t *r)
 {
     for (const active_run_t *ar = r->active; ar != NULL; ar = ar->next) {
         for (size_t i = 0; i < ar->n_asg && !ar->stopping; i++) {
-            fleet_worker_t *w = fleet_find(r->m->fleet, ar->asg[i].worker);
+            fleet_worker_t *w = r->io.find(r->io.arg, ar->asg[i].worker);
             if (w != NULL && w->conn == NULL && ar->asg[i].users > 0)
                 return true;
         }
@@ -299,7 +282,7 @@ static void add_tenant(runs_t *r, plan_io_t *io, const char *name)
         if (strcmp(io->tenants[t].name, name) == 0)
             return;
     uint32_t weight;
-    if (store_tenant_weight(r->m->store, name, &weight) != 0)
+    if (store_tenant_weight(r->store, name, &weight) != 0)
         weight = 1; /* a tenant nobody created counts as weight 1 */
     io->tenants[io->nt++] = (sched_tenant_t){name, weight};
 }
@@ -322,7 +305,7 @@ static void add_run(runs_t *r, plan_io_t *io, active_run_t *ar)
 static int plan_io_build(runs_t *r, plan_io_t *io)
 {
     memset(io, 0, sizeof *io);
-    io->fw = fleet_connected(r->m->fleet, &io->nw);
+    io->fw = r->io.connected(r->io.arg, &io->nw);
     size_t max = 0, w = io->nw ? io->nw : 1;
     for (active_run_t *ar = r->active; ar != NULL; ar = ar->next)
         max += !ar->stopping;
@@ -339,7 +322,7 @@ static int plan_io_build(runs_t *r, plan_io_t *io)
         !io->users)
         return LC_ENOMEM;
     for (size_t j = 0; j < io->nw; j++)
-        io->workers[j] = (sched_worker_t){io->fw[j]->id, io->fw[j]->effective_capacity};
+        io->workers[j] = (sched_worker_t){io->fw[j]->id, io->fw[j]->sat.effective_capacity};
     for (active_run_t *ar = r->active; ar != NULL; ar = ar->next)
         if (!ar->stopping)
             add_run(r, io, ar);
@@ -349,7 +332,7 @@ static int plan_io_build(runs_t *r, plan_io_t *io)
 static void start_run(runs_t *r, active_run_t *ar, uint32_t granted)
 {
     ar->started = true;
-    ar->started_wall_ms = lc_wall_ms();
+    ar->started_wall_ms = now_wall(r);
     propose_state(r, ar->id, "running", "");
     lc_info("runs", "msg=\"run started\" run=%llu users=%u requested=%u",
             (unsigned long long)ar->id, granted, ar->requested);
@@ -373,26 +356,6 @@ static void move_users(runs_t *r, active_run_t *ar, const plan_io_t *io, const u
     }
 }
 
-static int propose_grant(runs_t *r, uint64_t run, uint32_t granted, bool queued,
-                         const char *warnings)
-{
-    char buf[512], *list[8], *save = NULL;
-    size_t n = 0;
-    snprintf(buf, sizeof buf, "%s", warnings);
-    for (char *w = strtok_r(buf, "\n", &save); w != NULL && n < 8; w = strtok_r(NULL, "\n", &save))
-        list[n++] = w;
-    Lc__RunGrant g = LC__RUN_GRANT__INIT;
-    g.run = run;
-    g.granted = granted;
-    g.queued = queued;
-    g.warnings = list;
-    g.n_warnings = n;
-    Lc__Command cmd = LC__COMMAND__INIT;
-    cmd.cmd_case = LC__COMMAND__CMD_RUN_GRANT;
-    cmd.run_grant = &g;
-    return quorum_propose(r->m->quorum, &cmd, NULL, NULL);
-}
-
 /* Warnings of a run under this plan, '\n'-separated. */
 static void grant_warnings(const active_run_t *ar, const plan_io_t *io, const sched_grant_t *g,
                            char *out, size_t len)
@@ -400,7 +363,7 @@ static void grant_warnings(const active_run_t *ar, const plan_io_t *io, const sc
     size_t used = 0;
     out[0] = '\0';
     for (size_t j = 0; j < io->nw; j++) {
-        if (g->users[j] > 0 && io->fw[j]->saturated) {
+        if (g->users[j] > 0 && io->fw[j]->sat.saturated) {
             used += (size_t)snprintf(out, len, "generator saturated\n");
             break;
         }
@@ -423,7 +386,7 @@ static void note_grant(runs_t *r, active_run_t *ar, const plan_io_t *io, const s
     if (ar->grant_proposed && ar->granted == g->granted && ar->queued == g->queued &&
         strcmp(ar->warnings, warnings) == 0)
         return;
-    if (propose_grant(r, ar->id, g->granted, g->queued, warnings) != 0)
+    if (command_run_grant(&r->io.commands, ar->id, g->granted, g->queued, warnings) != 0)
         return; /* tried again at the next reschedule */
     lc_info("runs", "msg=\"run granted\" run=%llu tenant=%s granted=%u requested=%u queued=%s",
             (unsigned long long)ar->id, ar->sc.tenant, g->granted, ar->requested,
@@ -445,7 +408,7 @@ static void reschedule(runs_t *r)
         return;
     }
     r->dirty = false;
-    r->saturation_epoch = fleet_saturation_epoch(r->m->fleet);
+    r->saturation_epoch = r->io.saturation_epoch(r->io.arg);
     plan_io_t io;
     int rv = plan_io_build(r, &io);
     if (rv == 0 && io.nr > 0)
@@ -476,7 +439,7 @@ static bool tick_run(runs_t *r, active_run_t *ar, uint64_t now)
 {
     if (ar->stopping) {
         bool done = finals_done(ar) || now >= ar->stop_deadline_ms;
-        if (done && !batcher_busy(r->m->batcher, ar->id)) {
+        if (done && !r->io.stats_pending(r->io.arg, ar->id)) {
             if (!finals_done(ar))
                 lc_warn("runs", "msg=\"final stats missing at deadline\" run=%llu",
                         (unsigned long long)ar->id);
@@ -491,7 +454,7 @@ static bool tick_run(runs_t *r, active_run_t *ar, uint64_t now)
     }
     if (!ar->started)
         return true;
-    uint64_t wall = lc_wall_ms();
+    uint64_t wall = now_wall(r);
     if (wall >= ar->started_wall_ms + ar->sc.duration_ms && ar->adopted && ar->n_asg == 0)
         /* Its workers never came back to this leader: what they counted since
          * the change is not in the history, so the run cannot pass as finished. */
@@ -502,33 +465,37 @@ static bool tick_run(runs_t *r, active_run_t *ar, uint64_t now)
     if (!ar->stopping && now >= ar->thresholds_due_ms) { /* abortOnFail, once a second */
         ar->thresholds_due_ms = now + 1000;
         uint64_t elapsed = wall > ar->started_wall_ms ? wall - ar->started_wall_ms : 0;
-        if (run_thresholds_should_abort(r->m->store, ar->id, &ar->sc, elapsed, why, sizeof why))
+        if (run_thresholds_should_abort(r->store, ar->id, &ar->sc, elapsed, why, sizeof why))
             begin_stop(r, ar, "aborted", why);
     }
     return true;
 }
 
-static void tick_cb(uv_timer_t *t)
+void runs_tick(runs_t *r)
 {
-    runs_t *r = t->data;
     if (!r->leader)
         return;
     uint64_t *ids;
     size_t n;
-    if (store_runs_in_state(r->m->store, "pending", &ids, &n) == 0) {
+    if (store_runs_in_state(r->store, "pending", &ids, &n) == 0) {
         for (size_t i = 0; i < n; i++)
             activate_pending(r, ids[i]);
         free(ids);
     }
-    uint64_t now = lc_mono_ms();
+    uint64_t now = now_mono(r);
     for (active_run_t *ar = r->active, *next; ar != NULL; ar = next) {
         next = ar->next;
         tick_run(r, ar, now);
     }
-    if (fleet_saturation_epoch(r->m->fleet) != r->saturation_epoch)
+    if (r->io.saturation_epoch(r->io.arg) != r->saturation_epoch)
         r->dirty = true;
     if (r->dirty)
         reschedule(r);
+}
+
+static void tick_cb(uv_timer_t *t)
+{
+    runs_tick(t->data);
 }
 
 /* A new leader takes over runs the database says are active; workers report
@@ -537,18 +504,17 @@ static void adopt_active(runs_t *r, const char *state)
 {
     uint64_t *ids;
     size_t n;
-    if (store_runs_in_state(r->m->store, state, &ids, &n) != 0)
+    if (store_runs_in_state(r->store, state, &ids, &n) != 0)
         return;
     for (size_t i = 0; i < n; i++) {
         store_run_t row;
-        if (store_run_get(r->m->store, ids[i], &row) != 0)
+        if (store_run_get(r->store, ids[i], &row) != 0)
             continue;
         active_run_t *ar = activate(r, &row);
         if (ar != NULL) {
-            ar->started_wall_ms = row.started_ms ? row.started_ms : lc_wall_ms();
+            ar->started_wall_ms = row.started_ms ? row.started_ms : now_wall(r);
             ar->started = true;
-            ar->adopt_until_ms =
-                lc_mono_ms() + 2u * r->m->cfg.worker_heartbeat_ms + ADOPT_RECONNECT_MS;
+            ar->adopt_until_ms = now_mono(r) + 2u * r->heartbeat_ms + ADOPT_RECONNECT_MS;
             ar->adopting = ar->adopted = true;
             if (strcmp(state, "stopping") == 0)
                 begin_stop(r, ar, "finished", row.reason[0] ? row.reason : "stopped");
@@ -567,7 +533,7 @@ void runs_on_leader(runs_t *r, bool leader)
         remove_active(r, r->active);
     if (!leader)
         return;
-    uint64_t max = store_max_run_id(r->m->store);
+    uint64_t max = store_max_run_id(r->store);
     if (max > r->last_id)
         r->last_id = max;
     adopt_active(r, "running");
@@ -588,7 +554,7 @@ void runs_on_worker_join(runs_t *r, fleet_worker_t *w, const Lc__Hello *hello)
         assignment_t *a = find_asg(ar, w->id);
         if (a == NULL && (a = add_asg(ar, w->id)) != NULL) {
             a->users = hello->running[i]->users; /* adopted, not restarted */
-            fleet_set_assigned(r->m->fleet, w->id, run, a->users);
+            r->io.set_assigned(r->io.arg, w->id, run, a->users);
         }
         if (ar->generation < hello->running[i]->generation)
             ar->generation = hello->running[i]->generation;
@@ -612,7 +578,9 @@ void runs_on_worker_lost(runs_t *r, fleet_worker_t *w)
         size_t i = (size_t)(a - ar->asg);
         memmove(&ar->asg[i], &ar->asg[i + 1], (ar->n_asg - i - 1) * sizeof *ar->asg);
         ar->n_asg--;
-        if (fleet_count_connected(r->m->fleet) == 0)
+        size_t connected;
+        r->io.connected(r->io.arg, &connected);
+        if (connected == 0)
             begin_stop(r, ar, "failed", "all workers lost");
     }
     runs_reschedule(r); /* its users go to the survivors */
@@ -642,7 +610,7 @@ void runs_on_final_committed(runs_t *r, uint64_t run, const char *worker_id)
 
 uint64_t runs_next_id(runs_t *r)
 {
-    uint64_t max = store_max_run_id(r->m->store);
+    uint64_t max = store_max_run_id(r->store);
     if (max > r->last_id)
         r->last_id = max;
     return ++r->last_id;
@@ -659,7 +627,7 @@ int runs_request_stop(runs_t *r, uint64_t id, char *errmsg, size_t errlen)
         return 0;
     }
     store_run_t row;
-    if (store_run_get(r->m->store, id, &row) != 0)
+    if (store_run_get(r->store, id, &row) != 0)
         return LC_ENOTFOUND;
     int rv = 0;
     if (strcmp(row.state, "pending") == 0) {
@@ -674,27 +642,40 @@ int runs_request_stop(runs_t *r, uint64_t id, char *errmsg, size_t errlen)
     return rv;
 }
 
-int runs_init(runs_t **out, master_t *m)
+int runs_init(runs_t **out, uv_loop_t *loop, store_t *store, const runs_io_t *io,
+              uint32_t heartbeat_ms)
 {
+    assert(store != NULL && io != NULL && io->commands.propose != NULL);
     runs_t *r = calloc(1, sizeof *r);
     if (r == NULL)
         return LC_ENOMEM;
-    r->m = m;
-    uv_timer_init(m->loop, &r->tick);
-    r->tick.data = r;
-    uv_timer_start(&r->tick, tick_cb, TICK_MS, TICK_MS);
+    r->store = store;
+    r->io = *io;
+    r->heartbeat_ms = heartbeat_ms;
+    if (loop != NULL) {
+        r->tick = malloc(sizeof *r->tick);
+        if (r->tick == NULL) {
+            free(r);
+            return LC_ENOMEM;
+        }
+        uv_timer_init(loop, r->tick);
+        r->tick->data = r;
+        uv_timer_start(r->tick, tick_cb, TICK_MS, TICK_MS);
+    }
     *out = r;
     return 0;
 }
 
 static void tick_closed_cb(uv_handle_t *h)
 {
-    free(h->data);
+    free(h);
 }
 
 void runs_close(runs_t *r)
 {
     while (r->active != NULL)
         remove_active(r, r->active);
-    uv_close((uv_handle_t *)&r->tick, tick_closed_cb);
+    if (r->tick != NULL)
+        uv_close((uv_handle_t *)r->tick, tick_closed_cb);
+    free(r);
 }

@@ -9,11 +9,46 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include <uv.h>
+
+#include "commands.h"
 #include "fleet.h"
 #include "master.h"
+#include "store.h"
 
-int runs_init(runs_t **out, master_t *m);
+/* Everything the controller does to the rest of the master, so that
+ * tests/unit/test_runs.c can stand in for the fleet, the quorum and the
+ * clocks. runs_io_master is the real one. */
+typedef struct runs_io_s {
+    void *arg;
+    command_sink_t commands; /* RunState, RunGrant, RunFinished */
+    /* The fleet: connected workers in join order (valid until the next
+     * call), any known worker by id, and its saturation epoch. */
+    fleet_worker_t **(*connected)(void *arg, size_t *n);
+    fleet_worker_t *(*find)(void *arg, const char *worker_id);
+    uint64_t (*saturation_epoch)(void *arg);
+    int (*send_assign)(void *arg, const char *worker_id, const fleet_assign_t *a);
+    int (*send_stop)(void *arg, const char *worker_id, uint64_t run, const char *reason);
+    void (*set_assigned)(void *arg, const char *worker_id, uint64_t run, uint32_t users);
+    void (*forget_run)(void *arg, uint64_t run);
+    /* The batcher still holds statistics of the run (queued or in flight). */
+    bool (*stats_pending)(void *arg, uint64_t run);
+    uint64_t (*mono_ms)(void *arg);
+    uint64_t (*wall_ms)(void *arg);
+} runs_io_t;
+
+/* The io of the running master m (its fleet, batcher, quorum, clocks). */
+runs_io_t runs_io_master(master_t *m);
+
+/* store is read for runs and tenants; heartbeat_ms bounds the wait for
+ * workers of adopted runs. With a loop, runs_tick runs every 100 ms; with
+ * NULL (tests) the caller calls it. */
+int runs_init(runs_t **out, uv_loop_t *loop, store_t *store, const runs_io_t *io,
+              uint32_t heartbeat_ms);
 void runs_close(runs_t *r);
+/* Activates pending runs, ends runs by duration or threshold, finishes
+ * stopping runs once their final stats are in, and reschedules if due. */
+void runs_tick(runs_t *r);
 
 /* Leadership changes: the controller only acts on the leader. */
 void runs_on_leader(runs_t *r, bool leader);
