@@ -1,0 +1,545 @@
+/* test_runs.c — the run controller (master/runs/runs.c) driven through its
+ * runs_io_t: a fake fleet and clocks, and a command sink that records each
+ * proposal and applies it to a real in-memory store, as a commit would. */
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include <cmocka.h>
+
+#include "lc_err.h"
+#include "runs.h"
+#include "store.h"
+
+#define RUN 1
+#define MAX_EVENTS 64
+#define MAX_WORKERS 4
+
+/* 10 users for 10 s; request timeout 2 s, so the final-stats wait is 7 s. */
+static const char scenario[] =
+    "{\"name\":\"t\",\"target\":\"http://127.0.0.1:1\",\"duration\":\"10s\",\"users\":10,"
+    "\"spawn_rate\":10,\"request_timeout_ms\":2000,\"tasks\":[{\"name\":\"a\",\"path\":\"/\"}]}";
+
+typedef struct sent_s {
+    char worker[FLEET_ID_MAX];
+    bool stop;            /* Stop, else Assign */
+    uint64_t run, generation;
+    uint32_t users;
+    char reason[256];
+} sent_t;
+
+typedef struct proposal_s {
+    Lc__Command__CmdCase cmd;
+    char state[16];       /* RunState / RunFinished */
+    char reason[256];
+    uint32_t granted;     /* RunGrant */
+    bool queued;
+} proposal_t;
+
+typedef struct fixture_s {
+    store_t *store;
+    runs_t *runs;
+    uint64_t mono, wall;
+    bool stats_pending;
+    uint64_t saturation_epoch;
+    fleet_worker_t workers[MAX_WORKERS];
+    size_t n_workers;
+    fleet_worker_t *connected[MAX_WORKERS];
+    sent_t sent[MAX_EVENTS];
+    size_t n_sent;
+    proposal_t proposed[MAX_EVENTS];
+    size_t n_proposed;
+} fixture_t;
+
+/* ---- the fake io -------------------------------------------------------- */
+
+static void record(fixture_t *fx, const Lc__Command *cmd)
+{
+    assert_true(fx->n_proposed < MAX_EVENTS);
+    proposal_t *p = &fx->proposed[fx->n_proposed++];
+    memset(p, 0, sizeof *p);
+    p->cmd = cmd->cmd_case;
+    if (cmd->cmd_case == LC__COMMAND__CMD_RUN_STATE) {
+        snprintf(p->state, sizeof p->state, "%s", cmd->run_state->state);
+        snprintf(p->reason, sizeof p->reason, "%s", cmd->run_state->reason);
+    } else if (cmd->cmd_case == LC__COMMAND__CMD_RUN_FINISHED) {
+        snprintf(p->state, sizeof p->state, "%s", cmd->run_finished->state);
+    } else if (cmd->cmd_case == LC__COMMAND__CMD_RUN_GRANT) {
+        p->granted = cmd->run_grant->granted;
+        p->queued = cmd->run_grant->queued;
+        for (size_t i = 0; i < cmd->run_grant->n_warnings; i++)
+            snprintf(p->reason + strlen(p->reason), sizeof p->reason - strlen(p->reason), "%s;",
+                     cmd->run_grant->warnings[i]);
+    }
+}
+
+static int propose(void *arg, const Lc__Command *cmd, quorum_applied_cb cb, void *cb_arg)
+{
+    fixture_t *fx = arg;
+    record(fx, cmd);
+    int result = store_apply(fx->store, cmd);
+    if (cb != NULL)
+        cb(cb_arg, 0, result);
+    return 0;
+}
+
+static fleet_worker_t **connected(void *arg, size_t *n)
+{
+    fixture_t *fx = arg;
+    *n = 0;
+    for (size_t i = 0; i < fx->n_workers; i++)
+        if (fx->workers[i].conn != NULL)
+            fx->connected[(*n)++] = &fx->workers[i];
+    return fx->connected;
+}
+
+static fleet_worker_t *find(void *arg, const char *worker_id)
+{
+    fixture_t *fx = arg;
+    for (size_t i = 0; i < fx->n_workers; i++)
+        if (strcmp(fx->workers[i].id, worker_id) == 0)
+            return &fx->workers[i];
+    return NULL;
+}
+
+static uint64_t saturation_epoch(void *arg)
+{
+    return ((fixture_t *)arg)->saturation_epoch;
+}
+
+static sent_t *add_sent(fixture_t *fx, const char *worker, uint64_t run)
+{
+    assert_true(fx->n_sent < MAX_EVENTS);
+    sent_t *s = &fx->sent[fx->n_sent++];
+    memset(s, 0, sizeof *s);
+    snprintf(s->worker, sizeof s->worker, "%s", worker);
+    s->run = run;
+    return s;
+}
+
+static int send_assign(void *arg, const char *worker_id, const fleet_assign_t *a)
+{
+    sent_t *s = add_sent(arg, worker_id, a->run);
+    s->generation = a->generation;
+    s->users = a->users;
+    return 0;
+}
+
+static int send_stop(void *arg, const char *worker_id, uint64_t run, const char *reason)
+{
+    sent_t *s = add_sent(arg, worker_id, run);
+    s->stop = true;
+    snprintf(s->reason, sizeof s->reason, "%s", reason);
+    return 0;
+}
+
+static void set_assigned(void *arg, const char *worker_id, uint64_t run, uint32_t users)
+{
+}
+
+static void forget_run(void *arg, uint64_t run)
+{
+}
+
+static bool stats_pending(void *arg, uint64_t run)
+{
+    return ((fixture_t *)arg)->stats_pending;
+}
+
+static uint64_t mono_ms(void *arg)
+{
+    return ((fixture_t *)arg)->mono;
+}
+
+static uint64_t wall_ms(void *arg)
+{
+    return ((fixture_t *)arg)->wall;
+}
+
+/* ---- fixture ------------------------------------------------------------ */
+
+static fleet_worker_t *add_worker(fixture_t *fx, const char *id, uint32_t capacity)
+{
+    assert_true(fx->n_workers < MAX_WORKERS);
+    fleet_worker_t *w = &fx->workers[fx->n_workers++];
+    snprintf(w->id, sizeof w->id, "%s", id);
+    w->threads = 1;
+    w->sat = saturation_start(capacity);
+    w->conn = (fleet_conn_t *)w; /* any non-NULL value means connected here */
+    return w;
+}
+
+static void create_run(fixture_t *fx, uint64_t id)
+{
+    Lc__CreateRun cr = LC__CREATE_RUN__INIT;
+    cr.id = id;
+    cr.tenant = "default";
+    cr.name = "t";
+    cr.scenario_json = (char *)scenario;
+    cr.users = 10;
+    cr.created_ms = fx->wall;
+    Lc__Command cmd = LC__COMMAND__INIT;
+    cmd.cmd_case = LC__COMMAND__CMD_CREATE_RUN;
+    cmd.create_run = &cr;
+    assert_int_equal(store_apply(fx->store, &cmd), 0);
+}
+
+static int setup(void **state)
+{
+    fixture_t *fx = calloc(1, sizeof *fx);
+    char err[256];
+    assert_non_null(fx);
+    assert_int_equal(store_open(&fx->store, err, sizeof err), 0);
+    fx->mono = 1000000;
+    fx->wall = 1800000000000ull;
+    runs_io_t io = {.arg = fx,
+                    .commands = {.propose = propose, .arg = fx},
+                    .connected = connected,
+                    .find = find,
+                    .saturation_epoch = saturation_epoch,
+                    .send_assign = send_assign,
+                    .send_stop = send_stop,
+                    .set_assigned = set_assigned,
+                    .forget_run = forget_run,
+                    .stats_pending = stats_pending,
+                    .mono_ms = mono_ms,
+                    .wall_ms = wall_ms};
+    assert_int_equal(runs_init(&fx->runs, NULL, fx->store, &io, 1000), 0);
+    *state = fx;
+    return 0;
+}
+
+static int teardown(void **state)
+{
+    fixture_t *fx = *state;
+    runs_close(fx->runs);
+    store_close(fx->store);
+    free(fx);
+    return 0;
+}
+
+/* Moves both clocks and ticks once. */
+static void advance(fixture_t *fx, uint64_t ms)
+{
+    fx->mono += ms;
+    fx->wall += ms;
+    runs_tick(fx->runs);
+}
+
+static const char *stored_state(fixture_t *fx, uint64_t id, char *buf, size_t len)
+{
+    store_run_t row;
+    assert_int_equal(store_run_get(fx->store, id, &row), 0);
+    snprintf(buf, len, "%s", row.state);
+    store_run_free(&row);
+    return buf;
+}
+
+static size_t count_proposals(const fixture_t *fx, Lc__Command__CmdCase cmd, const char *state)
+{
+    size_t n = 0;
+    for (size_t i = 0; i < fx->n_proposed; i++)
+        n += fx->proposed[i].cmd == cmd && (state == NULL || strcmp(fx->proposed[i].state, state) == 0);
+    return n;
+}
+
+/* Users the latest Assign of run gave each worker, summed; *gen its newest generation. */
+static uint32_t assigned_users(const fixture_t *fx, uint64_t run, const char *worker, uint64_t *gen)
+{
+    uint32_t users = 0;
+    for (size_t i = 0; i < fx->n_sent; i++) {
+        const sent_t *s = &fx->sent[i];
+        if (s->stop || s->run != run || strcmp(s->worker, worker) != 0)
+            continue;
+        users = s->users;
+        if (gen != NULL)
+            *gen = s->generation;
+    }
+    return users;
+}
+
+static size_t count_stops(const fixture_t *fx, uint64_t run)
+{
+    size_t n = 0;
+    for (size_t i = 0; i < fx->n_sent; i++)
+        n += fx->sent[i].stop && fx->sent[i].run == run;
+    return n;
+}
+
+/* Two workers of 100, run RUN created and granted: running on both. */
+static void start_on_two(fixture_t *fx)
+{
+    add_worker(fx, "w1", 100);
+    add_worker(fx, "w2", 100);
+    create_run(fx, RUN);
+    runs_on_leader(fx->runs, true);
+    advance(fx, 100);
+}
+
+/* ---- pending → running → stopping → finished ---------------------------- */
+
+static void test_lifecycle(void **state)
+{
+    fixture_t *fx = *state;
+    char buf[16];
+    start_on_two(fx);
+    assert_string_equal(stored_state(fx, RUN, buf, sizeof buf), "running");
+    assert_int_equal(count_proposals(fx, LC__COMMAND__CMD_RUN_STATE, "running"), 1);
+    assert_int_equal(count_proposals(fx, LC__COMMAND__CMD_RUN_GRANT, NULL), 1);
+    assert_int_equal(fx->proposed[fx->n_proposed - 1].granted, 10);
+    uint64_t g1 = 0, g2 = 0;
+    uint32_t u1 = assigned_users(fx, RUN, "w1", &g1), u2 = assigned_users(fx, RUN, "w2", &g2);
+    assert_int_equal(u1 + u2, 10);
+    assert_int_equal(u1, 5);
+    assert_int_equal(g1, 1);
+    assert_int_equal(g2, 1);
+
+    /* Nothing changes before the duration. */
+    size_t sent = fx->n_sent, proposed = fx->n_proposed;
+    advance(fx, 9000);
+    assert_int_equal(fx->n_sent, sent);
+    assert_int_equal(fx->n_proposed, proposed);
+
+    advance(fx, 1000); /* 10 s: duration reached */
+    assert_string_equal(stored_state(fx, RUN, buf, sizeof buf), "stopping");
+    assert_int_equal(count_stops(fx, RUN), 2);
+    assert_string_equal(fx->sent[fx->n_sent - 1].reason, "duration reached");
+
+    /* Final batches: one, then the other; the batcher still holds stats. */
+    runs_on_final_committed(fx->runs, RUN, "w1");
+    advance(fx, 100);
+    assert_int_equal(count_proposals(fx, LC__COMMAND__CMD_RUN_FINISHED, NULL), 0);
+    runs_on_final_committed(fx->runs, RUN, "w2");
+    fx->stats_pending = true;
+    advance(fx, 100);
+    assert_int_equal(count_proposals(fx, LC__COMMAND__CMD_RUN_FINISHED, NULL), 0);
+    fx->stats_pending = false;
+    advance(fx, 100);
+    assert_int_equal(count_proposals(fx, LC__COMMAND__CMD_RUN_FINISHED, "finished"), 1);
+    assert_string_equal(stored_state(fx, RUN, buf, sizeof buf), "finished");
+
+    /* Removed: a late final batch and further ticks change nothing. */
+    proposed = fx->n_proposed;
+    sent = fx->n_sent;
+    runs_on_final_committed(fx->runs, RUN, "w1");
+    advance(fx, 10000);
+    assert_int_equal(fx->n_proposed, proposed);
+    assert_int_equal(fx->n_sent, sent);
+    char err[128] = "";
+    assert_int_equal(runs_request_stop(fx->runs, RUN, err, sizeof err), LC_ESTATE);
+    assert_string_equal(err, "run 1 is already finished");
+}
+
+/* A worker whose final batch never comes: the run finishes at the deadline
+ * (request timeout 2 s + 5 s grace) without it. */
+static void test_final_batch_missing_at_deadline(void **state)
+{
+    fixture_t *fx = *state;
+    start_on_two(fx);
+    advance(fx, 10000);
+    runs_on_final_committed(fx->runs, RUN, "w1");
+    advance(fx, 6800);
+    assert_int_equal(count_proposals(fx, LC__COMMAND__CMD_RUN_FINISHED, NULL), 0);
+    advance(fx, 300);
+    assert_int_equal(count_proposals(fx, LC__COMMAND__CMD_RUN_FINISHED, "finished"), 1);
+    /* w2's final batch commits after the run ended: ignored. */
+    size_t proposed = fx->n_proposed;
+    runs_on_final_committed(fx->runs, RUN, "w2");
+    advance(fx, 100);
+    assert_int_equal(fx->n_proposed, proposed);
+}
+
+/* ---- workers lost mid-run ------------------------------------------------ */
+
+static void test_worker_lost_mid_run(void **state)
+{
+    fixture_t *fx = *state;
+    char buf[16];
+    start_on_two(fx);
+    fleet_worker_t *w2 = find(fx, "w2");
+    w2->conn = NULL;
+    /* Disconnected but not lost yet: its share may still run, so nothing moves. */
+    advance(fx, 100);
+    assert_int_equal(assigned_users(fx, RUN, "w1", NULL), 5);
+    runs_on_worker_lost(fx->runs, w2);
+    uint64_t gen = 0;
+    assert_int_equal(assigned_users(fx, RUN, "w1", &gen), 10);
+    assert_int_equal(gen, 2);
+    assert_string_equal(stored_state(fx, RUN, buf, sizeof buf), "running");
+
+    fleet_worker_t *w1 = find(fx, "w1");
+    w1->conn = NULL;
+    runs_on_worker_lost(fx->runs, w1);
+    assert_string_equal(stored_state(fx, RUN, buf, sizeof buf), "stopping");
+    assert_string_equal(fx->proposed[fx->n_proposed - 1].reason, "all workers lost");
+    advance(fx, 100); /* both gone: no final batch to wait for */
+    assert_int_equal(count_proposals(fx, LC__COMMAND__CMD_RUN_FINISHED, "failed"), 1);
+}
+
+/* ---- a refusal ----------------------------------------------------------- */
+
+static void test_refusal_fails_the_run(void **state)
+{
+    fixture_t *fx = *state;
+    start_on_two(fx);
+    runs_on_assign_refused(fx->runs, find(fx, "w1"), RUN, "cannot open ca_file");
+    assert_int_equal(count_proposals(fx, LC__COMMAND__CMD_RUN_STATE, "stopping"), 1);
+    assert_string_equal(fx->proposed[fx->n_proposed - 1].reason,
+                        "worker w1 refused its share: cannot open ca_file");
+    assert_int_equal(count_stops(fx, RUN), 2);
+    runs_on_final_committed(fx->runs, RUN, "w2"); /* w1 runs nothing: not waited for */
+    advance(fx, 100);
+    assert_int_equal(count_proposals(fx, LC__COMMAND__CMD_RUN_FINISHED, "failed"), 1);
+}
+
+/* ---- adoption after a leader change -------------------------------------- */
+
+/* The store says RUN is running (a previous leader started it). */
+static void store_running(fixture_t *fx)
+{
+    create_run(fx, RUN);
+    Lc__RunState rs = LC__RUN_STATE__INIT;
+    rs.run = RUN;
+    rs.state = "running";
+    rs.at_ms = fx->wall;
+    rs.reason = "";
+    Lc__Command cmd = LC__COMMAND__INIT;
+    cmd.cmd_case = LC__COMMAND__CMD_RUN_STATE;
+    cmd.run_state = &rs;
+    assert_int_equal(store_apply(fx->store, &cmd), 0);
+}
+
+static void hello_with(fleet_worker_t *w, Lc__RunLoad *load, Lc__RunLoad **loads, Lc__Hello *h,
+                       uint64_t generation, uint32_t users)
+{
+    lc__run_load__init(load);
+    load->run = RUN;
+    load->generation = generation;
+    load->users = users;
+    loads[0] = load;
+    lc__hello__init(h);
+    h->worker_id = w->id;
+    h->running = loads;
+    h->n_running = 1;
+}
+
+static void test_adoption_keeps_workers_running(void **state)
+{
+    fixture_t *fx = *state;
+    store_running(fx);
+    fleet_worker_t *w1 = add_worker(fx, "w1", 100);
+    runs_on_leader(fx->runs, true);
+    Lc__RunLoad load, *loads[1];
+    Lc__Hello hello;
+    hello_with(w1, &load, loads, &hello, 5, 10);
+    runs_on_worker_join(fx->runs, w1, &hello);
+    /* Within the grace period nothing is re-planned or restarted. */
+    advance(fx, 100);
+    assert_int_equal(fx->n_sent, 0);
+    assert_int_equal(count_proposals(fx, LC__COMMAND__CMD_RUN_STATE, NULL), 0);
+
+    /* A second worker joins; after the grace (2 heartbeats + 5 s) users move
+     * to it with a generation past the one the worker reported. */
+    add_worker(fx, "w2", 100);
+    advance(fx, 2 * 1000 + 5000);
+    advance(fx, 100);
+    uint64_t gen = 0;
+    assert_int_equal(assigned_users(fx, RUN, "w2", &gen) + assigned_users(fx, RUN, "w1", NULL), 10);
+    assert_true(gen > 5);
+    assert_int_equal(count_proposals(fx, LC__COMMAND__CMD_RUN_STATE, "running"), 0);
+}
+
+/* An adopted run none of whose workers came back cannot pass as finished. */
+static void test_adopted_run_without_workers_fails(void **state)
+{
+    fixture_t *fx = *state;
+    store_running(fx);
+    runs_on_leader(fx->runs, true);
+    advance(fx, 10000);
+    assert_int_equal(count_proposals(fx, LC__COMMAND__CMD_RUN_STATE, "stopping"), 1);
+    assert_string_equal(fx->proposed[fx->n_proposed - 1].reason,
+                        "no worker reported the run after the leader change");
+    advance(fx, 100);
+    assert_int_equal(count_proposals(fx, LC__COMMAND__CMD_RUN_FINISHED, "failed"), 1);
+}
+
+/* A worker reporting a run that is not active is told to stop it. */
+static void test_hello_with_unknown_run_is_stopped(void **state)
+{
+    fixture_t *fx = *state;
+    fleet_worker_t *w1 = add_worker(fx, "w1", 100);
+    runs_on_leader(fx->runs, true);
+    Lc__RunLoad load, *loads[1];
+    Lc__Hello hello;
+    hello_with(w1, &load, loads, &hello, 1, 3);
+    runs_on_worker_join(fx->runs, w1, &hello);
+    assert_int_equal(count_stops(fx, RUN), 1);
+    assert_string_equal(fx->sent[0].reason, "run is not active");
+}
+
+/* ---- stop requests and followers ----------------------------------------- */
+
+static void test_stop_before_start(void **state)
+{
+    fixture_t *fx = *state;
+    char err[128] = "";
+    create_run(fx, RUN); /* no worker: it stays pending */
+    runs_on_leader(fx->runs, true);
+    advance(fx, 100);
+    assert_int_equal(count_proposals(fx, LC__COMMAND__CMD_RUN_GRANT, NULL), 1);
+    assert_true(fx->proposed[fx->n_proposed - 1].queued);
+    assert_int_equal(runs_request_stop(fx->runs, RUN, err, sizeof err), 0);
+    advance(fx, 100);
+    assert_int_equal(count_proposals(fx, LC__COMMAND__CMD_RUN_FINISHED, "aborted"), 1);
+    assert_int_equal(runs_request_stop(fx->runs, 99, err, sizeof err), LC_ENOTFOUND);
+}
+
+static void test_follower_does_nothing(void **state)
+{
+    fixture_t *fx = *state;
+    char err[64];
+    add_worker(fx, "w1", 100);
+    create_run(fx, RUN);
+    advance(fx, 100);
+    assert_int_equal(fx->n_proposed, 0);
+    assert_int_equal(fx->n_sent, 0);
+    assert_int_equal(runs_request_stop(fx->runs, RUN, err, sizeof err), LC_ENOTLEADER);
+}
+
+/* Saturation moves users: a lower effective capacity and a new epoch. */
+static void test_saturation_reschedules(void **state)
+{
+    fixture_t *fx = *state;
+    start_on_two(fx);
+    fleet_worker_t *w1 = find(fx, "w1");
+    w1->sat.saturated = true;
+    w1->sat.effective_capacity = 2;
+    fx->saturation_epoch++;
+    advance(fx, 100);
+    /* Spread by free capacity (2 vs 100), never past the effective one. */
+    uint32_t u1 = assigned_users(fx, RUN, "w1", NULL), u2 = assigned_users(fx, RUN, "w2", NULL);
+    assert_true(u1 <= 2);
+    assert_int_equal(u1 + u2, 10);
+    assert_string_equal(fx->proposed[fx->n_proposed - 1].reason, "generator saturated;");
+}
+
+int main(void)
+{
+    const struct CMUnitTest tests[] = {
+        cmocka_unit_test_setup_teardown(test_lifecycle, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_final_batch_missing_at_deadline, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_worker_lost_mid_run, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_refusal_fails_the_run, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_adoption_keeps_workers_running, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_adopted_run_without_workers_fails, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_hello_with_unknown_run_is_stopped, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_stop_before_start, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_follower_does_nothing, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_saturation_reschedules, setup, teardown),
+    };
+    return cmocka_run_group_tests(tests, NULL, NULL);
+}
