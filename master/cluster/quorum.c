@@ -1,6 +1,7 @@
 /* quorum.c — canonical/raft 0.15 setup, proposals and role polling. */
 #include "quorum.h"
 
+#include <assert.h>
 #include <arpa/inet.h>
 #include <errno.h>
 #include <raft.h>
@@ -269,6 +270,7 @@ static void apply_cb(struct raft_apply *req, int status, void *result)
 
 int quorum_propose(quorum_t *q, const Lc__Command *cmd, quorum_applied_cb cb, void *arg)
 {
+    assert(q != NULL && cmd != NULL && cmd->cmd_case != LC__COMMAND__CMD__NOT_SET);
     if (!quorum_is_leader(q))
         return LC_ENOTLEADER;
     proposal_t *p = calloc(1, sizeof *p);

@@ -4,6 +4,7 @@
  * batches already applied or in flight) and again in the FSM (exactly). */
 #include "batcher.h"
 
+#include <assert.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -81,6 +82,7 @@ uint64_t batcher_replays(const batcher_t *a)
 
 void batcher_add(batcher_t *a, fleet_worker_t *w, Lc__Envelope *env)
 {
+    assert(env != NULL && env->msg_case == LC__ENVELOPE__MSG_STATS && env->stats != NULL);
     const Lc__StatsBatch *b = env->stats;
     (void)w;
     if (store_batch_applied(a->m->store, b->worker_id, b->run, b->seq)) {
@@ -139,6 +141,7 @@ static void applied_cb(void *arg, int status, int result)
 /* Moves up to MAX_BATCHES_PER_PROPOSAL queued batches of one run into p. */
 static size_t take_run_batches(batcher_t *a, proposal_t *p)
 {
+    assert(a->queue_head != NULL); /* flush proposes only runs it has batches of */
     queued_t **link = &a->queue_head, *tail = NULL, *last = NULL;
     size_t n = 0;
     while (*link != NULL && n < MAX_BATCHES_PER_PROPOSAL) {

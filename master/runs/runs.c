@@ -207,6 +207,7 @@ static void begin_stop(runs_t *r, active_run_t *ar, const char *final_state, con
 
 static void finish(runs_t *r, active_run_t *ar)
 {
+    assert(ar->stopping && ar->final_state[0] != '\0'); /* only a stopping run finishes */
     char verdict[16], *summary;
     run_verdict(r->store, ar->id, &ar->sc, verdict, sizeof verdict, &summary);
     int rv = command_run_finished(&r->io.commands, ar->id, ar->final_state, verdict,
@@ -331,6 +332,7 @@ static int plan_io_build(runs_t *r, plan_io_t *io)
 
 static void start_run(runs_t *r, active_run_t *ar, uint32_t granted)
 {
+    assert(!ar->started && !ar->stopping && granted > 0); /* pending → running, once */
     ar->started = true;
     ar->started_wall_ms = now_wall(r);
     propose_state(r, ar->id, "running", "");
@@ -341,6 +343,7 @@ static void start_run(runs_t *r, active_run_t *ar, uint32_t granted)
 /* Sends a new generation only to the workers whose share changed. */
 static void move_users(runs_t *r, active_run_t *ar, const plan_io_t *io, const uint32_t *users)
 {
+    assert(ar->started && !ar->stopping); /* only a running run has users to move */
     bool bumped = false;
     for (size_t j = 0; j < io->nw; j++) {
         assignment_t *a = find_asg(ar, io->fw[j]->id);

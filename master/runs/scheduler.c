@@ -2,6 +2,7 @@
  * tenants and runs, and stable placement of users on workers. */
 #include "scheduler.h"
 
+#include <assert.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -12,6 +13,7 @@
 
 void sched_split(uint32_t total, const uint32_t *weights, size_t n, uint32_t *out)
 {
+    assert(n > 0 && weights != NULL && out != NULL);
     uint64_t weight_sum = 0;
     for (size_t i = 0; i < n; i++)
         weight_sum += weights[i];
@@ -335,6 +337,7 @@ static int place(plan_t *p, const sched_worker_t *workers, const sched_run_t *ru
 int sched_plan(const sched_worker_t *workers, size_t n_workers, const sched_tenant_t *tenants,
                size_t n_tenants, const sched_run_t *runs, size_t n_runs, sched_grant_t *out)
 {
+    assert((n_workers == 0 || workers != NULL) && (n_runs == 0 || (runs != NULL && out != NULL)));
     plan_t p;
     memset(&p, 0, sizeof p);
     p.nw = n_workers;

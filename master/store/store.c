@@ -1,6 +1,7 @@
 /* store.c — SQLite schema, command application and snapshots. */
 #include "store.h"
 
+#include <assert.h>
 #include <sqlite3.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -268,6 +269,7 @@ static int apply_one(store_t *s, const Lc__Command *cmd)
 
 int store_apply(store_t *s, const Lc__Command *cmd)
 {
+    assert(s != NULL && cmd != NULL);
     if (store_exec(s, "BEGIN") != 0)
         return LC_EIO;
     int rv = apply_one(s, cmd);
