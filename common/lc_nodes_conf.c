@@ -26,18 +26,14 @@ typedef struct conf_parser_s {
 
 static const char *const kinds[] = {"raft", "worker", "api"};
 
+/* Writes "<file>:<line>: <what>" and returns LC_EINVAL. */
 __attribute__((format(printf, 2, 3))) static int fail(conf_parser_t *p, const char *fmt, ...)
 {
-    if (p->errmsg == NULL || p->errlen == 0)
-        return LC_EINVAL;
-    int n = snprintf(p->errmsg, p->errlen, "%s:%zu: ", p->filename, p->line);
-    if (n >= 0 && (size_t)n < p->errlen) {
-        va_list ap;
-        va_start(ap, fmt);
-        vsnprintf(p->errmsg + n, p->errlen - (size_t)n, fmt, ap);
-        va_end(ap);
-    }
-    return LC_EINVAL;
+    va_list ap;
+    va_start(ap, fmt);
+    lc_verrf(p->errmsg, p->errlen, LC_EINVAL, fmt, ap);
+    va_end(ap);
+    return lc_err_wrap(p->errmsg, p->errlen, LC_EINVAL, "%s:%zu", p->filename, p->line);
 }
 
 static const lc_hostport_t *addr_of(const lc_node_t *node, size_t kind)
@@ -182,11 +178,8 @@ int lc_nodes_conf_parse(const char *text, const char *filename, lc_nodes_conf_t 
         rv = parse_line(&p, line, out);
         s += len + (s[len] == '\n');
     }
-    if (rv == 0 && out->n == 0) {
-        if (errmsg != NULL && errlen > 0)
-            snprintf(errmsg, errlen, "%s: no nodes", filename);
-        rv = LC_EINVAL;
-    }
+    if (rv == 0 && out->n == 0)
+        rv = lc_errf(errmsg, errlen, LC_EINVAL, "%s: no nodes", filename);
     if (rv != 0)
         memset(out, 0, sizeof *out);
     return rv;
