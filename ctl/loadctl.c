@@ -15,6 +15,7 @@
 #include "ctl_http.h"
 #include "ctl_print.h"
 #include "ctl_report.h"
+#include "lc_file.h"
 #include "lc_scenario.h"
 
 /* Exit codes, documented in the usage text. 99 is k6's "thresholds have failed". */
@@ -263,39 +264,6 @@ static int get_and_print(const ctl_opts_t *o, const char *path,
     return rv;
 }
 
-/* Reads a whole file (at most CTL_HTTP_MAX_BODY bytes); returns NULL with errno set. */
-static char *read_file(const char *path, size_t *len)
-{
-    FILE *f = strcmp(path, "-") == 0 ? stdin : fopen(path, "rb");
-    if (f == NULL)
-        return NULL;
-    size_t cap = 65536, used = 0;
-    char *buf = malloc(cap);
-    while (buf != NULL) {
-        used += fread(buf + used, 1, cap - used, f);
-        if (ferror(f) || used > CTL_HTTP_MAX_BODY) {
-            int e = ferror(f) ? EIO : EFBIG;
-            free(buf);
-            buf = NULL;
-            errno = e;
-        } else if (feof(f)) {
-            break;
-        } else if (used == cap) {
-            char *nb = realloc(buf, cap * 2);
-            if (nb == NULL)
-                free(buf);
-            buf = nb;
-            cap *= 2;
-        }
-    }
-    int saved = errno;
-    if (f != stdin)
-        fclose(f);
-    errno = saved;
-    *len = used;
-    return buf;
-}
-
 static bool valid_id(const char *s)
 {
     size_t n = strspn(s, "0123456789");
@@ -453,10 +421,10 @@ static double scenario_seconds(const char *scenario, size_t len)
 static int cmd_run(const ctl_opts_t *o)
 {
     size_t len = 0;
-    char *scenario = read_file(o->args[1], &len);
-    if (scenario == NULL) {
-        fprintf(stderr, "loadctl: cannot read %s: %s\n", o->args[1],
-                errno == EFBIG ? "larger than 64 MiB" : strerror(errno));
+    char *scenario, why[600];
+    const char *path = strcmp(o->args[1], "-") == 0 ? "/dev/stdin" : o->args[1];
+    if (lc_file_read(path, CTL_HTTP_MAX_BODY, &scenario, &len, why, sizeof why) != 0) {
+        fprintf(stderr, "loadctl: cannot read %s\n", why);
         return CTL_EXIT_USAGE;
     }
     ctl_http_response_t resp = {0};

@@ -1,6 +1,5 @@
 /* local.c — `loadworker --local`: one run on this machine, no master, and
  * the same report the master gives. */
-#include <errno.h>
 #include <jansson.h>
 #include <signal.h>
 #include <stdio.h>
@@ -10,6 +9,7 @@
 
 #include "control.h"
 #include "lc_err.h"
+#include "lc_file.h"
 #include "lc_log.h"
 #include "lc_report.h"
 #include "local_verdict.h"
@@ -37,29 +37,6 @@ typedef struct local_s {
     int exit_code;
     bool ended;
 } local_t;
-
-static int read_file(const char *path, char **out, size_t *len, char *errmsg, size_t errlen)
-{
-    FILE *f = fopen(path, "rb");
-    if (f == NULL) {
-        snprintf(errmsg, errlen, "%s: %s", path, strerror(errno));
-        return LC_EIO;
-    }
-    char *buf = malloc(LC_SCENARIO_MAX_BYTES + 1);
-    size_t n = buf ? fread(buf, 1, LC_SCENARIO_MAX_BYTES + 1, f) : 0;
-    int err = ferror(f);
-    fclose(f);
-    if (buf == NULL || err || n > LC_SCENARIO_MAX_BYTES) {
-        snprintf(errmsg, errlen, "%s: %s", path,
-                 buf == NULL ? "out of memory" : err ? "read error" : "larger than 1 MiB");
-        free(buf);
-        return LC_EINVAL;
-    }
-    buf[n] = '\0';
-    *out = buf;
-    *len = n;
-    return 0;
-}
 
 static json_t *latency_json(const lc_hist_t *h)
 {
@@ -246,7 +223,7 @@ static const worker_control_hooks_t local_hooks = {
 static int load_scenario(const char *path, char **json, size_t *len, lc_scenario_t *sc)
 {
     char why[600];
-    if (read_file(path, json, len, why, sizeof why) != 0) {
+    if (lc_file_read(path, LC_SCENARIO_MAX_BYTES, json, len, why, sizeof why) != 0) {
         fprintf(stderr, "loadworker: %s\n", why);
         return 2;
     }
