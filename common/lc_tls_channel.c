@@ -11,6 +11,7 @@
 #include <openssl/err.h>
 #include <openssl/x509v3.h>
 
+#include "lc_buf.h"
 #include "lc_err.h"
 
 #define CHANNEL_READ_CHUNK (16u * 1024u)
@@ -20,8 +21,7 @@ struct lc_tls_channel_s {
     BIO *in;  /* ciphertext from the peer, read by OpenSSL */
     BIO *out; /* ciphertext for the peer, drained to io.send */
     lc_tls_io_t io;
-    uint8_t *pending; /* plaintext written before the handshake ended */
-    size_t pending_len, pending_cap;
+    lc_buf_t pending; /* plaintext written before the handshake ended */
     bool established, failed;
     char error[256];
     char peer[256];
@@ -193,11 +193,9 @@ static int handshake_step(lc_tls_channel_t *ch)
     ch->established = true;
     note_peer(ch);
     int rv = drain_output(ch);
-    if (rv == 0 && ch->pending_len > 0)
-        rv = write_now(ch, ch->pending, ch->pending_len);
-    free(ch->pending);
-    ch->pending = NULL;
-    ch->pending_len = ch->pending_cap = 0;
+    if (rv == 0 && ch->pending.len > 0)
+        rv = write_now(ch, (const uint8_t *)ch->pending.data, ch->pending.len);
+    lc_buf_free(&ch->pending);
     return rv;
 }
 
@@ -241,7 +239,7 @@ void lc_tls_channel_free(lc_tls_channel_t *ch)
     if (ch == NULL)
         return;
     SSL_free(ch->ssl); /* frees both BIOs */
-    free(ch->pending);
+    lc_buf_free(&ch->pending);
     free(ch);
 }
 
@@ -285,29 +283,12 @@ int lc_tls_channel_feed(lc_tls_channel_t *ch, const uint8_t *data, size_t len)
     return read_plaintext(ch);
 }
 
-static int queue_pending(lc_tls_channel_t *ch, const uint8_t *data, size_t len)
-{
-    if (ch->pending_len + len > ch->pending_cap) {
-        size_t cap = ch->pending_cap ? ch->pending_cap : 4096;
-        while (cap < ch->pending_len + len)
-            cap *= 2;
-        uint8_t *p = realloc(ch->pending, cap);
-        if (p == NULL)
-            return LC_ENOMEM;
-        ch->pending = p;
-        ch->pending_cap = cap;
-    }
-    memcpy(ch->pending + ch->pending_len, data, len);
-    ch->pending_len += len;
-    return 0;
-}
-
 int lc_tls_channel_write(lc_tls_channel_t *ch, const uint8_t *data, size_t len)
 {
     if (ch->failed)
         return LC_EPROTO;
     if (!ch->established)
-        return queue_pending(ch, data, len);
+        return lc_buf_append(&ch->pending, data, len);
     ERR_clear_error();
     return write_now(ch, data, len);
 }

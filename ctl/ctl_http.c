@@ -16,6 +16,8 @@
 
 #include <llhttp.h>
 
+#include "lc_buf.h"
+
 #define CONNECT_TIMEOUT_MS 5000
 #define IO_TIMEOUT_S 30
 #define MAX_LOCATION 2048
@@ -30,7 +32,7 @@ typedef struct ctl_url_s {
 /* State of one response parse, reached from llhttp's data pointer. */
 typedef struct parse_ctx_s {
     ctl_http_response_t *resp;
-    size_t cap;
+    lc_buf_t body; /* becomes resp->body when the response is complete */
     char field[32];
     size_t field_len;
     bool field_is_location;
@@ -253,26 +255,14 @@ static int on_header_value(llhttp_t *p, const char *at, size_t len)
 static int on_body(llhttp_t *p, const char *at, size_t len)
 {
     parse_ctx_t *c = p->data;
-    ctl_http_response_t *r = c->resp;
-    if (len > CTL_HTTP_MAX_BODY - r->body_len) {
+    if (len > CTL_HTTP_MAX_BODY - c->body.len) {
         c->too_big = true;
         return -1;
     }
-    if (r->body_len + len + 1 > c->cap) {
-        size_t cap = c->cap ? c->cap : 16384;
-        while (cap < r->body_len + len + 1)
-            cap *= 2;
-        char *nb = realloc(r->body, cap);
-        if (nb == NULL) {
-            c->nomem = true;
-            return -1;
-        }
-        r->body = nb;
-        c->cap = cap;
+    if (lc_buf_append(&c->body, at, len) != 0) {
+        c->nomem = true;
+        return -1;
     }
-    memcpy(r->body + r->body_len, at, len);
-    r->body_len += len;
-    r->body[r->body_len] = '\0';
     return 0;
 }
 
@@ -352,8 +342,15 @@ static int exchange(const ctl_url_t *u, const char *target, const char *token,
     ctx->resp = resp;
     rv = read_response(fd, ctx, shown, errmsg, errlen);
     close(fd);
-    if (rv == CTL_HTTP_OK && resp->body == NULL && (resp->body = calloc(1, 1)) == NULL)
+    /* An empty body is "" too: appending nothing allocates the NUL. */
+    if (rv == CTL_HTTP_OK && lc_buf_append(&ctx->body, "", 0) != 0)
         rv = CTL_HTTP_ENOMEM;
+    if (rv == CTL_HTTP_OK) {
+        resp->body = ctx->body.data;
+        resp->body_len = ctx->body.len;
+    } else {
+        lc_buf_free(&ctx->body);
+    }
     memcpy(location, ctx->location, ctx->location_len + 1);
     free(ctx);
     if (rv != CTL_HTTP_OK)

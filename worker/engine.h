@@ -64,7 +64,7 @@ struct worker_engine_s {
     uv_timer_t lag_timer;      /* ticks to measure how late callbacks run */
     uint64_t lag_due_ns;       /* when its next tick is due (uv_hrtime) */
     _Atomic uint64_t lag_max_us; /* worst lateness since the last take */
-    worker_buf_t body_scratch; /* request bodies are rendered here first */
+    lc_buf_t body_scratch; /* request bodies are rendered here first */
     char rbuf[WORKER_ENGINE_RBUF]; /* the read buffer of every connection */
 };
 
