@@ -1,6 +1,7 @@
 /* lc_addr.c — host:port and URL parsing. */
 #include "lc_addr.h"
 
+#include <arpa/inet.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -121,4 +122,10 @@ int lc_url_parse(const char *text, lc_url_t *out, char *errmsg, size_t errlen)
         out->base_path[plen] = '\0';
     }
     return 0;
+}
+
+bool lc_addr_is_ip_literal(const char *host)
+{
+    unsigned char addr[sizeof(struct in6_addr)];
+    return inet_pton(AF_INET, host, addr) == 1 || inet_pton(AF_INET6, host, addr) == 1;
 }

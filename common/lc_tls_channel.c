@@ -1,7 +1,6 @@
 /* lc_tls_channel.c — OpenSSL over memory BIOs for the worker port. */
 #include "lc_tls_channel.h"
 
-#include <arpa/inet.h>
 #include <errno.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -11,6 +10,7 @@
 #include <openssl/err.h>
 #include <openssl/x509v3.h>
 
+#include "lc_addr.h"
 #include "lc_buf.h"
 #include "lc_err.h"
 
@@ -149,12 +149,6 @@ static int channel_fail(lc_tls_channel_t *ch, const char *stage)
     return LC_EPROTO;
 }
 
-static bool is_ip_literal(const char *host)
-{
-    unsigned char addr[sizeof(struct in6_addr)];
-    return inet_pton(AF_INET, host, addr) == 1 || inet_pton(AF_INET6, host, addr) == 1;
-}
-
 static bool needs_more(const lc_tls_channel_t *ch, int ret)
 {
     int e = SSL_get_error(ch->ssl, ret);
@@ -224,7 +218,7 @@ int lc_tls_channel_new(lc_tls_channel_t **out, SSL_CTX *ctx, const char *peer_ho
         return 0;
     }
     SSL_set_connect_state(ch->ssl);
-    if (is_ip_literal(peer_host)) {
+    if (lc_addr_is_ip_literal(peer_host)) {
         X509_VERIFY_PARAM_set1_ip_asc(SSL_get0_param(ch->ssl), peer_host);
     } else {
         SSL_set_tlsext_host_name(ch->ssl, peer_host);

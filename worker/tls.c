@@ -1,18 +1,17 @@
 /* tls.c — the TLS transport: OpenSSL over a BIO pair on each connection's uv stream. */
 #include "tls.h"
 
-#include <arpa/inet.h>
 #include <errno.h>
 #include <limits.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/socket.h>
 
 #include <openssl/err.h>
 #include <openssl/ssl.h>
 #include <openssl/x509v3.h>
 
+#include "lc_addr.h"
 #include "lc_err.h"
 
 /* Each direction of a connection's BIO pair; allocated on first use, freed
@@ -69,12 +68,6 @@ static int on_new_session(SSL *ssl, SSL_SESSION *session)
         SSL_SESSION_free(t->slot->session);
     t->slot->session = session;
     return 1; /* the reference is ours */
-}
-
-static bool is_ip_literal(const char *host)
-{
-    unsigned char buf[16];
-    return inet_pton(AF_INET, host, buf) == 1 || inet_pton(AF_INET6, host, buf) == 1;
 }
 
 /* The reason of the thread's last OpenSSL error; clears the queue. */
@@ -144,7 +137,7 @@ static void configure(worker_tls_t *t, const lc_scenario_t *sc)
 int worker_tls_new(worker_tls_t **out, const lc_scenario_t *sc, char *errmsg, size_t errlen)
 {
     const char *host = sc->url.hp.host;
-    bool ip = is_ip_literal(host);
+    bool ip = lc_addr_is_ip_literal(host);
     worker_tls_t *t = calloc(1, sizeof *t);
     if (t == NULL || (t->ctx = SSL_CTX_new(TLS_client_method())) == NULL) {
         free(t);
