@@ -40,24 +40,20 @@ int lc_tls_files_check(const lc_tls_files_t *files, char *errmsg, size_t errlen)
     return LC_EINVAL;
 }
 
-/* The reason OpenSSL queued last, or fallback when it queued none. */
-static void openssl_reason(char *buf, size_t len, const char *fallback)
+const char *lc_tls_error_reason(char *buf, size_t len, const char *fallback)
 {
     unsigned long e = ERR_peek_last_error();
-    if (e == 0) {
-        snprintf(buf, len, "%s", fallback);
-        return;
-    }
-    const char *reason = ERR_reason_error_string(e);
+    const char *reason = e != 0 ? ERR_reason_error_string(e) : NULL;
     snprintf(buf, len, "%s", reason != NULL ? reason : fallback);
     ERR_clear_error();
+    return buf;
 }
 
 static int context_fail(SSL_CTX *ctx, char *errmsg, size_t errlen, const char *what,
                         const char *path)
 {
     char reason[160];
-    openssl_reason(reason, sizeof reason, "unknown error");
+    lc_tls_error_reason(reason, sizeof reason, "unknown error");
     snprintf(errmsg, errlen, "%s %s: %s", what, path, reason);
     SSL_CTX_free(ctx);
     return LC_EINVAL;
@@ -141,7 +137,7 @@ static int channel_fail(lc_tls_channel_t *ch, const char *stage)
         snprintf(reason, sizeof reason, "certificate verify failed: %s",
                  X509_verify_cert_error_string(verify));
     else
-        openssl_reason(reason, sizeof reason, "connection broken");
+        lc_tls_error_reason(reason, sizeof reason, "connection broken");
     snprintf(ch->error, sizeof ch->error, "TLS %s: %s", stage, reason);
     ch->failed = true;
     ERR_clear_error(); /* the thread's next SSL call must find the queue empty */

@@ -13,6 +13,7 @@
 
 #include "lc_addr.h"
 #include "lc_err.h"
+#include "lc_tls_channel.h"
 
 /* Each direction of a connection's BIO pair; allocated on first use, freed
  * with the connection. Longer messages go through in several rounds. */
@@ -21,6 +22,7 @@
  * record buffers between requests (an allocation per request is cheap next to
  * a second of thinking; ~34 KiB per idle connection is not). */
 #define TLS_RELEASE_BUFFERS_THINK_MS 1000u
+#define UNKNOWN_SSL_ERROR "unknown OpenSSL error"
 
 /* One engine's share of a run's TLS, written only by that engine's thread. */
 typedef struct tls_slot_s {
@@ -70,36 +72,22 @@ static int on_new_session(SSL *ssl, SSL_SESSION *session)
     return 1; /* the reference is ours */
 }
 
-/* The reason of the thread's last OpenSSL error; clears the queue. */
-static const char *ssl_reason(char *buf, size_t len)
-{
-    unsigned long e = ERR_peek_last_error();
-    const char *r = e != 0 ? ERR_reason_error_string(e) : NULL;
-    snprintf(buf, len, "%s", r != NULL ? r : "unknown OpenSSL error");
-    ERR_clear_error();
-    return buf;
-}
-
 static int load_cas(SSL_CTX *ctx, const char *ca_file, char *errmsg, size_t errlen)
 {
     char why[160];
     if (ca_file == NULL) {
         if (SSL_CTX_set_default_verify_paths(ctx) == 1)
             return 0;
-        snprintf(errmsg, errlen, "tls: cannot load the system CA certificates: %s",
-                 ssl_reason(why, sizeof why));
-        return LC_EINVAL;
+        return lc_errf(errmsg, errlen, LC_EINVAL, "tls: cannot load the system CA certificates: %s",
+                       lc_tls_error_reason(why, sizeof why, UNKNOWN_SSL_ERROR));
     }
     FILE *f = fopen(ca_file, "r"); /* for errno's clearer message */
-    if (f == NULL) {
-        snprintf(errmsg, errlen, "tls.ca_file: %s: %s", ca_file, strerror(errno));
-        return LC_EINVAL;
-    }
+    if (f == NULL)
+        return lc_errf(errmsg, errlen, LC_EINVAL, "tls.ca_file: %s: %s", ca_file, strerror(errno));
     fclose(f);
-    if (SSL_CTX_load_verify_locations(ctx, ca_file, NULL) != 1) {
-        snprintf(errmsg, errlen, "tls.ca_file: %s: %s", ca_file, ssl_reason(why, sizeof why));
-        return LC_EINVAL;
-    }
+    if (SSL_CTX_load_verify_locations(ctx, ca_file, NULL) != 1)
+        return lc_errf(errmsg, errlen, LC_EINVAL, "tls.ca_file: %s: %s", ca_file,
+                       lc_tls_error_reason(why, sizeof why, UNKNOWN_SSL_ERROR));
     return 0;
 }
 
