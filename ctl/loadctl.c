@@ -16,6 +16,7 @@
 #include "ctl_print.h"
 #include "ctl_report.h"
 #include "lc_file.h"
+#include "lc_run_state.h"
 #include "lc_scenario.h"
 
 /* Exit codes, documented in the usage text. 99 is k6's "thresholds have failed". */
@@ -299,8 +300,8 @@ static bool sleep_tick(struct timespec *next)
 
 static bool is_terminal(const char *state)
 {
-    return state != NULL && (strcmp(state, "finished") == 0 || strcmp(state, "failed") == 0 ||
-                             strcmp(state, "aborted") == 0);
+    lc_run_state_t s;
+    return lc_run_state_parse(state, &s) == 0 && lc_run_state_is_over(s);
 }
 
 /* Ends the progress bar's line, so what follows starts on a line of its own. */
@@ -318,9 +319,11 @@ static int run_exit_code(const json_t *run)
     const char *state = ctl_run_state(run), *verdict = ctl_run_verdict(run);
     const char *reason = json_string_value(json_object_get(run, "reason"));
     bool threshold_failed = verdict != NULL && strcmp(verdict, "fail") == 0;
-    if (strcmp(state, "finished") == 0)
+    lc_run_state_t s = LC_RUN_FAILED;
+    lc_run_state_parse(state, &s);
+    if (s == LC_RUN_FINISHED)
         return threshold_failed ? CTL_EXIT_THRESHOLDS : CTL_EXIT_OK;
-    if (strcmp(state, "aborted") == 0 && threshold_failed && reason != NULL &&
+    if (s == LC_RUN_ABORTED && threshold_failed && reason != NULL &&
         strncmp(reason, "threshold failed: ", 18) == 0)
         return CTL_EXIT_THRESHOLDS;
     return CTL_EXIT_FAIL;

@@ -12,6 +12,7 @@
 #include "lc_file.h"
 #include "lc_log.h"
 #include "lc_report.h"
+#include "lc_run_state.h"
 #include "local_verdict.h"
 #include "lc_scenario.h"
 #include "opts.h"
@@ -85,8 +86,9 @@ static void print_json(const worker_run_t *r, double secs, const local_t *lc, js
     json_object_set_new(totals, "tls_handshakes", json_integer((json_int_t)s->tls_handshakes));
     json_object_set_new(totals, "tls_resumed", json_integer((json_int_t)s->tls_resumed));
     json_t *root = json_pack("{s:s,s:s,s:f,s:o,s:o,s:o,s:o}", "name", r->plan->scenario.name,
-                             "state", "finished", "duration_s", secs, "totals", totals,
-                             "endpoints", eps, "errors", errs, "timeline", timeline);
+                             "state", lc_run_state_name(LC_RUN_FINISHED), "duration_s", secs,
+                             "totals", totals, "endpoints", eps, "errors", errs, "timeline",
+                             timeline);
     json_object_set_new(root, "verdict", json_string(verdict));
     json_object_set_new(root, "thresholds", thresholds ? json_incref(thresholds) : json_array());
     char *text = json_dumps(root, JSON_INDENT(2));
