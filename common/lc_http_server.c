@@ -659,10 +659,8 @@ static int resolve(uv_loop_t *loop, const char *host, uint16_t port,
     struct addrinfo hints = {.ai_family = AF_UNSPEC, .ai_socktype = SOCK_STREAM,
                              .ai_flags = AI_NUMERICSERV};
     int rv = uv_getaddrinfo(loop, &req, NULL, host, service, &hints);
-    if (rv != 0) {
-        snprintf(errmsg, errlen, "http: resolve %s: %s", host, uv_strerror(rv));
-        return LC_EIO;
-    }
+    if (rv != 0)
+        return lc_errf(errmsg, errlen, LC_EIO, "http: resolve %s: %s", host, uv_strerror(rv));
     struct addrinfo *pick = req.addrinfo;
     for (struct addrinfo *ai = req.addrinfo; ai; ai = ai->ai_next)
         if (ai->ai_family == AF_INET) {
@@ -697,10 +695,8 @@ int lc_http_server_init(lc_http_server_t **out, uv_loop_t *loop, const char *hos
     if (resolve(loop, host, port, &addr, errmsg, errlen) != 0)
         return LC_EIO;
     lc_http_server_t *s = calloc(1, sizeof *s);
-    if (!s) {
-        snprintf(errmsg, errlen, "http: out of memory");
-        return LC_EIO;
-    }
+    if (!s)
+        return lc_errf(errmsg, errlen, LC_EIO, "http: out of memory");
     s->loop = loop;
     s->handler = handler;
     s->arg = arg;

@@ -34,10 +34,10 @@ int lc_tls_files_check(const lc_tls_files_t *files, char *errmsg, size_t errlen)
         return LC_ENOTFOUND;
     if (given == 3)
         return 0;
-    snprintf(errmsg, errlen, "--tls-cert, --tls-key and --tls-ca go together (mutual TLS); "
-                             "missing:%s%s%s", files->cert ? "" : " --tls-cert",
-             files->key ? "" : " --tls-key", files->ca ? "" : " --tls-ca");
-    return LC_EINVAL;
+    return lc_errf(errmsg, errlen, LC_EINVAL,
+                   "--tls-cert, --tls-key and --tls-ca go together (mutual TLS); missing:%s%s%s",
+                   files->cert ? "" : " --tls-cert", files->key ? "" : " --tls-key",
+                   files->ca ? "" : " --tls-ca");
 }
 
 const char *lc_tls_error_reason(char *buf, size_t len, const char *fallback)
@@ -64,8 +64,7 @@ static int check_readable(const char *flag, const char *path, char *errmsg, size
 {
     if (access(path, R_OK) == 0)
         return 0;
-    snprintf(errmsg, errlen, "%s %s: %s", flag, path, strerror(errno));
-    return LC_EINVAL;
+    return lc_errf(errmsg, errlen, LC_EINVAL, "%s %s: %s", flag, path, strerror(errno));
 }
 
 int lc_tls_context_new(SSL_CTX **out, bool server, const lc_tls_files_t *files, char *errmsg,
@@ -77,10 +76,8 @@ int lc_tls_context_new(SSL_CTX **out, bool server, const lc_tls_files_t *files, 
         return LC_EINVAL;
     ERR_clear_error();
     SSL_CTX *ctx = SSL_CTX_new(server ? TLS_server_method() : TLS_client_method());
-    if (ctx == NULL) {
-        snprintf(errmsg, errlen, "TLS: cannot create an OpenSSL context");
-        return LC_ENOMEM;
-    }
+    if (ctx == NULL)
+        return lc_errf(errmsg, errlen, LC_ENOMEM, "TLS: cannot create an OpenSSL context");
     SSL_CTX_set_min_proto_version(ctx, TLS1_2_VERSION);
     if (SSL_CTX_use_certificate_chain_file(ctx, files->cert) != 1)
         return context_fail(ctx, errmsg, errlen, "--tls-cert", files->cert);

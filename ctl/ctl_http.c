@@ -17,6 +17,7 @@
 #include <llhttp.h>
 
 #include "lc_buf.h"
+#include "lc_err.h"
 
 #define CONNECT_TIMEOUT_MS 5000
 #define IO_TIMEOUT_S 30
@@ -83,24 +84,20 @@ static int url_parse(const char *url, ctl_url_t *u, char *errmsg, size_t errlen)
     const char *rest = url;
     const char *sep = strstr(url, "://");
     if (sep != NULL) {
-        if (strncasecmp(url, "http://", 7) != 0) {
-            snprintf(errmsg, errlen, "%s: only http:// URLs are supported", url);
-            return CTL_HTTP_EURL;
-        }
+        if (strncasecmp(url, "http://", 7) != 0)
+            return lc_errf(errmsg, errlen, CTL_HTTP_EURL, "%s: only http:// URLs are supported",
+                           url);
         rest = sep + 3;
     }
     size_t hp_len = strcspn(rest, "/?#");
-    if (strpbrk(url, " \t\r\n") != NULL || parse_host_port(rest, hp_len, u) != 0) {
-        snprintf(errmsg, errlen, "%s: not a valid http://host[:port] URL", url);
-        return CTL_HTTP_EURL;
-    }
+    if (strpbrk(url, " \t\r\n") != NULL || parse_host_port(rest, hp_len, u) != 0)
+        return lc_errf(errmsg, errlen, CTL_HTTP_EURL, "%s: not a valid http://host[:port] URL",
+                       url);
     const char *path = rest + hp_len;
     size_t plen = strcspn(path, "#");
     size_t lead = path[0] == '?'; /* "http://h?x" means "/?x" */
-    if (lead + plen >= sizeof(u->path)) {
-        snprintf(errmsg, errlen, "%s: URL too long", url);
-        return CTL_HTTP_EURL;
-    }
+    if (lead + plen >= sizeof(u->path))
+        return lc_errf(errmsg, errlen, CTL_HTTP_EURL, "%s: URL too long", url);
     u->path[0] = '/';
     memcpy(u->path + lead, path, plen);
     u->path[lead + plen] = '\0';
@@ -294,22 +291,20 @@ static int read_response(int fd, parse_ctx_t *ctx, const char *shown, char *errm
             return CTL_HTTP_EINTR;
         if (n < 0) {
             bool timeout = errno == EAGAIN || errno == EWOULDBLOCK;
-            snprintf(errmsg, errlen, "cannot reach %s: %s", shown,
-                     timeout ? "no response within 30 s" : strerror(errno));
-            return CTL_HTTP_EREACH;
+            return lc_errf(errmsg, errlen, CTL_HTTP_EREACH, "cannot reach %s: %s", shown,
+                           timeout ? "no response within 30 s" : strerror(errno));
         }
         llhttp_errno_t e = n == 0 ? llhttp_finish(&parser) : llhttp_execute(&parser, buf, (size_t)n);
-        if (n == 0 && !ctx->complete) {
-            snprintf(errmsg, errlen, "cannot reach %s: connection closed before the response "
-                     "was complete", shown);
-            return CTL_HTTP_EREACH;
-        }
+        if (n == 0 && !ctx->complete)
+            return lc_errf(errmsg, errlen, CTL_HTTP_EREACH,
+                           "cannot reach %s: connection closed before the response was complete",
+                           shown);
         if (e != HPE_OK && e != HPE_PAUSED) {
             if (ctx->nomem)
                 return CTL_HTTP_ENOMEM;
-            snprintf(errmsg, errlen, "%s: bad HTTP response: %s", shown,
-                     ctx->too_big ? "body larger than 64 MiB" : llhttp_get_error_reason(&parser));
-            return CTL_HTTP_EPROTO;
+            return lc_errf(errmsg, errlen, CTL_HTTP_EPROTO, "%s: bad HTTP response: %s", shown,
+                           ctx->too_big ? "body larger than 64 MiB"
+                                        : llhttp_get_error_reason(&parser));
         }
     }
     return CTL_HTTP_OK;
@@ -364,14 +359,10 @@ static int exchange(const ctl_url_t *u, const char *target, const char *token,
 static int follow_location(const char *location, ctl_url_t *u, char *target, size_t tlen,
                            char *errmsg, size_t errlen)
 {
-    if (location[0] == '\0') {
-        snprintf(errmsg, errlen, "redirect without a Location header");
-        return CTL_HTTP_EPROTO;
-    }
-    if (strpbrk(location, " \t\r\n") != NULL) {
-        snprintf(errmsg, errlen, "redirect to an invalid Location");
-        return CTL_HTTP_EPROTO;
-    }
+    if (location[0] == '\0')
+        return lc_errf(errmsg, errlen, CTL_HTTP_EPROTO, "redirect without a Location header");
+    if (strpbrk(location, " \t\r\n") != NULL)
+        return lc_errf(errmsg, errlen, CTL_HTTP_EPROTO, "redirect to an invalid Location");
     if (location[0] == '/' && location[1] != '/') {
         snprintf(target, tlen, "%s", location);
         return CTL_HTTP_OK;
@@ -404,10 +395,9 @@ int ctl_http_request(const char *base_url, const char *token, const char *method
         if (resp->status != 307 && resp->status != 308)
             return CTL_HTTP_OK;
         ctl_http_response_free(resp);
-        if (hops == CTL_HTTP_MAX_REDIRECTS) {
-            snprintf(errmsg, errlen, "more than %d redirects", CTL_HTTP_MAX_REDIRECTS);
-            return CTL_HTTP_EPROTO;
-        }
+        if (hops == CTL_HTTP_MAX_REDIRECTS)
+            return lc_errf(errmsg, errlen, CTL_HTTP_EPROTO, "more than %d redirects",
+                           CTL_HTTP_MAX_REDIRECTS);
         rv = follow_location(location, &u, target, sizeof(target), errmsg, errlen);
         if (rv != CTL_HTTP_OK)
             return rv;

@@ -96,10 +96,8 @@ int worker_health_start(worker_health_t **out, uv_loop_t *loop, const char *addr
 {
     lc_hostport_t hp;
     char why[200];
-    if (lc_hostport_parse(addr, 0, &hp, why, sizeof why) != 0) {
-        snprintf(errmsg, errlen, "--health-addr: %s", why);
-        return LC_EINVAL;
-    }
+    if (lc_hostport_parse(addr, 0, &hp, why, sizeof why) != 0)
+        return lc_errf(errmsg, errlen, LC_EINVAL, "--health-addr: %s", why);
     worker_health_t *h = calloc(1, sizeof *h);
     if (h == NULL)
         return LC_ENOMEM;

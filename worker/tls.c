@@ -130,23 +130,18 @@ int worker_tls_new(worker_tls_t **out, const lc_scenario_t *sc, char *errmsg, si
     if (t == NULL || (t->ctx = SSL_CTX_new(TLS_client_method())) == NULL) {
         free(t);
         ERR_clear_error();
-        snprintf(errmsg, errlen, "tls: out of memory");
-        return LC_ENOMEM;
+        return lc_errf(errmsg, errlen, LC_ENOMEM, "tls: out of memory");
     }
     if (!ip)
         snprintf(t->host, sizeof t->host, "%s", host);
     configure(t, sc);
     int rv = 0;
-    if (SSL_CTX_set_alpn_protos(t->ctx, alpn_http11, sizeof alpn_http11 - 1) != 0) {
-        snprintf(errmsg, errlen, "tls: out of memory");
-        rv = LC_ENOMEM;
-    }
+    if (SSL_CTX_set_alpn_protos(t->ctx, alpn_http11, sizeof alpn_http11 - 1) != 0)
+        rv = lc_errf(errmsg, errlen, LC_ENOMEM, "tls: out of memory");
     if (rv == 0)
         rv = load_cas(t->ctx, sc->tls.ca_file, errmsg, errlen);
-    if (rv == 0 && setup_verify(t->ctx, host, ip, sc->tls.insecure) != 0) {
-        snprintf(errmsg, errlen, "tls: cannot verify the name %s", host);
-        rv = LC_EINVAL;
-    }
+    if (rv == 0 && setup_verify(t->ctx, host, ip, sc->tls.insecure) != 0)
+        rv = lc_errf(errmsg, errlen, LC_EINVAL, "tls: cannot verify the name %s", host);
     if (rv != 0) {
         ERR_clear_error();
         worker_tls_free(t);
