@@ -9,11 +9,11 @@
 #include <stdint.h>
 #include <uv.h>
 
+#include "lc_buf.h"
 #include "mailbox.h"
 #include "pacer.h"
 #include "plan.h"
 #include "stats.h"
-#include "template.h"
 
 #define WORKER_ENGINE_RBUF (64u * 1024u)
 

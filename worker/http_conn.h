@@ -10,7 +10,7 @@
 #include <llhttp.h>
 #include <uv.h>
 
-#include "template.h"
+#include "lc_buf.h"
 
 #define WORKER_BODY_CAPTURE_MAX (1u << 20) /* 1 MiB */
 

@@ -10,7 +10,7 @@
 
 #include "engine.h"
 #include "http_conn.h"
-#include "template.h"
+#include "lc_buf.h"
 
 enum worker_user_phase {
     WORKER_USER_THINK,   /* waiting for the think timer (or about to start); open model: idle */

@@ -7,7 +7,6 @@
 #include "api_internal.h"
 #include "fleet.h"
 #include "lc_err.h"
-#include "lc_log.h"
 #include "members.h"
 #include "peers.h"
 #include "quorum.h"

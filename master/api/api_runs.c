@@ -1,5 +1,4 @@
 /* api_runs.c — /api/v1/runs: create, list, show and stop runs. */
-#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 

@@ -5,14 +5,11 @@
 
 #include <stdarg.h>
 #include <stdio.h>
-#include <stdlib.h>
-#include <string.h>
 
 #include "batcher.h"
 #include "fleet.h"
 #include "lc_buf.h"
 #include "quorum.h"
-#include "store.h"
 #include "store_metrics.h"
 
 /* Upper bounds (seconds) of the latency histogram's buckets, besides +Inf. */

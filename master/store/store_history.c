@@ -3,7 +3,6 @@
 #include "store_history.h"
 
 #include <stdlib.h>
-#include <string.h>
 
 #include "lc_err.h"
 #include "lc_run_state.h"

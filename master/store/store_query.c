@@ -4,7 +4,6 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "lc_clock.h"
 #include "lc_err.h"
 #include "lc_run_state.h"
 #include "store_internal.h"
