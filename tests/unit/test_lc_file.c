@@ -96,26 +96,28 @@ static void test_over_the_cap(void **state)
     assert_int_equal(lc_file_read(f->path, 0, &buf, &len, NULL, 0), LC_ETOOBIG);
 }
 
+/* Reading path fails with LC_EIO and "<path>: <why>", leaving *out NULL. */
+static void expect_unreadable(const char *path, const char *why)
+{
+    char *buf = (char *)"x", err[256], want[256];
+    size_t len = 1;
+    assert_int_equal(lc_file_read(path, 100, &buf, &len, err, sizeof err), LC_EIO);
+    assert_null(buf);
+    assert_int_equal(len, 0);
+    snprintf(want, sizeof want, "%s: %s", path, why);
+    assert_string_equal(err, want);
+}
+
 static void test_missing_file(void **state)
 {
     fixture_t *f = *state;
-    char *buf = (char *)"x", err[256], want[256];
-    size_t len = 1;
-    assert_int_equal(lc_file_read(f->path, 100, &buf, &len, err, sizeof err), LC_EIO);
-    assert_null(buf);
-    snprintf(want, sizeof want, "%s: No such file or directory", f->path);
-    assert_string_equal(err, want);
+    expect_unreadable(f->path, "No such file or directory");
 }
 
 static void test_directory(void **state)
 {
     fixture_t *f = *state;
-    char *buf = (char *)"x", err[256], want[256];
-    size_t len = 1;
-    assert_int_equal(lc_file_read(f->dir, 100, &buf, &len, err, sizeof err), LC_EIO);
-    assert_null(buf);
-    snprintf(want, sizeof want, "%s: read error", f->dir);
-    assert_string_equal(err, want);
+    expect_unreadable(f->dir, "read error");
 }
 
 int main(void)
