@@ -1,6 +1,7 @@
 /* lc_addr.c — host:port and URL parsing. */
 #include "lc_addr.h"
 
+#include <arpa/inet.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -40,10 +41,8 @@ int lc_hostport_parse(const char *text, uint16_t default_port, lc_hostport_t *ou
     memset(out, 0, sizeof *out);
     if (text[0] == '[') {
         const char *close = strchr(text, ']');
-        if (close == NULL) {
-            snprintf(errmsg, errlen, "'%s': missing ']' after IPv6 address", text);
-            return LC_EINVAL;
-        }
+        if (close == NULL)
+            return lc_errf(errmsg, errlen, LC_EINVAL, "'%s': missing ']' after IPv6 address", text);
         host = text + 1;
         host_len = (size_t)(close - host);
         if (close[1] == ':')
@@ -60,21 +59,17 @@ int lc_hostport_parse(const char *text, uint16_t default_port, lc_hostport_t *ou
     if (copy_host(out, host, host_len) != 0)
         goto bad;
     if (port == NULL) {
-        if (default_port == 0) {
-            snprintf(errmsg, errlen, "'%s': expected host:port", text);
-            return LC_EINVAL;
-        }
+        if (default_port == 0)
+            return lc_errf(errmsg, errlen, LC_EINVAL, "'%s': expected host:port", text);
         out->port = default_port;
         return 0;
     }
-    if (parse_port(port, &out->port) != 0) {
-        snprintf(errmsg, errlen, "'%s': port must be a number from 1 to 65535", text);
-        return LC_EINVAL;
-    }
+    if (parse_port(port, &out->port) != 0)
+        return lc_errf(errmsg, errlen, LC_EINVAL, "'%s': port must be a number from 1 to 65535",
+                       text);
     return 0;
 bad:
-    snprintf(errmsg, errlen, "'%s': expected host:port", text);
-    return LC_EINVAL;
+    return lc_errf(errmsg, errlen, LC_EINVAL, "'%s': expected host:port", text);
 }
 
 void lc_hostport_format(const lc_hostport_t *hp, char *buf, size_t len)
@@ -92,33 +87,34 @@ int lc_url_parse(const char *text, lc_url_t *out, char *errmsg, size_t errlen)
         rest = text + 8;
         out->tls = true;
     } else {
-        snprintf(errmsg, errlen, "'%s': expected a URL starting with http:// or https://", text);
-        return LC_EINVAL;
+        return lc_errf(errmsg, errlen, LC_EINVAL,
+                       "'%s': expected a URL starting with http:// or https://", text);
     }
     const char *slash = strchr(rest, '/');
     size_t auth_len = slash ? (size_t)(slash - rest) : strlen(rest);
     char authority[LC_HOST_MAX + 16];
-    if (auth_len == 0 || auth_len >= sizeof authority) {
-        snprintf(errmsg, errlen, "'%s': missing or too long host", text);
-        return LC_EINVAL;
-    }
+    if (auth_len == 0 || auth_len >= sizeof authority)
+        return lc_errf(errmsg, errlen, LC_EINVAL, "'%s': missing or too long host", text);
     memcpy(authority, rest, auth_len);
     authority[auth_len] = '\0';
     char sub[256];
-    if (lc_hostport_parse(authority, out->tls ? 443 : 80, &out->hp, sub, sizeof sub) != 0) {
-        snprintf(errmsg, errlen, "'%s': bad host or port", text);
-        return LC_EINVAL;
-    }
+    if (lc_hostport_parse(authority, out->tls ? 443 : 80, &out->hp, sub, sizeof sub) != 0)
+        return lc_errf(errmsg, errlen, LC_EINVAL, "'%s': bad host or port", text);
     if (slash != NULL) {
         size_t plen = strlen(slash);
         while (plen > 0 && slash[plen - 1] == '/')
             plen--;
-        if (plen >= sizeof out->base_path || memchr(slash, '?', plen) || memchr(slash, ' ', plen)) {
-            snprintf(errmsg, errlen, "'%s': path prefix too long or has a query", text);
-            return LC_EINVAL;
-        }
+        if (plen >= sizeof out->base_path || memchr(slash, '?', plen) || memchr(slash, ' ', plen))
+            return lc_errf(errmsg, errlen, LC_EINVAL, "'%s': path prefix too long or has a query",
+                           text);
         memcpy(out->base_path, slash, plen);
         out->base_path[plen] = '\0';
     }
     return 0;
+}
+
+bool lc_addr_is_ip_literal(const char *host)
+{
+    unsigned char addr[sizeof(struct in6_addr)];
+    return inet_pton(AF_INET, host, addr) == 1 || inet_pton(AF_INET6, host, addr) == 1;
 }

@@ -18,6 +18,9 @@ typedef struct lc_hostport_s {
 int lc_hostport_parse(const char *text, uint16_t default_port, lc_hostport_t *out,
                       char *errmsg, size_t errlen);
 
+/* Whether host is an IPv4 or IPv6 address literal (no brackets) rather than a name. */
+bool lc_addr_is_ip_literal(const char *host);
+
 /* Formats "host:port", with brackets around an IPv6 literal. */
 void lc_hostport_format(const lc_hostport_t *hp, char *buf, size_t len);
 

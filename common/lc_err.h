@@ -2,6 +2,9 @@
 #ifndef LC_ERR_H
 #define LC_ERR_H
 
+#include <stdarg.h>
+#include <stddef.h>
+
 /* 0 is success; functions return one of these otherwise. Details go into an
  * errmsg buffer owned by the caller or the long-lived object. */
 enum {
@@ -21,5 +24,19 @@ enum {
 
 /* Static description of an error code; never NULL. */
 const char *lc_strerror(int code);
+
+/* Writes the formatted message into errmsg (when errmsg != NULL and len > 0,
+ * truncating to fit) and returns code, so a failure reads
+ * `return lc_errf(errmsg, errlen, LC_EINVAL, "%s: no nodes", path);`. */
+int lc_errf(char *errmsg, size_t len, int code, const char *fmt, ...)
+    __attribute__((format(printf, 4, 5)));
+int lc_verrf(char *errmsg, size_t len, int code, const char *fmt, va_list ap)
+    __attribute__((format(printf, 4, 0)));
+
+/* Prefixes the message already in errmsg with the formatted text and ": "
+ * ("open x.db: " + "disk full"), truncating the end to fit, and returns code.
+ * The arguments must not point into errmsg. */
+int lc_err_wrap(char *errmsg, size_t len, int code, const char *fmt, ...)
+    __attribute__((format(printf, 4, 5)));
 
 #endif

@@ -210,11 +210,8 @@ int lc_frame_decode(const uint8_t *body, size_t len, Lc__Envelope **out, char *e
         lc__envelope__free_unpacked(env, NULL);
         why = "empty envelope";
     }
-    if (why != NULL) {
-        if (errmsg != NULL && errlen > 0)
-            snprintf(errmsg, errlen, "%s", why);
-        return LC_EPROTO;
-    }
+    if (why != NULL)
+        return lc_errf(errmsg, errlen, LC_EPROTO, "%s", why);
     *out = env;
     return 0;
 }

@@ -9,6 +9,7 @@
 #include <strings.h>
 #include <sys/socket.h>
 
+#include "lc_buf.h"
 #include "lc_err.h"
 
 #define BACKLOG 128
@@ -22,11 +23,6 @@
 /* Response flags: which Connection header, and whether the body is sent (not for HEAD). */
 enum { RESP_CLOSE = 1, RESP_KEEP_ALIVE = 2, RESP_HEAD = 4 };
 
-typedef struct buf_s {
-    char *p; /* NUL-terminated when non-NULL */
-    size_t len, cap;
-} buf_t;
-
 typedef struct conn_s conn_t;
 
 /* The parts of a request an exchange keeps, in buffers indexed by these. */
@@ -37,7 +33,7 @@ struct lc_http_exchange_s {
     lc_http_request_t req;
     int flags;        /* RESP_* for the answer */
     unsigned present; /* bit i: header buffer i was seen */
-    buf_t bufs[B_COUNT];
+    lc_buf_t bufs[B_COUNT];
 };
 
 struct conn_s {
@@ -52,7 +48,7 @@ struct conn_s {
     lc_http_exchange_t *building; /* request being parsed */
     lc_http_exchange_t *active;   /* parsed and with the handler, unanswered */
     struct {                      /* per-request parse state, zeroed at message begin */
-        buf_t *hdr_target;        /* value buffer of the header being parsed */
+        lc_buf_t *hdr_target;        /* value buffer of the header being parsed */
         char hdr_name[HDR_NAME_MAX];
         size_t hdr_name_len, hdr_bytes, hdr_raw;
         unsigned nheaders;
@@ -84,28 +80,9 @@ typedef struct write_req_s {
 static void process_input(conn_t *c);
 static void conn_close(conn_t *c);
 
-static int buf_append(buf_t *b, const char *data, size_t len)
+static const char *buf_str(const lc_buf_t *b)
 {
-    if (b->len + len + 1 > b->cap) {
-        size_t cap = b->cap ? b->cap : 64;
-        while (cap < b->len + len + 1)
-            cap *= 2;
-        char *p = realloc(b->p, cap);
-        if (!p)
-            return -1;
-        b->p = p;
-        b->cap = cap;
-    }
-    if (len)
-        memcpy(b->p + b->len, data, len);
-    b->len += len;
-    b->p[b->len] = '\0';
-    return 0;
-}
-
-static const char *buf_str(const buf_t *b)
-{
-    return b->p ? b->p : "";
+    return b->data ? b->data : "";
 }
 
 static void ex_free(lc_http_exchange_t *ex)
@@ -113,7 +90,7 @@ static void ex_free(lc_http_exchange_t *ex)
     if (!ex)
         return;
     for (int i = 0; i < B_COUNT; i++)
-        free(ex->bufs[i].p);
+        lc_buf_free(&ex->bufs[i]);
     free(ex);
 }
 
@@ -141,37 +118,30 @@ static const char *reason_phrase(int status)
     return "Unknown";
 }
 
-static int buf_puts(buf_t *b, const char *str)
-{
-    return buf_append(b, str, strlen(str));
-}
-
 /* Builds a whole response in one malloc'd buffer; NULL when out of memory. */
 static char *build_response(int status, const char *ctype, const char *body, size_t body_len,
                             const char *headers, int flags, size_t *out_len)
 {
-    buf_t b = {0};
-    char line[96];
+    lc_buf_t b = {0};
     int no_body = status == 204 || status == 304 || status < 200;
-    snprintf(line, sizeof line, "HTTP/1.1 %d %s\r\n", status, reason_phrase(status));
-    int rv = buf_puts(&b, line);
+    int rv = lc_buf_appendf(&b, "HTTP/1.1 %d %s\r\n", status, reason_phrase(status));
     if (ctype && !no_body)
-        rv |= buf_puts(&b, "Content-Type: ") | buf_puts(&b, ctype) | buf_puts(&b, "\r\n");
-    snprintf(line, sizeof line, "Content-Length: %zu\r\n", body_len);
-    rv |= no_body ? 0 : buf_puts(&b, line);
+        rv |= lc_buf_appendf(&b, "Content-Type: %s\r\n", ctype);
+    if (!no_body)
+        rv |= lc_buf_appendf(&b, "Content-Length: %zu\r\n", body_len);
     if (flags & RESP_CLOSE)
-        rv |= buf_puts(&b, "Connection: close\r\n");
+        rv |= lc_buf_appendf(&b, "Connection: close\r\n");
     else if (flags & RESP_KEEP_ALIVE)
-        rv |= buf_puts(&b, "Connection: keep-alive\r\n");
-    rv |= buf_puts(&b, headers ? headers : "") | buf_puts(&b, "\r\n");
+        rv |= lc_buf_appendf(&b, "Connection: keep-alive\r\n");
+    rv |= lc_buf_appendf(&b, "%s\r\n", headers ? headers : "");
     if (!no_body && !(flags & RESP_HEAD))
-        rv |= buf_append(&b, body, body_len);
+        rv |= lc_buf_append(&b, body, body_len);
     if (rv != 0) {
-        free(b.p);
+        lc_buf_free(&b);
         return NULL;
     }
     *out_len = b.len;
-    return b.p;
+    return b.data;
 }
 
 static void on_write(uv_write_t *req, int status);
@@ -487,11 +457,11 @@ static int on_message_begin(llhttp_t *p)
 }
 
 /* Counts a request-line or header span, appending it to dst when we keep it. */
-static int keep_span(llhttp_t *p, buf_t *dst, const char *at, size_t len)
+static int keep_span(llhttp_t *p, lc_buf_t *dst, const char *at, size_t len)
 {
     if (count_header_bytes(p, len) != 0)
         return HPE_USER;
-    if (dst && buf_append(dst, at, len) != 0)
+    if (dst && lc_buf_append(dst, at, len) != 0)
         return user_error(p, 500, "out of memory");
     return 0;
 }
@@ -578,7 +548,7 @@ static int on_body(llhttp_t *p, const char *at, size_t len)
     lc_http_exchange_t *ex = c->building;
     if (ex->bufs[B_BODY].len + len > c->srv->max_body)
         return user_error(p, 413, "body too large");
-    if (buf_append(&ex->bufs[B_BODY], at, len) != 0)
+    if (lc_buf_append(&ex->bufs[B_BODY], at, len) != 0)
         return user_error(p, 500, "out of memory");
     return 0;
 }
@@ -603,7 +573,7 @@ static int on_message_complete(llhttp_t *p)
     if (p->method == HTTP_HEAD)
         ex->flags |= RESP_HEAD;
     r->method = llhttp_method_name((llhttp_method_t)p->method);
-    char *url = ex->bufs[B_URL].p, *q = url ? strchr(url, '?') : NULL;
+    char *url = ex->bufs[B_URL].data, *q = url ? strchr(url, '?') : NULL;
     if (q)
         *q = '\0';
     r->path = buf_str(&ex->bufs[B_URL]);
@@ -689,10 +659,8 @@ static int resolve(uv_loop_t *loop, const char *host, uint16_t port,
     struct addrinfo hints = {.ai_family = AF_UNSPEC, .ai_socktype = SOCK_STREAM,
                              .ai_flags = AI_NUMERICSERV};
     int rv = uv_getaddrinfo(loop, &req, NULL, host, service, &hints);
-    if (rv != 0) {
-        snprintf(errmsg, errlen, "http: resolve %s: %s", host, uv_strerror(rv));
-        return LC_EIO;
-    }
+    if (rv != 0)
+        return lc_errf(errmsg, errlen, LC_EIO, "http: resolve %s: %s", host, uv_strerror(rv));
     struct addrinfo *pick = req.addrinfo;
     for (struct addrinfo *ai = req.addrinfo; ai; ai = ai->ai_next)
         if (ai->ai_family == AF_INET) {
@@ -727,10 +695,8 @@ int lc_http_server_init(lc_http_server_t **out, uv_loop_t *loop, const char *hos
     if (resolve(loop, host, port, &addr, errmsg, errlen) != 0)
         return LC_EIO;
     lc_http_server_t *s = calloc(1, sizeof *s);
-    if (!s) {
-        snprintf(errmsg, errlen, "http: out of memory");
-        return LC_EIO;
-    }
+    if (!s)
+        return lc_errf(errmsg, errlen, LC_EIO, "http: out of memory");
     s->loop = loop;
     s->handler = handler;
     s->arg = arg;

@@ -1,36 +1,35 @@
 /* lc_join.c — join secret loading and HMAC-SHA256 challenge answers. */
 #include "lc_join.h"
 
-#include <errno.h>
 #include <openssl/crypto.h>
 #include <openssl/evp.h>
 #include <openssl/hmac.h>
-#include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 #include <sys/random.h>
 
 #include "lc_err.h"
+#include "lc_file.h"
 
 int lc_join_secret_load(const char *path, lc_join_secret_t *out, char *errmsg, size_t errlen)
 {
     memset(out, 0, sizeof *out);
-    FILE *f = fopen(path, "rb");
-    if (f == NULL) {
-        snprintf(errmsg, errlen, "%s: %s", path, strerror(errno));
-        return LC_EIO;
-    }
-    size_t n = fread(out->bytes, 1, sizeof out->bytes, f);
-    bool more = fgetc(f) != EOF;
-    fclose(f);
-    while (n > 0 && (out->bytes[n - 1] == '\n' || out->bytes[n - 1] == '\r'))
+    char *buf;
+    size_t n;
+    int rv = lc_file_read(path, sizeof out->bytes, &buf, &n, errmsg, errlen);
+    if (rv != 0 && rv != LC_ETOOBIG)
+        return rv;
+    while (rv == 0 && n > 0 && (buf[n - 1] == '\n' || buf[n - 1] == '\r'))
         n--;
-    if (more || n < LC_JOIN_SECRET_MIN) {
-        snprintf(errmsg, errlen, "%s: a join secret must be %u to %u bytes", path,
-                 LC_JOIN_SECRET_MIN, LC_JOIN_SECRET_MAX);
-        memset(out, 0, sizeof *out);
-        return LC_EINVAL;
+    if (rv == LC_ETOOBIG || n < LC_JOIN_SECRET_MIN) {
+        free(buf);
+        return lc_errf(errmsg, errlen, LC_EINVAL, "%s: a join secret must be %u to %u bytes",
+                       path, LC_JOIN_SECRET_MIN, LC_JOIN_SECRET_MAX);
     }
+    memcpy(out->bytes, buf, n);
     out->len = n;
+    OPENSSL_cleanse(buf, n);
+    free(buf);
     return 0;
 }
 

@@ -18,7 +18,8 @@ typedef struct lc_join_secret_s {
 } lc_join_secret_t;
 
 /* Reads a secret file (trailing newlines dropped). Returns 0, or LC_EINVAL /
- * LC_EIO with errmsg ("<path>: shorter than 16 bytes", "<path>: <strerror>"). */
+ * LC_EIO / LC_ENOMEM with errmsg ("<path>: a join secret must be 16 to 4096
+ * bytes", "<path>: <strerror>"). */
 int lc_join_secret_load(const char *path, lc_join_secret_t *out, char *errmsg, size_t errlen);
 
 /* Fills a fresh random nonce. Returns 0 or LC_EIO. */

@@ -30,15 +30,11 @@ int lc_log_level_parse(const char *name)
 int lc_log_open_file(const char *path, char *errmsg, size_t errlen)
 {
     int fd = open(path, O_WRONLY | O_APPEND | O_CREAT | O_CLOEXEC, 0640);
-    if (fd < 0) {
-        snprintf(errmsg, errlen, "open %s: %s", path, strerror(errno));
-        return LC_EIO;
-    }
+    if (fd < 0)
+        return lc_errf(errmsg, errlen, LC_EIO, "open %s: %s", path, strerror(errno));
     int rv = 0;
-    if (fd != STDERR_FILENO && dup2(fd, STDERR_FILENO) < 0) {
-        snprintf(errmsg, errlen, "dup2 %s onto stderr: %s", path, strerror(errno));
-        rv = LC_EIO;
-    }
+    if (fd != STDERR_FILENO && dup2(fd, STDERR_FILENO) < 0)
+        rv = lc_errf(errmsg, errlen, LC_EIO, "dup2 %s onto stderr: %s", path, strerror(errno));
     if (fd != STDERR_FILENO)
         close(fd);
     return rv;

@@ -9,6 +9,7 @@
 #include <strings.h>
 
 #include "lc_err.h"
+#include "lc_file.h"
 
 #define LINE_MAX_LEN 1024
 #define FILE_MAX_BYTES (64u * 1024u)
@@ -26,18 +27,14 @@ typedef struct conf_parser_s {
 
 static const char *const kinds[] = {"raft", "worker", "api"};
 
+/* Writes "<file>:<line>: <what>" and returns LC_EINVAL. */
 __attribute__((format(printf, 2, 3))) static int fail(conf_parser_t *p, const char *fmt, ...)
 {
-    if (p->errmsg == NULL || p->errlen == 0)
-        return LC_EINVAL;
-    int n = snprintf(p->errmsg, p->errlen, "%s:%zu: ", p->filename, p->line);
-    if (n >= 0 && (size_t)n < p->errlen) {
-        va_list ap;
-        va_start(ap, fmt);
-        vsnprintf(p->errmsg + n, p->errlen - (size_t)n, fmt, ap);
-        va_end(ap);
-    }
-    return LC_EINVAL;
+    va_list ap;
+    va_start(ap, fmt);
+    lc_verrf(p->errmsg, p->errlen, LC_EINVAL, fmt, ap);
+    va_end(ap);
+    return lc_err_wrap(p->errmsg, p->errlen, LC_EINVAL, "%s:%zu", p->filename, p->line);
 }
 
 static const lc_hostport_t *addr_of(const lc_node_t *node, size_t kind)
@@ -182,11 +179,8 @@ int lc_nodes_conf_parse(const char *text, const char *filename, lc_nodes_conf_t 
         rv = parse_line(&p, line, out);
         s += len + (s[len] == '\n');
     }
-    if (rv == 0 && out->n == 0) {
-        if (errmsg != NULL && errlen > 0)
-            snprintf(errmsg, errlen, "%s: no nodes", filename);
-        rv = LC_EINVAL;
-    }
+    if (rv == 0 && out->n == 0)
+        rv = lc_errf(errmsg, errlen, LC_EINVAL, "%s: no nodes", filename);
     if (rv != 0)
         memset(out, 0, sizeof *out);
     return rv;
@@ -195,33 +189,17 @@ int lc_nodes_conf_parse(const char *text, const char *filename, lc_nodes_conf_t 
 int lc_nodes_conf_load(const char *path, lc_nodes_conf_t *out, char *errmsg, size_t errlen)
 {
     memset(out, 0, sizeof *out);
-    FILE *f = fopen(path, "rb");
-    if (f == NULL) {
-        snprintf(errmsg, errlen, "%s: %s", path, strerror(errno));
-        return LC_EIO;
-    }
-    char *buf = malloc(FILE_MAX_BYTES + 1);
-    if (buf == NULL) {
-        fclose(f);
-        snprintf(errmsg, errlen, "%s: out of memory", path);
-        return LC_ENOMEM;
-    }
-    size_t n = fread(buf, 1, FILE_MAX_BYTES + 1, f);
-    int read_error = ferror(f);
-    fclose(f);
-    int rv = LC_EINVAL;
-    if (read_error)
-        snprintf(errmsg, errlen, "%s: read error", path);
-    else if (n > FILE_MAX_BYTES)
-        snprintf(errmsg, errlen, "%s: larger than %u bytes", path, FILE_MAX_BYTES);
-    else if (memchr(buf, '\0', n) != NULL)
-        snprintf(errmsg, errlen, "%s: contains a NUL byte", path);
-    else {
-        buf[n] = '\0';
+    char *buf;
+    size_t n;
+    int rv = lc_file_read(path, FILE_MAX_BYTES, &buf, &n, errmsg, errlen);
+    if (rv != 0)
+        return rv == LC_ETOOBIG ? LC_EINVAL : rv;
+    if (memchr(buf, '\0', n) != NULL)
+        rv = lc_errf(errmsg, errlen, LC_EINVAL, "%s: contains a NUL byte", path);
+    else
         rv = lc_nodes_conf_parse(buf, path, out, errmsg, errlen);
-    }
     free(buf);
-    return read_error ? LC_EIO : rv;
+    return rv;
 }
 
 const lc_node_t *lc_nodes_conf_find(const lc_nodes_conf_t *c, uint64_t id)

@@ -3,7 +3,6 @@
 
 #include <math.h>
 #include <stdbool.h>
-#include <string.h>
 
 /* Conventions for values the caller does not know (loadctl reading a JSON
  * report with missing or null fields): a NaN double and a count of

@@ -41,29 +41,20 @@ static const char *const methods[] = {"GET", "POST", "PUT", "PATCH", "DELETE", "
 __attribute__((format(printf, 4, 5))) static int fail(parser_t *p, const char *parent,
                                                       const char *key, const char *fmt, ...)
 {
-    int n;
-    if (p->errmsg == NULL || p->errlen == 0)
-        return LC_EINVAL;
+    va_list ap;
+    va_start(ap, fmt);
+    lc_verrf(p->errmsg, p->errlen, LC_EINVAL, fmt, ap);
+    va_end(ap);
     if (key == NULL)
-        n = snprintf(p->errmsg, p->errlen, "%s: ", parent);
-    else if (parent[0] != '\0')
-        n = snprintf(p->errmsg, p->errlen, "%s.%s: ", parent, key);
-    else
-        n = snprintf(p->errmsg, p->errlen, "%s: ", key);
-    if (n >= 0 && (size_t)n < p->errlen) {
-        va_list ap;
-        va_start(ap, fmt);
-        vsnprintf(p->errmsg + n, p->errlen - (size_t)n, fmt, ap);
-        va_end(ap);
-    }
-    return LC_EINVAL;
+        return lc_err_wrap(p->errmsg, p->errlen, LC_EINVAL, "%s", parent);
+    if (parent[0] == '\0')
+        return lc_err_wrap(p->errmsg, p->errlen, LC_EINVAL, "%s", key);
+    return lc_err_wrap(p->errmsg, p->errlen, LC_EINVAL, "%s.%s", parent, key);
 }
 
 static int out_of_memory(parser_t *p)
 {
-    if (p->errmsg != NULL && p->errlen > 0)
-        snprintf(p->errmsg, p->errlen, "scenario: out of memory");
-    return LC_ENOMEM;
+    return lc_errf(p->errmsg, p->errlen, LC_ENOMEM, "scenario: out of memory");
 }
 
 static int dup_string(parser_t *p, const char *text, char **out)

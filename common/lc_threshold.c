@@ -36,23 +36,16 @@ typedef struct th_err_s {
 __attribute__((format(printf, 3, 4))) static int fail_at(th_err_t *e, const char *path,
                                                          const char *fmt, ...)
 {
-    if (e->buf == NULL || e->len == 0)
-        return LC_EINVAL;
-    int n = snprintf(e->buf, e->len, "%s: ", path);
-    if (n >= 0 && (size_t)n < e->len) {
-        va_list ap;
-        va_start(ap, fmt);
-        vsnprintf(e->buf + n, e->len - (size_t)n, fmt, ap);
-        va_end(ap);
-    }
-    return LC_EINVAL;
+    va_list ap;
+    va_start(ap, fmt);
+    lc_verrf(e->buf, e->len, LC_EINVAL, fmt, ap);
+    va_end(ap);
+    return lc_err_wrap(e->buf, e->len, LC_EINVAL, "%s", path);
 }
 
 static int no_memory(th_err_t *e)
 {
-    if (e->buf != NULL && e->len > 0)
-        snprintf(e->buf, e->len, "thresholds: out of memory");
-    return LC_ENOMEM;
+    return lc_errf(e->buf, e->len, LC_ENOMEM, "thresholds: out of memory");
 }
 
 static const char *const metric_names[] = {"http_req_duration", "http_req_failed", "http_reqs"};

@@ -1,7 +1,6 @@
 /* lc_tls_channel.c — OpenSSL over memory BIOs for the worker port. */
 #include "lc_tls_channel.h"
 
-#include <arpa/inet.h>
 #include <errno.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -11,6 +10,8 @@
 #include <openssl/err.h>
 #include <openssl/x509v3.h>
 
+#include "lc_addr.h"
+#include "lc_buf.h"
 #include "lc_err.h"
 
 #define CHANNEL_READ_CHUNK (16u * 1024u)
@@ -20,8 +21,7 @@ struct lc_tls_channel_s {
     BIO *in;  /* ciphertext from the peer, read by OpenSSL */
     BIO *out; /* ciphertext for the peer, drained to io.send */
     lc_tls_io_t io;
-    uint8_t *pending; /* plaintext written before the handshake ended */
-    size_t pending_len, pending_cap;
+    lc_buf_t pending; /* plaintext written before the handshake ended */
     bool established, failed;
     char error[256];
     char peer[256];
@@ -34,30 +34,26 @@ int lc_tls_files_check(const lc_tls_files_t *files, char *errmsg, size_t errlen)
         return LC_ENOTFOUND;
     if (given == 3)
         return 0;
-    snprintf(errmsg, errlen, "--tls-cert, --tls-key and --tls-ca go together (mutual TLS); "
-                             "missing:%s%s%s", files->cert ? "" : " --tls-cert",
-             files->key ? "" : " --tls-key", files->ca ? "" : " --tls-ca");
-    return LC_EINVAL;
+    return lc_errf(errmsg, errlen, LC_EINVAL,
+                   "--tls-cert, --tls-key and --tls-ca go together (mutual TLS); missing:%s%s%s",
+                   files->cert ? "" : " --tls-cert", files->key ? "" : " --tls-key",
+                   files->ca ? "" : " --tls-ca");
 }
 
-/* The reason OpenSSL queued last, or fallback when it queued none. */
-static void openssl_reason(char *buf, size_t len, const char *fallback)
+const char *lc_tls_error_reason(char *buf, size_t len, const char *fallback)
 {
     unsigned long e = ERR_peek_last_error();
-    if (e == 0) {
-        snprintf(buf, len, "%s", fallback);
-        return;
-    }
-    const char *reason = ERR_reason_error_string(e);
+    const char *reason = e != 0 ? ERR_reason_error_string(e) : NULL;
     snprintf(buf, len, "%s", reason != NULL ? reason : fallback);
     ERR_clear_error();
+    return buf;
 }
 
 static int context_fail(SSL_CTX *ctx, char *errmsg, size_t errlen, const char *what,
                         const char *path)
 {
     char reason[160];
-    openssl_reason(reason, sizeof reason, "unknown error");
+    lc_tls_error_reason(reason, sizeof reason, "unknown error");
     snprintf(errmsg, errlen, "%s %s: %s", what, path, reason);
     SSL_CTX_free(ctx);
     return LC_EINVAL;
@@ -68,8 +64,7 @@ static int check_readable(const char *flag, const char *path, char *errmsg, size
 {
     if (access(path, R_OK) == 0)
         return 0;
-    snprintf(errmsg, errlen, "%s %s: %s", flag, path, strerror(errno));
-    return LC_EINVAL;
+    return lc_errf(errmsg, errlen, LC_EINVAL, "%s %s: %s", flag, path, strerror(errno));
 }
 
 int lc_tls_context_new(SSL_CTX **out, bool server, const lc_tls_files_t *files, char *errmsg,
@@ -81,10 +76,8 @@ int lc_tls_context_new(SSL_CTX **out, bool server, const lc_tls_files_t *files, 
         return LC_EINVAL;
     ERR_clear_error();
     SSL_CTX *ctx = SSL_CTX_new(server ? TLS_server_method() : TLS_client_method());
-    if (ctx == NULL) {
-        snprintf(errmsg, errlen, "TLS: cannot create an OpenSSL context");
-        return LC_ENOMEM;
-    }
+    if (ctx == NULL)
+        return lc_errf(errmsg, errlen, LC_ENOMEM, "TLS: cannot create an OpenSSL context");
     SSL_CTX_set_min_proto_version(ctx, TLS1_2_VERSION);
     if (SSL_CTX_use_certificate_chain_file(ctx, files->cert) != 1)
         return context_fail(ctx, errmsg, errlen, "--tls-cert", files->cert);
@@ -141,18 +134,12 @@ static int channel_fail(lc_tls_channel_t *ch, const char *stage)
         snprintf(reason, sizeof reason, "certificate verify failed: %s",
                  X509_verify_cert_error_string(verify));
     else
-        openssl_reason(reason, sizeof reason, "connection broken");
+        lc_tls_error_reason(reason, sizeof reason, "connection broken");
     snprintf(ch->error, sizeof ch->error, "TLS %s: %s", stage, reason);
     ch->failed = true;
     ERR_clear_error(); /* the thread's next SSL call must find the queue empty */
     drain_output(ch); /* the alert tells the peer why */
     return LC_EPROTO;
-}
-
-static bool is_ip_literal(const char *host)
-{
-    unsigned char addr[sizeof(struct in6_addr)];
-    return inet_pton(AF_INET, host, addr) == 1 || inet_pton(AF_INET6, host, addr) == 1;
 }
 
 static bool needs_more(const lc_tls_channel_t *ch, int ret)
@@ -193,11 +180,9 @@ static int handshake_step(lc_tls_channel_t *ch)
     ch->established = true;
     note_peer(ch);
     int rv = drain_output(ch);
-    if (rv == 0 && ch->pending_len > 0)
-        rv = write_now(ch, ch->pending, ch->pending_len);
-    free(ch->pending);
-    ch->pending = NULL;
-    ch->pending_len = ch->pending_cap = 0;
+    if (rv == 0 && ch->pending.len > 0)
+        rv = write_now(ch, (const uint8_t *)ch->pending.data, ch->pending.len);
+    lc_buf_free(&ch->pending);
     return rv;
 }
 
@@ -226,7 +211,7 @@ int lc_tls_channel_new(lc_tls_channel_t **out, SSL_CTX *ctx, const char *peer_ho
         return 0;
     }
     SSL_set_connect_state(ch->ssl);
-    if (is_ip_literal(peer_host)) {
+    if (lc_addr_is_ip_literal(peer_host)) {
         X509_VERIFY_PARAM_set1_ip_asc(SSL_get0_param(ch->ssl), peer_host);
     } else {
         SSL_set_tlsext_host_name(ch->ssl, peer_host);
@@ -241,7 +226,7 @@ void lc_tls_channel_free(lc_tls_channel_t *ch)
     if (ch == NULL)
         return;
     SSL_free(ch->ssl); /* frees both BIOs */
-    free(ch->pending);
+    lc_buf_free(&ch->pending);
     free(ch);
 }
 
@@ -285,29 +270,12 @@ int lc_tls_channel_feed(lc_tls_channel_t *ch, const uint8_t *data, size_t len)
     return read_plaintext(ch);
 }
 
-static int queue_pending(lc_tls_channel_t *ch, const uint8_t *data, size_t len)
-{
-    if (ch->pending_len + len > ch->pending_cap) {
-        size_t cap = ch->pending_cap ? ch->pending_cap : 4096;
-        while (cap < ch->pending_len + len)
-            cap *= 2;
-        uint8_t *p = realloc(ch->pending, cap);
-        if (p == NULL)
-            return LC_ENOMEM;
-        ch->pending = p;
-        ch->pending_cap = cap;
-    }
-    memcpy(ch->pending + ch->pending_len, data, len);
-    ch->pending_len += len;
-    return 0;
-}
-
 int lc_tls_channel_write(lc_tls_channel_t *ch, const uint8_t *data, size_t len)
 {
     if (ch->failed)
         return LC_EPROTO;
     if (!ch->established)
-        return queue_pending(ch, data, len);
+        return lc_buf_append(&ch->pending, data, len);
     ERR_clear_error();
     return write_now(ch, data, len);
 }

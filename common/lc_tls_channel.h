@@ -21,6 +21,11 @@ typedef struct lc_tls_files_s {
  * LC_ENOTFOUND when none is, LC_EINVAL with errmsg otherwise. */
 int lc_tls_files_check(const lc_tls_files_t *files, char *errmsg, size_t errlen);
 
+/* The reason of the thread's last OpenSSL error ("no certificate or crl
+ * found"), or fallback when none is queued, in buf; returns buf. Clears the
+ * thread's error queue, which the next SSL call must find empty. */
+const char *lc_tls_error_reason(char *buf, size_t len, const char *fallback);
+
 /* Builds the master's (server) or the worker's (client) context: TLS 1.2 or
  * later, our certificate and key, and verification of the peer against the
  * CA, which both sides require. Returns 0, or LC_EINVAL with errmsg naming

@@ -16,6 +16,9 @@
 
 #include <llhttp.h>
 
+#include "lc_buf.h"
+#include "lc_err.h"
+
 #define CONNECT_TIMEOUT_MS 5000
 #define IO_TIMEOUT_S 30
 #define MAX_LOCATION 2048
@@ -30,7 +33,7 @@ typedef struct ctl_url_s {
 /* State of one response parse, reached from llhttp's data pointer. */
 typedef struct parse_ctx_s {
     ctl_http_response_t *resp;
-    size_t cap;
+    lc_buf_t body; /* becomes resp->body when the response is complete */
     char field[32];
     size_t field_len;
     bool field_is_location;
@@ -81,24 +84,20 @@ static int url_parse(const char *url, ctl_url_t *u, char *errmsg, size_t errlen)
     const char *rest = url;
     const char *sep = strstr(url, "://");
     if (sep != NULL) {
-        if (strncasecmp(url, "http://", 7) != 0) {
-            snprintf(errmsg, errlen, "%s: only http:// URLs are supported", url);
-            return CTL_HTTP_EURL;
-        }
+        if (strncasecmp(url, "http://", 7) != 0)
+            return lc_errf(errmsg, errlen, CTL_HTTP_EURL, "%s: only http:// URLs are supported",
+                           url);
         rest = sep + 3;
     }
     size_t hp_len = strcspn(rest, "/?#");
-    if (strpbrk(url, " \t\r\n") != NULL || parse_host_port(rest, hp_len, u) != 0) {
-        snprintf(errmsg, errlen, "%s: not a valid http://host[:port] URL", url);
-        return CTL_HTTP_EURL;
-    }
+    if (strpbrk(url, " \t\r\n") != NULL || parse_host_port(rest, hp_len, u) != 0)
+        return lc_errf(errmsg, errlen, CTL_HTTP_EURL, "%s: not a valid http://host[:port] URL",
+                       url);
     const char *path = rest + hp_len;
     size_t plen = strcspn(path, "#");
     size_t lead = path[0] == '?'; /* "http://h?x" means "/?x" */
-    if (lead + plen >= sizeof(u->path)) {
-        snprintf(errmsg, errlen, "%s: URL too long", url);
-        return CTL_HTTP_EURL;
-    }
+    if (lead + plen >= sizeof(u->path))
+        return lc_errf(errmsg, errlen, CTL_HTTP_EURL, "%s: URL too long", url);
     u->path[0] = '/';
     memcpy(u->path + lead, path, plen);
     u->path[lead + plen] = '\0';
@@ -253,26 +252,14 @@ static int on_header_value(llhttp_t *p, const char *at, size_t len)
 static int on_body(llhttp_t *p, const char *at, size_t len)
 {
     parse_ctx_t *c = p->data;
-    ctl_http_response_t *r = c->resp;
-    if (len > CTL_HTTP_MAX_BODY - r->body_len) {
+    if (len > CTL_HTTP_MAX_BODY - c->body.len) {
         c->too_big = true;
         return -1;
     }
-    if (r->body_len + len + 1 > c->cap) {
-        size_t cap = c->cap ? c->cap : 16384;
-        while (cap < r->body_len + len + 1)
-            cap *= 2;
-        char *nb = realloc(r->body, cap);
-        if (nb == NULL) {
-            c->nomem = true;
-            return -1;
-        }
-        r->body = nb;
-        c->cap = cap;
+    if (lc_buf_append(&c->body, at, len) != 0) {
+        c->nomem = true;
+        return -1;
     }
-    memcpy(r->body + r->body_len, at, len);
-    r->body_len += len;
-    r->body[r->body_len] = '\0';
     return 0;
 }
 
@@ -304,22 +291,20 @@ static int read_response(int fd, parse_ctx_t *ctx, const char *shown, char *errm
             return CTL_HTTP_EINTR;
         if (n < 0) {
             bool timeout = errno == EAGAIN || errno == EWOULDBLOCK;
-            snprintf(errmsg, errlen, "cannot reach %s: %s", shown,
-                     timeout ? "no response within 30 s" : strerror(errno));
-            return CTL_HTTP_EREACH;
+            return lc_errf(errmsg, errlen, CTL_HTTP_EREACH, "cannot reach %s: %s", shown,
+                           timeout ? "no response within 30 s" : strerror(errno));
         }
         llhttp_errno_t e = n == 0 ? llhttp_finish(&parser) : llhttp_execute(&parser, buf, (size_t)n);
-        if (n == 0 && !ctx->complete) {
-            snprintf(errmsg, errlen, "cannot reach %s: connection closed before the response "
-                     "was complete", shown);
-            return CTL_HTTP_EREACH;
-        }
+        if (n == 0 && !ctx->complete)
+            return lc_errf(errmsg, errlen, CTL_HTTP_EREACH,
+                           "cannot reach %s: connection closed before the response was complete",
+                           shown);
         if (e != HPE_OK && e != HPE_PAUSED) {
             if (ctx->nomem)
                 return CTL_HTTP_ENOMEM;
-            snprintf(errmsg, errlen, "%s: bad HTTP response: %s", shown,
-                     ctx->too_big ? "body larger than 64 MiB" : llhttp_get_error_reason(&parser));
-            return CTL_HTTP_EPROTO;
+            return lc_errf(errmsg, errlen, CTL_HTTP_EPROTO, "%s: bad HTTP response: %s", shown,
+                           ctx->too_big ? "body larger than 64 MiB"
+                                        : llhttp_get_error_reason(&parser));
         }
     }
     return CTL_HTTP_OK;
@@ -352,8 +337,15 @@ static int exchange(const ctl_url_t *u, const char *target, const char *token,
     ctx->resp = resp;
     rv = read_response(fd, ctx, shown, errmsg, errlen);
     close(fd);
-    if (rv == CTL_HTTP_OK && resp->body == NULL && (resp->body = calloc(1, 1)) == NULL)
+    /* An empty body is "" too: appending nothing allocates the NUL. */
+    if (rv == CTL_HTTP_OK && lc_buf_append(&ctx->body, "", 0) != 0)
         rv = CTL_HTTP_ENOMEM;
+    if (rv == CTL_HTTP_OK) {
+        resp->body = ctx->body.data;
+        resp->body_len = ctx->body.len;
+    } else {
+        lc_buf_free(&ctx->body);
+    }
     memcpy(location, ctx->location, ctx->location_len + 1);
     free(ctx);
     if (rv != CTL_HTTP_OK)
@@ -367,14 +359,10 @@ static int exchange(const ctl_url_t *u, const char *target, const char *token,
 static int follow_location(const char *location, ctl_url_t *u, char *target, size_t tlen,
                            char *errmsg, size_t errlen)
 {
-    if (location[0] == '\0') {
-        snprintf(errmsg, errlen, "redirect without a Location header");
-        return CTL_HTTP_EPROTO;
-    }
-    if (strpbrk(location, " \t\r\n") != NULL) {
-        snprintf(errmsg, errlen, "redirect to an invalid Location");
-        return CTL_HTTP_EPROTO;
-    }
+    if (location[0] == '\0')
+        return lc_errf(errmsg, errlen, CTL_HTTP_EPROTO, "redirect without a Location header");
+    if (strpbrk(location, " \t\r\n") != NULL)
+        return lc_errf(errmsg, errlen, CTL_HTTP_EPROTO, "redirect to an invalid Location");
     if (location[0] == '/' && location[1] != '/') {
         snprintf(target, tlen, "%s", location);
         return CTL_HTTP_OK;
@@ -407,10 +395,9 @@ int ctl_http_request(const char *base_url, const char *token, const char *method
         if (resp->status != 307 && resp->status != 308)
             return CTL_HTTP_OK;
         ctl_http_response_free(resp);
-        if (hops == CTL_HTTP_MAX_REDIRECTS) {
-            snprintf(errmsg, errlen, "more than %d redirects", CTL_HTTP_MAX_REDIRECTS);
-            return CTL_HTTP_EPROTO;
-        }
+        if (hops == CTL_HTTP_MAX_REDIRECTS)
+            return lc_errf(errmsg, errlen, CTL_HTTP_EPROTO, "more than %d redirects",
+                           CTL_HTTP_MAX_REDIRECTS);
         rv = follow_location(location, &u, target, sizeof(target), errmsg, errlen);
         if (rv != CTL_HTTP_OK)
             return rv;

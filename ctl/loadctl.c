@@ -15,6 +15,8 @@
 #include "ctl_http.h"
 #include "ctl_print.h"
 #include "ctl_report.h"
+#include "lc_file.h"
+#include "lc_run_state.h"
 #include "lc_scenario.h"
 
 /* Exit codes, documented in the usage text. 99 is k6's "thresholds have failed". */
@@ -263,39 +265,6 @@ static int get_and_print(const ctl_opts_t *o, const char *path,
     return rv;
 }
 
-/* Reads a whole file (at most CTL_HTTP_MAX_BODY bytes); returns NULL with errno set. */
-static char *read_file(const char *path, size_t *len)
-{
-    FILE *f = strcmp(path, "-") == 0 ? stdin : fopen(path, "rb");
-    if (f == NULL)
-        return NULL;
-    size_t cap = 65536, used = 0;
-    char *buf = malloc(cap);
-    while (buf != NULL) {
-        used += fread(buf + used, 1, cap - used, f);
-        if (ferror(f) || used > CTL_HTTP_MAX_BODY) {
-            int e = ferror(f) ? EIO : EFBIG;
-            free(buf);
-            buf = NULL;
-            errno = e;
-        } else if (feof(f)) {
-            break;
-        } else if (used == cap) {
-            char *nb = realloc(buf, cap * 2);
-            if (nb == NULL)
-                free(buf);
-            buf = nb;
-            cap *= 2;
-        }
-    }
-    int saved = errno;
-    if (f != stdin)
-        fclose(f);
-    errno = saved;
-    *len = used;
-    return buf;
-}
-
 static bool valid_id(const char *s)
 {
     size_t n = strspn(s, "0123456789");
@@ -331,8 +300,8 @@ static bool sleep_tick(struct timespec *next)
 
 static bool is_terminal(const char *state)
 {
-    return state != NULL && (strcmp(state, "finished") == 0 || strcmp(state, "failed") == 0 ||
-                             strcmp(state, "aborted") == 0);
+    lc_run_state_t s;
+    return lc_run_state_parse(state, &s) == 0 && lc_run_state_is_over(s);
 }
 
 /* Ends the progress bar's line, so what follows starts on a line of its own. */
@@ -350,9 +319,11 @@ static int run_exit_code(const json_t *run)
     const char *state = ctl_run_state(run), *verdict = ctl_run_verdict(run);
     const char *reason = json_string_value(json_object_get(run, "reason"));
     bool threshold_failed = verdict != NULL && strcmp(verdict, "fail") == 0;
-    if (strcmp(state, "finished") == 0)
+    lc_run_state_t s = LC_RUN_FAILED;
+    lc_run_state_parse(state, &s);
+    if (s == LC_RUN_FINISHED)
         return threshold_failed ? CTL_EXIT_THRESHOLDS : CTL_EXIT_OK;
-    if (strcmp(state, "aborted") == 0 && threshold_failed && reason != NULL &&
+    if (s == LC_RUN_ABORTED && threshold_failed && reason != NULL &&
         strncmp(reason, "threshold failed: ", 18) == 0)
         return CTL_EXIT_THRESHOLDS;
     return CTL_EXIT_FAIL;
@@ -453,10 +424,10 @@ static double scenario_seconds(const char *scenario, size_t len)
 static int cmd_run(const ctl_opts_t *o)
 {
     size_t len = 0;
-    char *scenario = read_file(o->args[1], &len);
-    if (scenario == NULL) {
-        fprintf(stderr, "loadctl: cannot read %s: %s\n", o->args[1],
-                errno == EFBIG ? "larger than 64 MiB" : strerror(errno));
+    char *scenario, why[600];
+    const char *path = strcmp(o->args[1], "-") == 0 ? "/dev/stdin" : o->args[1];
+    if (lc_file_read(path, CTL_HTTP_MAX_BODY, &scenario, &len, why, sizeof why) != 0) {
+        fprintf(stderr, "loadctl: cannot read %s\n", why);
         return CTL_EXIT_USAGE;
     }
     ctl_http_response_t resp = {0};

@@ -1,13 +1,13 @@
 /* config.c — loadmaster's flags, and this node's addresses from nodes.conf. */
 #include "config.h"
 
-#include <arpa/inet.h>
 #include <getopt.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
 
+#include "lc_addr.h"
 #include "lc_err.h"
 #include "lc_log.h"
 
@@ -132,9 +132,7 @@ static int load_join_secret(master_config_t *c, const char *path)
 /* Literal addresses are listened on as they are; names on every interface. */
 static void listen_host_of(const lc_hostport_t *hp, char *out, size_t len)
 {
-    unsigned char buf[16];
-    bool literal = inet_pton(AF_INET, hp->host, buf) == 1 || inet_pton(AF_INET6, hp->host, buf) == 1;
-    snprintf(out, len, "%s", literal ? hp->host : "0.0.0.0");
+    snprintf(out, len, "%s", lc_addr_is_ip_literal(hp->host) ? hp->host : "0.0.0.0");
 }
 
 /* Takes this node's raft, worker and API addresses from its nodes.conf line,

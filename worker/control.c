@@ -399,10 +399,8 @@ int worker_control_assign(worker_control_t *ctl, const worker_assign_t *a, char 
     lc_scenario_t sc;
     char why[512];
     int rv = lc_scenario_parse(a->scenario_json, a->scenario_len, &sc, why, sizeof why);
-    if (rv != 0) {
-        snprintf(errmsg, errlen, "scenario.json: %s", why);
-        return LC_EINVAL;
-    }
+    if (rv != 0)
+        return lc_errf(errmsg, errlen, LC_EINVAL, "scenario.json: %s", why);
     worker_plan_t *p;
     if ((rv = worker_plan_build(&p, &sc, why, sizeof why)) != 0) {
         lc_scenario_free(&sc);
@@ -411,8 +409,7 @@ int worker_control_assign(worker_control_t *ctl, const worker_assign_t *a, char 
     }
     if ((r = new_run(ctl, a, p)) == NULL) {
         worker_plan_free(p);
-        snprintf(errmsg, errlen, "out of memory");
-        return LC_ENOMEM;
+        return lc_errf(errmsg, errlen, LC_ENOMEM, "out of memory");
     }
     if ((rv = resolve(ctl, r)) != 0) {
         snprintf(errmsg, errlen, "cannot resolve %s: %s", p->scenario.url.hp.host,

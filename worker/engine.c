@@ -3,7 +3,6 @@
 
 #include <math.h>
 #include <stdlib.h>
-#include <string.h>
 
 #include "lc_err.h"
 #include "lc_log.h"
@@ -506,6 +505,6 @@ void worker_engine_stop(worker_engine_t *e)
     worker_engine_post(e, m);
     uv_thread_join(&e->thread);
     worker_mailbox_destroy(&e->inbox);
-    worker_buf_free(&e->body_scratch);
+    lc_buf_free(&e->body_scratch);
     free(e);
 }

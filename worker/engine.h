@@ -9,11 +9,11 @@
 #include <stdint.h>
 #include <uv.h>
 
+#include "lc_buf.h"
 #include "mailbox.h"
 #include "pacer.h"
 #include "plan.h"
 #include "stats.h"
-#include "template.h"
 
 #define WORKER_ENGINE_RBUF (64u * 1024u)
 
@@ -64,7 +64,7 @@ struct worker_engine_s {
     uv_timer_t lag_timer;      /* ticks to measure how late callbacks run */
     uint64_t lag_due_ns;       /* when its next tick is due (uv_hrtime) */
     _Atomic uint64_t lag_max_us; /* worst lateness since the last take */
-    worker_buf_t body_scratch; /* request bodies are rendered here first */
+    lc_buf_t body_scratch; /* request bodies are rendered here first */
     char rbuf[WORKER_ENGINE_RBUF]; /* the read buffer of every connection */
 };
 

@@ -1,12 +1,12 @@
 /* health.c — /healthz and /metrics on the worker's --health-addr. */
 #include "health.h"
 
-#include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include "lc_addr.h"
+#include "lc_buf.h"
 #include "lc_err.h"
 #include "lc_http_server.h"
 
@@ -18,68 +18,38 @@ struct worker_health_s {
     void *arg;
 };
 
-/* Appends one formatted piece to a growing buffer; false when out of memory. */
-static bool append(char **buf, size_t *len, size_t *cap, const char *fmt, ...)
+static bool gauge(lc_buf_t *b, const char *name, const char *help, double value)
 {
-    for (;;) {
-        va_list ap;
-        va_start(ap, fmt);
-        int n = vsnprintf(*buf + *len, *cap - *len, fmt, ap);
-        va_end(ap);
-        if (n < 0)
-            return false;
-        if ((size_t)n < *cap - *len) {
-            *len += (size_t)n;
-            return true;
-        }
-        char *grown = realloc(*buf, *cap * 2 + (size_t)n);
-        if (grown == NULL)
-            return false;
-        *buf = grown;
-        *cap = *cap * 2 + (size_t)n;
-    }
-}
-
-static bool gauge(char **buf, size_t *len, size_t *cap, const char *name, const char *help,
-                  double value)
-{
-    return append(buf, len, cap, "# HELP %s %s\n# TYPE %s gauge\n%s %.17g\n", name, help, name,
-                  name, value);
+    return lc_buf_appendf(b, "# HELP %s %s\n# TYPE %s gauge\n%s %.17g\n", name, help, name, name,
+                          value) == 0;
 }
 
 char *worker_health_metrics(const worker_health_view_t *v)
 {
-    size_t len = 0, cap = 2048;
-    char *buf = malloc(cap);
-    if (buf == NULL)
-        return NULL;
-    buf[0] = '\0';
-    bool ok = gauge(&buf, &len, &cap, "loadworker_up", "1 while the process serves.", 1) &&
-              gauge(&buf, &len, &cap, "loadworker_joined",
-                    "1 while a leader has welcomed this worker.", v->joined) &&
-              gauge(&buf, &len, &cap, "loadworker_cpu_percent",
+    lc_buf_t b = {0};
+    bool ok = gauge(&b, "loadworker_up", "1 while the process serves.", 1) &&
+              gauge(&b, "loadworker_joined", "1 while a leader has welcomed this worker.",
+                    v->joined) &&
+              gauge(&b, "loadworker_cpu_percent",
                     "CPU use of the engine threads' time at the last heartbeat.",
                     v->cpu_percent) &&
-              gauge(&buf, &len, &cap, "loadworker_rss_bytes", "Resident memory.",
-                    (double)v->rss_bytes) &&
-              gauge(&buf, &len, &cap, "loadworker_capacity_users",
-                    "Users this worker offers to the scheduler.", v->capacity) &&
-              gauge(&buf, &len, &cap, "loadworker_users", "Users running, over every run.",
-                    v->users) &&
-              gauge(&buf, &len, &cap, "loadworker_connections",
-                    "Open connections to targets, over every run.", v->connections) &&
-              gauge(&buf, &len, &cap, "loadworker_runs", "Runs with users on this worker.",
-                    v->runs) &&
-              gauge(&buf, &len, &cap, "loadworker_outbox_bytes",
-                    "Stats not yet acknowledged by the leader.", (double)v->outbox_bytes) &&
-              gauge(&buf, &len, &cap, "loadworker_engine_loop_lag_seconds",
+              gauge(&b, "loadworker_rss_bytes", "Resident memory.", (double)v->rss_bytes) &&
+              gauge(&b, "loadworker_capacity_users", "Users this worker offers to the scheduler.",
+                    v->capacity) &&
+              gauge(&b, "loadworker_users", "Users running, over every run.", v->users) &&
+              gauge(&b, "loadworker_connections", "Open connections to targets, over every run.",
+                    v->connections) &&
+              gauge(&b, "loadworker_runs", "Runs with users on this worker.", v->runs) &&
+              gauge(&b, "loadworker_outbox_bytes", "Stats not yet acknowledged by the leader.",
+                    (double)v->outbox_bytes) &&
+              gauge(&b, "loadworker_engine_loop_lag_seconds",
                     "Worst lateness of an engine's event loop since the last scrape.",
                     (double)v->loop_lag_us / 1e6);
     if (!ok) {
-        free(buf);
+        lc_buf_free(&b);
         return NULL;
     }
-    return buf;
+    return b.data;
 }
 
 static void respond_text(lc_http_exchange_t *ex, int status, const char *type, char *body)
@@ -126,10 +96,8 @@ int worker_health_start(worker_health_t **out, uv_loop_t *loop, const char *addr
 {
     lc_hostport_t hp;
     char why[200];
-    if (lc_hostport_parse(addr, 0, &hp, why, sizeof why) != 0) {
-        snprintf(errmsg, errlen, "--health-addr: %s", why);
-        return LC_EINVAL;
-    }
+    if (lc_hostport_parse(addr, 0, &hp, why, sizeof why) != 0)
+        return lc_errf(errmsg, errlen, LC_EINVAL, "--health-addr: %s", why);
     worker_health_t *h = calloc(1, sizeof *h);
     if (h == NULL)
         return LC_ENOMEM;

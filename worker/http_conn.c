@@ -78,7 +78,7 @@ static void maybe_destroyed(worker_conn_t *c)
     if (c->handles > 0)
         return;
     if (c->body != NULL) {
-        worker_buf_free(c->body);
+        lc_buf_free(c->body);
         free(c->body);
         c->body = NULL;
     }
@@ -327,7 +327,7 @@ static int on_body(llhttp_t *p, const char *at, size_t len)
         return 0;
     size_t room = WORKER_BODY_CAPTURE_MAX - c->body->len;
     if (c->body->len < WORKER_BODY_CAPTURE_MAX)
-        worker_buf_append(c->body, at, len < room ? len : room);
+        lc_buf_append(c->body, at, len < room ? len : room);
     return 0;
 }
 

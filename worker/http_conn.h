@@ -10,7 +10,7 @@
 #include <llhttp.h>
 #include <uv.h>
 
-#include "template.h"
+#include "lc_buf.h"
 
 #define WORKER_BODY_CAPTURE_MAX (1u << 20) /* 1 MiB */
 
@@ -77,7 +77,7 @@ struct worker_conn_s {
     void *data;                /* the owner's */
     char *rbuf;                /* the engine's read buffer */
     size_t rbuf_len;
-    worker_buf_t *body;        /* captured body, allocated on first use */
+    lc_buf_t *body;        /* captured body, allocated on first use */
     worker_conn_result_t result; /* result delivered once the close completes */
     uint64_t start_ns;
     uint64_t bytes;

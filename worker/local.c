@@ -1,17 +1,17 @@
 /* local.c — `loadworker --local`: one run on this machine, no master, and
  * the same report the master gives. */
-#include <errno.h>
 #include <jansson.h>
 #include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
-#include <string.h>
 #include <uv.h>
 
 #include "control.h"
 #include "lc_err.h"
+#include "lc_file.h"
 #include "lc_log.h"
 #include "lc_report.h"
+#include "lc_run_state.h"
 #include "local_verdict.h"
 #include "lc_scenario.h"
 #include "opts.h"
@@ -37,29 +37,6 @@ typedef struct local_s {
     int exit_code;
     bool ended;
 } local_t;
-
-static int read_file(const char *path, char **out, size_t *len, char *errmsg, size_t errlen)
-{
-    FILE *f = fopen(path, "rb");
-    if (f == NULL) {
-        snprintf(errmsg, errlen, "%s: %s", path, strerror(errno));
-        return LC_EIO;
-    }
-    char *buf = malloc(LC_SCENARIO_MAX_BYTES + 1);
-    size_t n = buf ? fread(buf, 1, LC_SCENARIO_MAX_BYTES + 1, f) : 0;
-    int err = ferror(f);
-    fclose(f);
-    if (buf == NULL || err || n > LC_SCENARIO_MAX_BYTES) {
-        snprintf(errmsg, errlen, "%s: %s", path,
-                 buf == NULL ? "out of memory" : err ? "read error" : "larger than 1 MiB");
-        free(buf);
-        return LC_EINVAL;
-    }
-    buf[n] = '\0';
-    *out = buf;
-    *len = n;
-    return 0;
-}
 
 static json_t *latency_json(const lc_hist_t *h)
 {
@@ -108,8 +85,9 @@ static void print_json(const worker_run_t *r, double secs, const local_t *lc, js
     json_object_set_new(totals, "tls_handshakes", json_integer((json_int_t)s->tls_handshakes));
     json_object_set_new(totals, "tls_resumed", json_integer((json_int_t)s->tls_resumed));
     json_t *root = json_pack("{s:s,s:s,s:f,s:o,s:o,s:o,s:o}", "name", r->plan->scenario.name,
-                             "state", "finished", "duration_s", secs, "totals", totals,
-                             "endpoints", eps, "errors", errs, "timeline", timeline);
+                             "state", lc_run_state_name(LC_RUN_FINISHED), "duration_s", secs,
+                             "totals", totals, "endpoints", eps, "errors", errs, "timeline",
+                             timeline);
     json_object_set_new(root, "verdict", json_string(verdict));
     json_object_set_new(root, "thresholds", thresholds ? json_incref(thresholds) : json_array());
     char *text = json_dumps(root, JSON_INDENT(2));
@@ -246,7 +224,7 @@ static const worker_control_hooks_t local_hooks = {
 static int load_scenario(const char *path, char **json, size_t *len, lc_scenario_t *sc)
 {
     char why[600];
-    if (read_file(path, json, len, why, sizeof why) != 0) {
+    if (lc_file_read(path, LC_SCENARIO_MAX_BYTES, json, len, why, sizeof why) != 0) {
         fprintf(stderr, "loadworker: %s\n", why);
         return 2;
     }

@@ -18,53 +18,53 @@ static bool task_sets_header(const lc_task_t *t, const char *name)
 }
 
 /* " HTTP/1.1\r\nHost: …\r\nUser-Agent: …\r\n<task headers>" */
-static int render_head2(const lc_scenario_t *sc, const lc_task_t *t, worker_buf_t *b)
+static int render_head2(const lc_scenario_t *sc, const lc_task_t *t, lc_buf_t *b)
 {
     const lc_hostport_t *hp = &sc->url.hp;
     bool v6 = strchr(hp->host, ':') != NULL;
     bool default_port = hp->port == (sc->url.tls ? 443 : 80);
-    int rv = worker_buf_append(b, " HTTP/1.1\r\n", 11);
+    int rv = lc_buf_append(b, " HTTP/1.1\r\n", 11);
     if (rv == 0 && !task_sets_header(t, "Host")) {
-        rv = worker_buf_appendf(b, "Host: %s%s%s", v6 ? "[" : "", hp->host, v6 ? "]" : "");
+        rv = lc_buf_appendf(b, "Host: %s%s%s", v6 ? "[" : "", hp->host, v6 ? "]" : "");
         if (rv == 0 && !default_port)
-            rv = worker_buf_appendf(b, ":%u", hp->port);
+            rv = lc_buf_appendf(b, ":%u", hp->port);
         if (rv == 0)
-            rv = worker_buf_append(b, "\r\n", 2);
+            rv = lc_buf_append(b, "\r\n", 2);
     }
     if (rv == 0 && !task_sets_header(t, "User-Agent"))
-        rv = worker_buf_appendf(b, "User-Agent: loadcluster/%s\r\n", LC_VERSION);
+        rv = lc_buf_appendf(b, "User-Agent: loadcluster/%s\r\n", LC_VERSION);
     for (size_t i = 0; rv == 0 && i < t->n_headers; i++)
-        rv = worker_buf_appendf(b, "%s: %s\r\n", t->headers[i].name, t->headers[i].value);
+        rv = lc_buf_appendf(b, "%s: %s\r\n", t->headers[i].name, t->headers[i].value);
     return rv;
 }
 
 /* Renders head1 + path + head2 + [Content-Length + body] into out. */
 static int render_dynamic(const worker_task_plan_t *tp, const worker_tpl_vars_t *vars,
-                          worker_buf_t *scratch, worker_buf_t *out)
+                          lc_buf_t *scratch, lc_buf_t *out)
 {
     int rv;
     out->len = 0;
-    if ((rv = worker_buf_append(out, tp->head1.data, tp->head1.len)) != 0 ||
+    if ((rv = lc_buf_append(out, tp->head1.data, tp->head1.len)) != 0 ||
         (rv = worker_tpl_render(&tp->path, vars, out)) != 0 ||
-        (rv = worker_buf_append(out, tp->head2.data, tp->head2.len)) != 0)
+        (rv = lc_buf_append(out, tp->head2.data, tp->head2.len)) != 0)
         return rv;
     if (!tp->has_body)
-        return worker_buf_append(out, "\r\n", 2);
+        return lc_buf_append(out, "\r\n", 2);
     scratch->len = 0;
-    if ((rv = worker_buf_append(scratch, "", 0)) != 0 ||
+    if ((rv = lc_buf_append(scratch, "", 0)) != 0 ||
         (rv = worker_tpl_render(&tp->body, vars, scratch)) != 0 ||
-        (rv = worker_buf_appendf(out, "Content-Length: %zu\r\n\r\n", scratch->len)) != 0)
+        (rv = lc_buf_appendf(out, "Content-Length: %zu\r\n\r\n", scratch->len)) != 0)
         return rv;
-    return worker_buf_append(out, scratch->data, scratch->len);
+    return lc_buf_append(out, scratch->data, scratch->len);
 }
 
 /* Writes the whole request of a task without templates once. */
 static int prerender(worker_task_plan_t *tp)
 {
     worker_tpl_vars_t none = {0};
-    worker_buf_t scratch = {0};
+    lc_buf_t scratch = {0};
     int rv = render_dynamic(tp, &none, &scratch, &tp->fixed);
-    worker_buf_free(&scratch);
+    lc_buf_free(&scratch);
     return rv;
 }
 
@@ -75,7 +75,7 @@ static int compile_task(const lc_scenario_t *sc, const lc_task_t *t, worker_task
     int rv;
     tp->task = t;
     tp->head = strcmp(t->method, "HEAD") == 0;
-    if ((rv = worker_buf_appendf(&tp->head1, "%s %s", t->method, sc->url.base_path)) != 0 ||
+    if ((rv = lc_buf_appendf(&tp->head1, "%s %s", t->method, sc->url.base_path)) != 0 ||
         (rv = render_head2(sc, t, &tp->head2)) != 0)
         return rv;
     if ((rv = worker_tpl_compile(&tp->path, t->path, sub, sizeof sub)) != 0) {
@@ -152,9 +152,9 @@ void worker_plan_free(worker_plan_t *p)
         return;
     for (size_t i = 0; p->tasks && i < p->n_tasks; i++) {
         worker_task_plan_t *tp = &p->tasks[i];
-        worker_buf_free(&tp->fixed);
-        worker_buf_free(&tp->head1);
-        worker_buf_free(&tp->head2);
+        lc_buf_free(&tp->fixed);
+        lc_buf_free(&tp->head1);
+        lc_buf_free(&tp->head2);
         worker_tpl_free(&tp->path);
         worker_tpl_free(&tp->body);
     }
@@ -183,7 +183,7 @@ size_t worker_plan_pick(const worker_plan_t *p, uint64_t *rng)
 }
 
 int worker_plan_render(const worker_plan_t *p, size_t i, const worker_tpl_vars_t *vars,
-                       worker_buf_t *scratch, worker_buf_t *out, const char **req,
+                       lc_buf_t *scratch, lc_buf_t *out, const char **req,
                        size_t *len)
 {
     const worker_task_plan_t *tp = &p->tasks[i];

@@ -20,10 +20,10 @@ typedef struct worker_task_plan_s {
     size_t endpoint;          /* index into the plan's endpoints */
     bool head;                /* HEAD: the response has no body */
     bool dynamic;             /* path or body holds templates */
-    worker_buf_t fixed;       /* the whole request, when not dynamic */
-    worker_buf_t head1;       /* "METHOD <base path>" */
+    lc_buf_t fixed;       /* the whole request, when not dynamic */
+    lc_buf_t head1;       /* "METHOD <base path>" */
     worker_tpl_t path;
-    worker_buf_t head2;       /* " HTTP/1.1\r\n" + headers, without the blank line */
+    lc_buf_t head2;       /* " HTTP/1.1\r\n" + headers, without the blank line */
     bool has_body;
     worker_tpl_t body;
 } worker_task_plan_t;
@@ -58,7 +58,7 @@ size_t worker_plan_pick(const worker_plan_t *p, uint64_t *rng);
  * rendering into out (scratch holds the body meanwhile). Returns 0 or
  * LC_ENOMEM; *req and *len point at the bytes to send. */
 int worker_plan_render(const worker_plan_t *p, size_t i, const worker_tpl_vars_t *vars,
-                       worker_buf_t *scratch, worker_buf_t *out, const char **req,
+                       lc_buf_t *scratch, lc_buf_t *out, const char **req,
                        size_t *len);
 
 #endif

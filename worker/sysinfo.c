@@ -2,7 +2,6 @@
 #include "sysinfo.h"
 
 #include <errno.h>
-#include <fcntl.h>
 #include <netinet/in.h>
 #include <stdatomic.h>
 #include <stdio.h>
@@ -66,24 +65,22 @@ static int add_source(const char *text, size_t len, char *errmsg, size_t errlen)
 {
     char addr[INET6_ADDRSTRLEN + 32];
     struct sockaddr_storage *ss = &source_addrs[n_source_addrs];
-    if (len == 0 || len >= sizeof addr) {
-        snprintf(errmsg, errlen, "--source-addrs: '%.*s' is not an IPv4 or IPv6 address",
-                 (int)(len < 200 ? len : 200), text);
-        return LC_EINVAL;
-    }
+    if (len == 0 || len >= sizeof addr)
+        return lc_errf(errmsg, errlen, LC_EINVAL,
+                       "--source-addrs: '%.*s' is not an IPv4 or IPv6 address",
+                       (int)(len < 200 ? len : 200), text);
     memcpy(addr, text, len);
     addr[len] = '\0';
     memset(ss, 0, sizeof *ss);
     if (uv_ip4_addr(addr, 0, (struct sockaddr_in *)ss) != 0 &&
         uv_ip6_addr(addr, 0, (struct sockaddr_in6 *)ss) != 0) {
-        snprintf(errmsg, errlen, "--source-addrs: '%s' is not an IPv4 or IPv6 address", addr);
-        return LC_EINVAL;
+        return lc_errf(errmsg, errlen, LC_EINVAL,
+                       "--source-addrs: '%s' is not an IPv4 or IPv6 address", addr);
     }
     int err = try_bind(ss);
-    if (err != 0) {
-        snprintf(errmsg, errlen, "--source-addrs: cannot bind %s: %s", addr, strerror(err));
-        return LC_EINVAL;
-    }
+    if (err != 0)
+        return lc_errf(errmsg, errlen, LC_EINVAL, "--source-addrs: cannot bind %s: %s", addr,
+                       strerror(err));
     n_source_addrs++;
     return 0;
 }
@@ -93,11 +90,9 @@ int worker_source_addrs_set(const char *list, char *errmsg, size_t errlen)
     n_source_addrs = 0;
     for (const char *p = list;;) {
         size_t len = strcspn(p, ",");
-        if (n_source_addrs == WORKER_SOURCE_ADDRS_MAX) {
-            snprintf(errmsg, errlen, "--source-addrs: more than %d addresses",
-                     WORKER_SOURCE_ADDRS_MAX);
-            return LC_EINVAL;
-        }
+        if (n_source_addrs == WORKER_SOURCE_ADDRS_MAX)
+            return lc_errf(errmsg, errlen, LC_EINVAL, "--source-addrs: more than %d addresses",
+                           WORKER_SOURCE_ADDRS_MAX);
         int rv = add_source(p, len, errmsg, errlen);
         if (rv != 0) {
             n_source_addrs = 0;
@@ -144,29 +139,23 @@ static int valid_id(const char *s)
 static int create_id(const char *path, char out[33], char *errmsg, size_t errlen)
 {
     uint8_t raw[16];
-    if (getrandom(raw, sizeof raw, 0) != (ssize_t)sizeof raw) {
-        snprintf(errmsg, errlen, "getrandom: %s", strerror(errno));
-        return LC_EIO;
-    }
+    if (getrandom(raw, sizeof raw, 0) != (ssize_t)sizeof raw)
+        return lc_errf(errmsg, errlen, LC_EIO, "getrandom: %s", strerror(errno));
     for (int i = 0; i < 16; i++)
         snprintf(out + 2 * i, 3, "%02x", raw[i]);
     char tmp[4200];
     snprintf(tmp, sizeof tmp, "%s.tmp", path);
     FILE *f = fopen(tmp, "w");
-    if (f == NULL || fprintf(f, "%s\n", out) < 0 || fclose(f) != 0 || rename(tmp, path) != 0) {
-        snprintf(errmsg, errlen, "write %s: %s", path, strerror(errno));
-        return LC_EIO;
-    }
+    if (f == NULL || fprintf(f, "%s\n", out) < 0 || fclose(f) != 0 || rename(tmp, path) != 0)
+        return lc_errf(errmsg, errlen, LC_EIO, "write %s: %s", path, strerror(errno));
     return 0;
 }
 
 int worker_id_load(const char *data_dir, char out[33], char *errmsg, size_t errlen)
 {
     char path[4096];
-    if (mkdir(data_dir, 0755) != 0 && errno != EEXIST) {
-        snprintf(errmsg, errlen, "mkdir %s: %s", data_dir, strerror(errno));
-        return LC_EIO;
-    }
+    if (mkdir(data_dir, 0755) != 0 && errno != EEXIST)
+        return lc_errf(errmsg, errlen, LC_EIO, "mkdir %s: %s", data_dir, strerror(errno));
     snprintf(path, sizeof path, "%s/worker-id", data_dir);
     FILE *f = fopen(path, "r");
     if (f == NULL)
@@ -175,10 +164,8 @@ int worker_id_load(const char *data_dir, char out[33], char *errmsg, size_t errl
     char *got = fgets(line, sizeof line, f);
     fclose(f);
     line[strcspn(line, "\r\n")] = '\0';
-    if (got == NULL || !valid_id(line)) {
-        snprintf(errmsg, errlen, "%s: expected 32 hex digits", path);
-        return LC_EIO;
-    }
+    if (got == NULL || !valid_id(line))
+        return lc_errf(errmsg, errlen, LC_EIO, "%s: expected 32 hex digits", path);
     memcpy(out, line, 33);
     return 0;
 }

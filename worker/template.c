@@ -1,65 +1,14 @@
-/* template.c — byte buffers and ${…} template compilation and rendering. */
+/* template.c — ${…} template compilation and rendering. */
 #include "template.h"
 
 #include <errno.h>
 #include <inttypes.h>
-#include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include "lc_err.h"
 #include "rng.h"
-
-static int buf_reserve(worker_buf_t *b, size_t extra)
-{
-    if (b->cap - b->len > extra)
-        return 0;
-    size_t cap = b->cap ? b->cap : 256;
-    while (cap - b->len <= extra) {
-        if (cap > SIZE_MAX / 2)
-            return LC_ENOMEM;
-        cap *= 2;
-    }
-    char *data = realloc(b->data, cap);
-    if (data == NULL)
-        return LC_ENOMEM;
-    b->data = data;
-    b->cap = cap;
-    return 0;
-}
-
-int worker_buf_append(worker_buf_t *b, const void *data, size_t len)
-{
-    if (buf_reserve(b, len) != 0)
-        return LC_ENOMEM;
-    if (len > 0)
-        memcpy(b->data + b->len, data, len);
-    b->len += len;
-    b->data[b->len] = '\0';
-    return 0;
-}
-
-int worker_buf_appendf(worker_buf_t *b, const char *fmt, ...)
-{
-    va_list ap;
-    va_start(ap, fmt);
-    int n = vsnprintf(NULL, 0, fmt, ap);
-    va_end(ap);
-    if (n < 0 || buf_reserve(b, (size_t)n) != 0)
-        return LC_ENOMEM;
-    va_start(ap, fmt);
-    vsnprintf(b->data + b->len, (size_t)n + 1, fmt, ap);
-    va_end(ap);
-    b->len += (size_t)n;
-    return 0;
-}
-
-void worker_buf_free(worker_buf_t *b)
-{
-    free(b->data);
-    memset(b, 0, sizeof *b);
-}
 
 static int add_part(worker_tpl_t *t, size_t *cap, const worker_tpl_part_t *p)
 {
@@ -163,32 +112,32 @@ void worker_tpl_free(worker_tpl_t *t)
     memset(t, 0, sizeof *t);
 }
 
-static int render_uuid(uint64_t *rng, worker_buf_t *out)
+static int render_uuid(uint64_t *rng, lc_buf_t *out)
 {
     uint64_t hi = worker_rng_next(rng), lo = worker_rng_next(rng);
     hi = (hi & ~0xF000ULL) | 0x4000ULL;              /* version 4 */
     lo = (lo & ~(3ULL << 62)) | (2ULL << 62);         /* RFC 4122 variant */
-    return worker_buf_appendf(out, "%08" PRIx64 "-%04" PRIx64 "-%04" PRIx64 "-%04" PRIx64
+    return lc_buf_appendf(out, "%08" PRIx64 "-%04" PRIx64 "-%04" PRIx64 "-%04" PRIx64
                                    "-%012" PRIx64,
                               hi >> 32, (hi >> 16) & 0xFFFF, hi & 0xFFFF, lo >> 48,
                               lo & (uint64_t)0xFFFFFFFFFFFFULL);
 }
 
 static int render_part(const worker_tpl_t *t, const worker_tpl_part_t *p,
-                       const worker_tpl_vars_t *v, worker_buf_t *out)
+                       const worker_tpl_vars_t *v, lc_buf_t *out)
 {
     switch (p->kind) {
     case WORKER_TPL_LITERAL:
-        return worker_buf_append(out, t->text + p->off, p->len);
+        return lc_buf_append(out, t->text + p->off, p->len);
     case WORKER_TPL_USER_ID:
-        return worker_buf_appendf(out, "%" PRIu64, v->user_id);
+        return lc_buf_appendf(out, "%" PRIu64, v->user_id);
     case WORKER_TPL_ITERATION:
-        return worker_buf_appendf(out, "%" PRIu64, v->iteration);
+        return lc_buf_appendf(out, "%" PRIu64, v->iteration);
     case WORKER_TPL_RAND: {
         /* Unsigned arithmetic on the offset keeps the full int64 range safe. */
         uint64_t span = (uint64_t)p->hi - (uint64_t)p->lo;
         uint64_t off = worker_rng_range(v->rng, 0, span);
-        return worker_buf_appendf(out, "%" PRId64, (int64_t)((uint64_t)p->lo + off));
+        return lc_buf_appendf(out, "%" PRId64, (int64_t)((uint64_t)p->lo + off));
     }
     case WORKER_TPL_UUID:
         return render_uuid(v->rng, out);
@@ -196,7 +145,7 @@ static int render_part(const worker_tpl_t *t, const worker_tpl_part_t *p,
     return LC_EINVAL;
 }
 
-int worker_tpl_render(const worker_tpl_t *t, const worker_tpl_vars_t *vars, worker_buf_t *out)
+int worker_tpl_render(const worker_tpl_t *t, const worker_tpl_vars_t *vars, lc_buf_t *out)
 {
     for (size_t i = 0; i < t->n_parts; i++) {
         int rv = render_part(t, &t->parts[i], vars, out);

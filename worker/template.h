@@ -1,5 +1,5 @@
-/* template.h — growable byte buffers and the ${…} templates of request paths
- * and bodies: compiled once per run, rendered per request. */
+/* template.h — the ${…} templates of request paths and bodies: compiled once
+ * per run, rendered per request. */
 #ifndef WORKER_TEMPLATE_H
 #define WORKER_TEMPLATE_H
 
@@ -7,17 +7,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
-typedef struct worker_buf_s {
-    char *data;
-    size_t len;
-    size_t cap;
-} worker_buf_t;
-
-/* Appends len bytes; returns 0 or LC_ENOMEM (buf unchanged then). */
-int worker_buf_append(worker_buf_t *b, const void *data, size_t len);
-int worker_buf_appendf(worker_buf_t *b, const char *fmt, ...)
-    __attribute__((format(printf, 2, 3)));
-void worker_buf_free(worker_buf_t *b);
+#include "lc_buf.h"
 
 enum worker_tpl_kind {
     WORKER_TPL_LITERAL,
@@ -53,6 +43,6 @@ int worker_tpl_compile(worker_tpl_t *t, const char *src, char *errmsg, size_t er
 void worker_tpl_free(worker_tpl_t *t);
 
 /* Appends the rendering of t to out. Returns 0 or LC_ENOMEM. */
-int worker_tpl_render(const worker_tpl_t *t, const worker_tpl_vars_t *vars, worker_buf_t *out);
+int worker_tpl_render(const worker_tpl_t *t, const worker_tpl_vars_t *vars, lc_buf_t *out);
 
 #endif

@@ -1,19 +1,19 @@
 /* tls.c — the TLS transport: OpenSSL over a BIO pair on each connection's uv stream. */
 #include "tls.h"
 
-#include <arpa/inet.h>
 #include <errno.h>
 #include <limits.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/socket.h>
 
 #include <openssl/err.h>
 #include <openssl/ssl.h>
 #include <openssl/x509v3.h>
 
+#include "lc_addr.h"
 #include "lc_err.h"
+#include "lc_tls_channel.h"
 
 /* Each direction of a connection's BIO pair; allocated on first use, freed
  * with the connection. Longer messages go through in several rounds. */
@@ -22,6 +22,7 @@
  * record buffers between requests (an allocation per request is cheap next to
  * a second of thinking; ~34 KiB per idle connection is not). */
 #define TLS_RELEASE_BUFFERS_THINK_MS 1000u
+#define UNKNOWN_SSL_ERROR "unknown OpenSSL error"
 
 /* One engine's share of a run's TLS, written only by that engine's thread. */
 typedef struct tls_slot_s {
@@ -71,42 +72,22 @@ static int on_new_session(SSL *ssl, SSL_SESSION *session)
     return 1; /* the reference is ours */
 }
 
-static bool is_ip_literal(const char *host)
-{
-    unsigned char buf[16];
-    return inet_pton(AF_INET, host, buf) == 1 || inet_pton(AF_INET6, host, buf) == 1;
-}
-
-/* The reason of the thread's last OpenSSL error; clears the queue. */
-static const char *ssl_reason(char *buf, size_t len)
-{
-    unsigned long e = ERR_peek_last_error();
-    const char *r = e != 0 ? ERR_reason_error_string(e) : NULL;
-    snprintf(buf, len, "%s", r != NULL ? r : "unknown OpenSSL error");
-    ERR_clear_error();
-    return buf;
-}
-
 static int load_cas(SSL_CTX *ctx, const char *ca_file, char *errmsg, size_t errlen)
 {
     char why[160];
     if (ca_file == NULL) {
         if (SSL_CTX_set_default_verify_paths(ctx) == 1)
             return 0;
-        snprintf(errmsg, errlen, "tls: cannot load the system CA certificates: %s",
-                 ssl_reason(why, sizeof why));
-        return LC_EINVAL;
+        return lc_errf(errmsg, errlen, LC_EINVAL, "tls: cannot load the system CA certificates: %s",
+                       lc_tls_error_reason(why, sizeof why, UNKNOWN_SSL_ERROR));
     }
     FILE *f = fopen(ca_file, "r"); /* for errno's clearer message */
-    if (f == NULL) {
-        snprintf(errmsg, errlen, "tls.ca_file: %s: %s", ca_file, strerror(errno));
-        return LC_EINVAL;
-    }
+    if (f == NULL)
+        return lc_errf(errmsg, errlen, LC_EINVAL, "tls.ca_file: %s: %s", ca_file, strerror(errno));
     fclose(f);
-    if (SSL_CTX_load_verify_locations(ctx, ca_file, NULL) != 1) {
-        snprintf(errmsg, errlen, "tls.ca_file: %s: %s", ca_file, ssl_reason(why, sizeof why));
-        return LC_EINVAL;
-    }
+    if (SSL_CTX_load_verify_locations(ctx, ca_file, NULL) != 1)
+        return lc_errf(errmsg, errlen, LC_EINVAL, "tls.ca_file: %s: %s", ca_file,
+                       lc_tls_error_reason(why, sizeof why, UNKNOWN_SSL_ERROR));
     return 0;
 }
 
@@ -144,28 +125,23 @@ static void configure(worker_tls_t *t, const lc_scenario_t *sc)
 int worker_tls_new(worker_tls_t **out, const lc_scenario_t *sc, char *errmsg, size_t errlen)
 {
     const char *host = sc->url.hp.host;
-    bool ip = is_ip_literal(host);
+    bool ip = lc_addr_is_ip_literal(host);
     worker_tls_t *t = calloc(1, sizeof *t);
     if (t == NULL || (t->ctx = SSL_CTX_new(TLS_client_method())) == NULL) {
         free(t);
         ERR_clear_error();
-        snprintf(errmsg, errlen, "tls: out of memory");
-        return LC_ENOMEM;
+        return lc_errf(errmsg, errlen, LC_ENOMEM, "tls: out of memory");
     }
     if (!ip)
         snprintf(t->host, sizeof t->host, "%s", host);
     configure(t, sc);
     int rv = 0;
-    if (SSL_CTX_set_alpn_protos(t->ctx, alpn_http11, sizeof alpn_http11 - 1) != 0) {
-        snprintf(errmsg, errlen, "tls: out of memory");
-        rv = LC_ENOMEM;
-    }
+    if (SSL_CTX_set_alpn_protos(t->ctx, alpn_http11, sizeof alpn_http11 - 1) != 0)
+        rv = lc_errf(errmsg, errlen, LC_ENOMEM, "tls: out of memory");
     if (rv == 0)
         rv = load_cas(t->ctx, sc->tls.ca_file, errmsg, errlen);
-    if (rv == 0 && setup_verify(t->ctx, host, ip, sc->tls.insecure) != 0) {
-        snprintf(errmsg, errlen, "tls: cannot verify the name %s", host);
-        rv = LC_EINVAL;
-    }
+    if (rv == 0 && setup_verify(t->ctx, host, ip, sc->tls.insecure) != 0)
+        rv = lc_errf(errmsg, errlen, LC_EINVAL, "tls: cannot verify the name %s", host);
     if (rv != 0) {
         ERR_clear_error();
         worker_tls_free(t);

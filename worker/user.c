@@ -45,7 +45,7 @@ static void maybe_free(worker_user_t *u)
         return;
     engine_run_t *r = u->run;
     unlink_user(u);
-    worker_buf_free(&u->req);
+    lc_buf_free(&u->req);
     free(u);
     r->live--;
     engine_run_user_gone(r);

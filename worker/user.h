@@ -10,7 +10,7 @@
 
 #include "engine.h"
 #include "http_conn.h"
-#include "template.h"
+#include "lc_buf.h"
 
 enum worker_user_phase {
     WORKER_USER_THINK,   /* waiting for the think timer (or about to start); open model: idle */
@@ -31,7 +31,7 @@ struct worker_user_s {
     worker_user_t *idle_next; /* open model: the run's pool of idle users */
     uint64_t intended_ns; /* open model: when the request should have started (uv_hrtime) */
     uv_timer_t think;
-    worker_buf_t req;     /* rendering of templated requests */
+    lc_buf_t req;     /* rendering of templated requests */
     worker_conn_t conn;
 };
 

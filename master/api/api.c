@@ -9,16 +9,11 @@
 #include "dashboard.h"
 #include "fleet.h"
 #include "lc_clock.h"
-#include "lc_err.h"
-#include "lc_log.h"
-#include "lc_scenario.h"
 #include "api_internal.h"
 #include "metrics.h"
 #include "members.h"
 #include "peers.h"
 #include "quorum.h"
-#include "runs.h"
-#include "store.h"
 
 #define API_MAX_BODY (1u << 20)
 

@@ -8,7 +8,6 @@
 #include "commands.h"
 #include "fleet.h"
 #include "lc_err.h"
-#include "lc_log.h"
 #include "members.h"
 #include "peers.h"
 #include "quorum.h"

@@ -1,5 +1,4 @@
 /* api_runs.c — /api/v1/runs: create, list, show and stop runs. */
-#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -9,6 +8,7 @@
 #include "commands.h"
 #include "lc_clock.h"
 #include "lc_err.h"
+#include "lc_run_state.h"
 #include "lc_scenario.h"
 #include "quorum.h"
 #include "runs.h"
@@ -131,7 +131,8 @@ static void stop_run(master_t *m, lc_http_exchange_t *ex, uint64_t id)
     int rv = runs_request_stop(m->runs, id, why, sizeof why);
     switch (rv) {
     case 0:
-        api_respond_json(ex, 202, json_pack("{s:I,s:s}", "id", (json_int_t)id, "state", "stopping"));
+        api_respond_json(ex, 202, json_pack("{s:I,s:s}", "id", (json_int_t)id, "state",
+                                            lc_run_state_name(LC_RUN_STOPPING)));
         break;
     case LC_ENOTFOUND:
         api_respond_error(ex, 404, "run %llu not found", (unsigned long long)id);
@@ -143,17 +144,6 @@ static void stop_run(master_t *m, lc_http_exchange_t *ex, uint64_t id)
         api_respond_error(ex, 503, "cannot stop run %llu: %s", (unsigned long long)id, lc_strerror(rv));
         break;
     }
-}
-
-/* Whether state names a run state (the list's ?state= filter). */
-static bool run_state_known(const char *state)
-{
-    static const char *const states[] = {"pending", "running", "stopping", "finished",
-                                         "failed", "aborted"};
-    for (size_t i = 0; i < sizeof states / sizeof states[0]; i++)
-        if (strcmp(state, states[i]) == 0)
-            return true;
-    return false;
 }
 
 /* The run list: a tenant token's own tenant, an admin's all (or ?tenant=);
@@ -169,7 +159,8 @@ static void list_runs(master_t *m, lc_http_exchange_t *ex, const lc_http_request
         tenant = tenant_filter;
     if (api_query_value(req->query, "state", state_filter, sizeof state_filter))
         state = state_filter;
-    if (state != NULL && !run_state_known(state)) {
+    lc_run_state_t known;
+    if (state != NULL && lc_run_state_parse(state, &known) != 0) {
         api_respond_error(ex, 400, "state: expected one of pending, running, stopping, finished, "
                           "failed, aborted");
         return;

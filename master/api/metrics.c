@@ -5,13 +5,11 @@
 
 #include <stdarg.h>
 #include <stdio.h>
-#include <stdlib.h>
-#include <string.h>
 
 #include "batcher.h"
 #include "fleet.h"
+#include "lc_buf.h"
 #include "quorum.h"
-#include "store.h"
 #include "store_metrics.h"
 
 /* Upper bounds (seconds) of the latency histogram's buckets, besides +Inf. */
@@ -19,9 +17,9 @@ static const double latency_buckets_s[] = {0.001, 0.0025, 0.005, 0.01, 0.025, 0.
                                            0.25,  0.5,    1,     2.5,  5,     10,   30};
 #define N_LATENCY_BUCKETS (sizeof latency_buckets_s / sizeof latency_buckets_s[0])
 
+/* The page being written; one failed append fails the page, checked once at the end. */
 typedef struct text_s {
-    char *buf;
-    size_t len, cap;
+    lc_buf_t b;
     bool failed;
 } text_t;
 
@@ -29,28 +27,11 @@ static void appendf(text_t *t, const char *fmt, ...) __attribute__((format(print
 
 static void appendf(text_t *t, const char *fmt, ...)
 {
-    for (;;) {
-        va_list ap;
-        va_start(ap, fmt);
-        int n = vsnprintf(t->buf ? t->buf + t->len : NULL, t->buf ? t->cap - t->len : 0, fmt, ap);
-        va_end(ap);
-        if (n < 0) {
-            t->failed = true;
-            return;
-        }
-        if (t->buf != NULL && t->len + (size_t)n < t->cap) {
-            t->len += (size_t)n;
-            return;
-        }
-        size_t cap = (t->cap ? t->cap * 2 : 4096) + (size_t)n;
-        char *grown = realloc(t->buf, cap);
-        if (grown == NULL) {
-            t->failed = true;
-            return;
-        }
-        t->buf = grown;
-        t->cap = cap;
-    }
+    va_list ap;
+    va_start(ap, fmt);
+    if (!t->failed && lc_buf_vappendf(&t->b, fmt, ap) != 0)
+        t->failed = true;
+    va_end(ap);
 }
 
 static void family(text_t *t, const char *name, const char *type, const char *help)
@@ -254,8 +235,8 @@ char *metrics_render(master_t *m)
     worker_lines(&t, m);
     raft_lines(&t, m);
     if (t.failed) {
-        free(t.buf);
+        lc_buf_free(&t.b);
         return NULL;
     }
-    return t.buf;
+    return t.b.data;
 }

@@ -110,10 +110,8 @@ static int bootstrap_if_new(quorum_t *q, const quorum_config_t *cfg, char *errms
     if (rv == 0)
         rv = raft_bootstrap(&q->raft, &conf);
     raft_configuration_close(&conf);
-    if (rv != 0 && rv != RAFT_CANTBOOTSTRAP) {
-        snprintf(errmsg, errlen, "quorum: bootstrap: %s", raft_errmsg(&q->raft));
-        return LC_EIO;
-    }
+    if (rv != 0 && rv != RAFT_CANTBOOTSTRAP)
+        return lc_errf(errmsg, errlen, LC_EIO, "quorum: bootstrap: %s", raft_errmsg(&q->raft));
     return 0;
 }
 
@@ -134,15 +132,14 @@ static const char *bind_address_for(const char *address, char *buf, size_t len)
 static int start_raft(quorum_t *q, uv_loop_t *loop, const quorum_config_t *cfg, char *errmsg,
                       size_t errlen)
 {
-    if (mkdir(cfg->data_dir, 0750) != 0 && errno != EEXIST) {
-        snprintf(errmsg, errlen, "quorum: create %s: %s", cfg->data_dir, strerror(errno));
-        return LC_EIO;
-    }
+    if (mkdir(cfg->data_dir, 0750) != 0 && errno != EEXIST)
+        return lc_errf(errmsg, errlen, LC_EIO, "quorum: create %s: %s", cfg->data_dir,
+                       strerror(errno));
     char bind_buf[32];
     if (resolving_transport_init(&q->transport, loop,
                                  bind_address_for(cfg->raft_address, bind_buf, sizeof bind_buf)) != 0) {
-        snprintf(errmsg, errlen, "quorum: init raft transport for %s", cfg->raft_address);
-        return LC_EIO;
+        return lc_errf(errmsg, errlen, LC_EIO, "quorum: init raft transport for %s",
+                       cfg->raft_address);
     }
     if (raft_uv_init(&q->io, loop, cfg->data_dir, &q->transport.outer) != 0) {
         snprintf(errmsg, errlen, "quorum: open %s: %s", cfg->data_dir, q->io.errmsg);

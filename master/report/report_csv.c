@@ -2,7 +2,6 @@
  * report JSON, column for column, so Locust tooling reads them unchanged. */
 #include "report.h"
 
-#include <stdbool.h>
 #include <stdlib.h>
 #include <string.h>
 

@@ -4,7 +4,6 @@
 
 #include <stdbool.h>
 #include <stdint.h>
-#include <string.h>
 
 /* Length of the valid UTF-8 sequence at s that XML 1.0 may carry, or 0. */
 static size_t utf8_len(const unsigned char *s)

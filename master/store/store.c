@@ -9,7 +9,6 @@
 
 #include "lc_clock.h"
 #include "lc_err.h"
-#include "lc_hist.h"
 #include "lc_log.h"
 #include "store_internal.h"
 #include "store_thresholds.h"

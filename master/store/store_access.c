@@ -1,8 +1,6 @@
 /* store_access.c — tenants (weights) and API tokens (SHA-256 hashes only). */
-#include <stdio.h>
 #include <string.h>
 
-#include "lc_clock.h"
 #include "lc_err.h"
 #include "store_internal.h"
 

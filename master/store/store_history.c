@@ -3,9 +3,9 @@
 #include "store_history.h"
 
 #include <stdlib.h>
-#include <string.h>
 
 #include "lc_err.h"
+#include "lc_run_state.h"
 #include "store_internal.h"
 
 const double store_percentiles[STORE_N_PERCENTILES] = {50,   66,   75,   80,    90,   95,
@@ -46,8 +46,8 @@ static double run_elapsed_s(const store_run_t *r, uint64_t now_ms)
 
 static bool run_over(const char *state)
 {
-    return strcmp(state, "finished") == 0 || strcmp(state, "failed") == 0 ||
-           strcmp(state, "aborted") == 0;
+    lc_run_state_t s;
+    return lc_run_state_parse(state, &s) == 0 && lc_run_state_is_over(s);
 }
 
 static double per_s(uint64_t n, double secs)

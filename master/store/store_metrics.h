@@ -5,7 +5,6 @@
 #define MASTER_STORE_METRICS_H
 
 #include <stdbool.h>
-#include <stddef.h>
 #include <stdint.h>
 
 #include "lc_hist.h"

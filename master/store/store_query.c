@@ -4,8 +4,8 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "lc_clock.h"
 #include "lc_err.h"
+#include "lc_run_state.h"
 #include "store_internal.h"
 #include "store_thresholds.h"
 
@@ -294,7 +294,9 @@ static void grant_set(json_t *run, const char *state, uint32_t requested, sqlite
                       int col)
 {
     json_int_t granted = 0;
-    bool queued = strcmp(state, "pending") == 0;
+    lc_run_state_t s = LC_RUN_FAILED; /* an unknown state waits for nothing */
+    lc_run_state_parse(state, &s);
+    bool queued = s == LC_RUN_PENDING;
     json_t *warnings = NULL;
     if (st != NULL && sqlite3_column_type(st, col) != SQLITE_NULL) {
         granted = sqlite3_column_int64(st, col);
@@ -302,7 +304,7 @@ static void grant_set(json_t *run, const char *state, uint32_t requested, sqlite
         const char *text = (const char *)sqlite3_column_text(st, col + 2);
         warnings = text ? json_loads(text, 0, NULL) : NULL;
     }
-    if (strcmp(state, "pending") != 0 && strcmp(state, "running") != 0)
+    if (s != LC_RUN_PENDING && s != LC_RUN_RUNNING)
         queued = false; /* over, or on its way out: it waits for nothing */
     if (!json_is_array(warnings)) {
         json_decref(warnings);

@@ -1,7 +1,6 @@
 /* store_stats.c — applying RunSeconds: per-second and total counters,
  * merged histograms and errors, each worker batch applied at most once. */
 #include <stdlib.h>
-#include <string.h>
 
 #include "lc_err.h"
 #include "lc_log.h"

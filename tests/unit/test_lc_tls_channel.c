@@ -818,7 +818,7 @@ static void test_send_failure(void **state)
 }
 
 /* A failed channel leaves OpenSSL's per-thread error queue empty, as
- * openssl_reason does: a stale entry makes SSL_get_error report
+ * lc_tls_error_reason does: a stale entry makes SSL_get_error report
  * SSL_ERROR_SSL for the next SSL call of anyone on the thread that does not
  * clear the queue first (worker/tls.c relies on an empty queue). */
 static void test_error_queue_left_clean(void **state)
@@ -852,6 +852,29 @@ static void test_error_queue_left_clean(void **state)
     assert_int_equal(left, 0);
 }
 
+/* The last queued reason is given, the queue emptied; the fallback when none is queued. */
+static void test_error_reason(void **state)
+{
+    char buf[128];
+    ERR_clear_error();
+    assert_string_equal(lc_tls_error_reason(buf, sizeof buf, "nothing queued"), "nothing queued");
+
+    SSL_CTX *ctx = SSL_CTX_new(TLS_client_method());
+    assert_non_null(ctx);
+    assert_int_not_equal(SSL_CTX_use_PrivateKey_file(ctx, "/nonexistent/key.pem",
+                                                     SSL_FILETYPE_PEM), 1);
+    SSL_CTX_free(ctx);
+    unsigned long last = ERR_peek_last_error();
+    assert_int_not_equal(last, 0);
+    const char *want = ERR_reason_error_string(last);
+    assert_non_null(want);
+    assert_ptr_equal(lc_tls_error_reason(buf, sizeof buf, "unknown"), buf);
+    assert_string_equal(buf, want);
+    assert_int_equal(ERR_peek_error(), 0);
+
+    assert_string_equal(lc_tls_error_reason(buf, 4, "fallback"), "fal");
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -872,6 +895,7 @@ int main(void)
         cmocka_unit_test(test_receive_stops_feed),
         cmocka_unit_test(test_send_failure),
         cmocka_unit_test(test_error_queue_left_clean),
+        cmocka_unit_test(test_error_reason),
     };
     return cmocka_run_group_tests(tests, group_setup, group_teardown);
 }

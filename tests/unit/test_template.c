@@ -21,12 +21,12 @@ static char *render(const char *src, uint64_t user, uint64_t iter, uint64_t *rng
     worker_tpl_t t;
     char err[128];
     assert_int_equal(worker_tpl_compile(&t, src, err, sizeof err), 0);
-    worker_buf_t out = {0};
+    lc_buf_t out = {0};
     worker_tpl_vars_t v = {.user_id = user, .iteration = iter, .rng = rng};
     assert_int_equal(worker_tpl_render(&t, &v, &out), 0);
     worker_tpl_free(&t);
     char *s = strdup(out.data ? out.data : "");
-    worker_buf_free(&out);
+    lc_buf_free(&out);
     return s;
 }
 
@@ -116,7 +116,7 @@ static void test_prerendered_request(void **state)
         "\"tasks\":[{\"name\":\"h\",\"method\":\"HEAD\",\"path\":\"/x\","
         "\"headers\":{\"Accept\":\"*/*\"}},"
         "{\"name\":\"p\",\"method\":\"POST\",\"path\":\"/y\",\"body\":\"hello\"}]}");
-    worker_buf_t scratch = {0}, out = {0};
+    lc_buf_t scratch = {0}, out = {0};
     uint64_t rng = 1;
     worker_tpl_vars_t v = {.user_id = 1, .rng = &rng};
     const char *req;
@@ -140,7 +140,7 @@ static void test_templated_request(void **state)
         "{\"name\":\"n\",\"target\":\"http://127.0.0.1:8080\",\"duration\":\"1s\","
         "\"tasks\":[{\"name\":\"t\",\"method\":\"PUT\",\"path\":\"/u/${user_id}\","
         "\"headers\":{\"User-Agent\":\"mine\"},\"body\":\"{\\\"i\\\":${iteration}}\"}]}");
-    worker_buf_t scratch = {0}, out = {0};
+    lc_buf_t scratch = {0}, out = {0};
     uint64_t rng = 1;
     worker_tpl_vars_t v = {.user_id = 12, .iteration = 345, .rng = &rng};
     const char *req;
@@ -150,8 +150,8 @@ static void test_templated_request(void **state)
     assert_string_equal(req, "PUT /u/12 HTTP/1.1\r\nHost: 127.0.0.1:8080\r\n"
                              "User-Agent: mine\r\nContent-Length: 9\r\n\r\n{\"i\":345}");
     assert_int_equal(len, strlen(req));
-    worker_buf_free(&scratch);
-    worker_buf_free(&out);
+    lc_buf_free(&scratch);
+    lc_buf_free(&out);
     worker_plan_free(p);
 }
 
