@@ -36,13 +36,13 @@ int command_create_run(const command_sink_t *s, const Lc__CreateRun *run, quorum
     return propose(s, &cmd, cb, arg);
 }
 
-int command_run_state(const command_sink_t *s, uint64_t run, const char *state, const char *reason,
-                      uint64_t at_ms)
+int command_run_state(const command_sink_t *s, uint64_t run, lc_run_state_t state,
+                      const char *reason, uint64_t at_ms)
 {
-    assert(state != NULL && reason != NULL);
+    assert(state < LC_RUN_STATE_COUNT && reason != NULL);
     Lc__RunState rs = LC__RUN_STATE__INIT;
     rs.run = run;
-    rs.state = (char *)state;
+    rs.state = (char *)lc_run_state_name(state);
     rs.at_ms = at_ms;
     rs.reason = (char *)reason;
     Lc__Command cmd = LC__COMMAND__INIT;
@@ -72,13 +72,13 @@ int command_run_grant(const command_sink_t *s, uint64_t run, uint32_t granted, b
     return propose(s, &cmd, NULL, NULL);
 }
 
-int command_run_finished(const command_sink_t *s, uint64_t run, const char *state,
+int command_run_finished(const command_sink_t *s, uint64_t run, lc_run_state_t state,
                          const char *verdict, const char *summary_json, uint64_t at_ms)
 {
-    assert(state != NULL && verdict != NULL && summary_json != NULL);
+    assert(lc_run_state_is_over(state) && verdict != NULL && summary_json != NULL);
     Lc__RunFinished fin = LC__RUN_FINISHED__INIT;
     fin.run = run;
-    fin.state = (char *)state;
+    fin.state = (char *)lc_run_state_name(state);
     fin.at_ms = at_ms;
     fin.verdict = (char *)verdict;
     fin.summary_json = (char *)summary_json;

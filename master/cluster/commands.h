@@ -8,6 +8,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include "lc_run_state.h"
 #include "quorum.h"
 #include "state.pb-c.h"
 
@@ -25,12 +26,13 @@ command_sink_t command_sink_quorum(quorum_t *q);
  * encoder before the call returns; at_ms/created_ms are wall-clock ms. */
 int command_create_run(const command_sink_t *s, const Lc__CreateRun *run, quorum_applied_cb cb,
                        void *arg);
-int command_run_state(const command_sink_t *s, uint64_t run, const char *state, const char *reason,
-                      uint64_t at_ms);
+int command_run_state(const command_sink_t *s, uint64_t run, lc_run_state_t state,
+                      const char *reason, uint64_t at_ms);
 /* warnings: '\n'-separated, at most 8 are kept. */
 int command_run_grant(const command_sink_t *s, uint64_t run, uint32_t granted, bool queued,
                       const char *warnings);
-int command_run_finished(const command_sink_t *s, uint64_t run, const char *state,
+/* state: finished, failed or aborted. */
+int command_run_finished(const command_sink_t *s, uint64_t run, lc_run_state_t state,
                          const char *verdict, const char *summary_json, uint64_t at_ms);
 int command_run_seconds(const command_sink_t *s, uint64_t run, Lc__StatsBatch **batches,
                         size_t n_batches, quorum_applied_cb cb, void *arg);

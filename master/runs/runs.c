@@ -42,7 +42,7 @@ typedef struct active_run_s {
     uint64_t adopt_until_ms;   /* monotonic; workers may still report it */
     bool adopting;             /* taken over from a previous leader, grace running */
     bool adopted;              /* taken over from a previous leader at all */
-    char final_state[16];
+    lc_run_state_t final_state; /* once stopping: finished, failed or aborted */
     char reason[256];
     uint64_t generation;
     assignment_t *asg;
@@ -106,7 +106,7 @@ static void remove_active(runs_t *r, active_run_t *ar)
     }
 }
 
-static int propose_state(runs_t *r, uint64_t id, const char *state, const char *reason)
+static int propose_state(runs_t *r, uint64_t id, lc_run_state_t state, const char *reason)
 {
     return command_run_state(&r->io.commands, id, state, reason, now_wall(r));
 }
@@ -188,18 +188,19 @@ static void activate_pending(runs_t *r, uint64_t id)
     store_run_free(&row);
 }
 
-static void begin_stop(runs_t *r, active_run_t *ar, const char *final_state, const char *reason)
+static void begin_stop(runs_t *r, active_run_t *ar, lc_run_state_t final_state, const char *reason)
 {
     if (ar->stopping)
         return;
     ar->stopping = true;
-    snprintf(ar->final_state, sizeof ar->final_state, "%s", final_state);
+    assert(lc_run_state_is_over(final_state));
+    ar->final_state = final_state;
     snprintf(ar->reason, sizeof ar->reason, "%s", reason);
     uint32_t wait = ar->sc.request_timeout_ms < 30000 ? ar->sc.request_timeout_ms : 30000;
     ar->stop_deadline_ms = now_mono(r) + wait + FINAL_GRACE_MS;
     for (size_t i = 0; i < ar->n_asg; i++)
         send_stop(r, ar->id, ar->asg[i].worker, reason);
-    propose_state(r, ar->id, "stopping", reason);
+    propose_state(r, ar->id, LC_RUN_STOPPING, reason);
     r->dirty = true; /* its users are free for the others */
     lc_info("runs", "msg=\"run stopping\" run=%llu reason=\"%s\"", (unsigned long long)ar->id,
             reason);
@@ -207,7 +208,7 @@ static void begin_stop(runs_t *r, active_run_t *ar, const char *final_state, con
 
 static void finish(runs_t *r, active_run_t *ar)
 {
-    assert(ar->stopping && ar->final_state[0] != '\0'); /* only a stopping run finishes */
+    assert(ar->stopping && lc_run_state_is_over(ar->final_state)); /* only a stopping run finishes */
     char verdict[16], *summary;
     run_verdict(r->store, ar->id, &ar->sc, verdict, sizeof verdict, &summary);
     int rv = command_run_finished(&r->io.commands, ar->id, ar->final_state, verdict,
@@ -216,7 +217,7 @@ static void finish(runs_t *r, active_run_t *ar)
     if (rv != 0)
         return;
     lc_info("runs", "msg=\"run finished\" run=%llu state=%s verdict=%s",
-            (unsigned long long)ar->id, ar->final_state, verdict[0] ? verdict : "-");
+            (unsigned long long)ar->id, lc_run_state_name(ar->final_state), verdict[0] ? verdict : "-");
     remove_active(r, ar);
 }
 
@@ -335,7 +336,7 @@ static void start_run(runs_t *r, active_run_t *ar, uint32_t granted)
     assert(!ar->started && !ar->stopping && granted > 0); /* pending → running, once */
     ar->started = true;
     ar->started_wall_ms = now_wall(r);
-    propose_state(r, ar->id, "running", "");
+    propose_state(r, ar->id, LC_RUN_RUNNING, "");
     lc_info("runs", "msg=\"run started\" run=%llu users=%u requested=%u",
             (unsigned long long)ar->id, granted, ar->requested);
 }
@@ -461,15 +462,15 @@ static bool tick_run(runs_t *r, active_run_t *ar, uint64_t now)
     if (wall >= ar->started_wall_ms + ar->sc.duration_ms && ar->adopted && ar->n_asg == 0)
         /* Its workers never came back to this leader: what they counted since
          * the change is not in the history, so the run cannot pass as finished. */
-        begin_stop(r, ar, "failed", "no worker reported the run after the leader change");
+        begin_stop(r, ar, LC_RUN_FAILED, "no worker reported the run after the leader change");
     else if (wall >= ar->started_wall_ms + ar->sc.duration_ms)
-        begin_stop(r, ar, "finished", "duration reached");
+        begin_stop(r, ar, LC_RUN_FINISHED, "duration reached");
     char why[sizeof ar->reason];
     if (!ar->stopping && now >= ar->thresholds_due_ms) { /* abortOnFail, once a second */
         ar->thresholds_due_ms = now + 1000;
         uint64_t elapsed = wall > ar->started_wall_ms ? wall - ar->started_wall_ms : 0;
         if (run_thresholds_should_abort(r->store, ar->id, &ar->sc, elapsed, why, sizeof why))
-            begin_stop(r, ar, "aborted", why);
+            begin_stop(r, ar, LC_RUN_ABORTED, why);
     }
     return true;
 }
@@ -480,7 +481,7 @@ void runs_tick(runs_t *r)
         return;
     uint64_t *ids;
     size_t n;
-    if (store_runs_in_state(r->store, "pending", &ids, &n) == 0) {
+    if (store_runs_in_state(r->store, lc_run_state_name(LC_RUN_PENDING), &ids, &n) == 0) {
         for (size_t i = 0; i < n; i++)
             activate_pending(r, ids[i]);
         free(ids);
@@ -503,11 +504,11 @@ static void tick_cb(uv_timer_t *t)
 
 /* A new leader takes over runs the database says are active; workers report
  * their share in Hello within the grace period. */
-static void adopt_active(runs_t *r, const char *state)
+static void adopt_active(runs_t *r, lc_run_state_t state)
 {
     uint64_t *ids;
     size_t n;
-    if (store_runs_in_state(r->store, state, &ids, &n) != 0)
+    if (store_runs_in_state(r->store, lc_run_state_name(state), &ids, &n) != 0)
         return;
     for (size_t i = 0; i < n; i++) {
         store_run_t row;
@@ -519,10 +520,10 @@ static void adopt_active(runs_t *r, const char *state)
             ar->started = true;
             ar->adopt_until_ms = now_mono(r) + 2u * r->heartbeat_ms + ADOPT_RECONNECT_MS;
             ar->adopting = ar->adopted = true;
-            if (strcmp(state, "stopping") == 0)
-                begin_stop(r, ar, "finished", row.reason[0] ? row.reason : "stopped");
+            if (state == LC_RUN_STOPPING)
+                begin_stop(r, ar, LC_RUN_FINISHED, row.reason[0] ? row.reason : "stopped");
             lc_info("runs", "msg=\"run adopted\" run=%llu state=%s", (unsigned long long)row.id,
-                    state);
+                    lc_run_state_name(state));
         }
         store_run_free(&row);
     }
@@ -539,8 +540,8 @@ void runs_on_leader(runs_t *r, bool leader)
     uint64_t max = store_max_run_id(r->store);
     if (max > r->last_id)
         r->last_id = max;
-    adopt_active(r, "running");
-    adopt_active(r, "stopping");
+    adopt_active(r, LC_RUN_RUNNING);
+    adopt_active(r, LC_RUN_STOPPING);
 }
 
 void runs_on_worker_join(runs_t *r, fleet_worker_t *w, const Lc__Hello *hello)
@@ -584,7 +585,7 @@ void runs_on_worker_lost(runs_t *r, fleet_worker_t *w)
         size_t connected;
         r->io.connected(r->io.arg, &connected);
         if (connected == 0)
-            begin_stop(r, ar, "failed", "all workers lost");
+            begin_stop(r, ar, LC_RUN_FAILED, "all workers lost");
     }
     runs_reschedule(r); /* its users go to the survivors */
 }
@@ -600,7 +601,7 @@ void runs_on_assign_refused(runs_t *r, fleet_worker_t *w, uint64_t run, const ch
     assignment_t *a = find_asg(ar, w->id);
     if (a != NULL)
         a->final_done = true; /* it runs nothing of this run: no final stats to wait for */
-    begin_stop(r, ar, "failed", why);
+    begin_stop(r, ar, LC_RUN_FAILED, why);
 }
 
 void runs_on_final_committed(runs_t *r, uint64_t run, const char *worker_id)
@@ -625,7 +626,7 @@ int runs_request_stop(runs_t *r, uint64_t id, char *errmsg, size_t errlen)
         return LC_ENOTLEADER;
     active_run_t *ar = find_active(r, id);
     if (ar != NULL) {
-        begin_stop(r, ar, "aborted",
+        begin_stop(r, ar, LC_RUN_ABORTED,
                    ar->started ? "stopped by request" : "stopped by request before it started");
         return 0;
     }
@@ -633,10 +634,11 @@ int runs_request_stop(runs_t *r, uint64_t id, char *errmsg, size_t errlen)
     if (store_run_get(r->store, id, &row) != 0)
         return LC_ENOTFOUND;
     int rv = 0;
-    if (strcmp(row.state, "pending") == 0) {
+    lc_run_state_t stored;
+    if (lc_run_state_parse(row.state, &stored) == 0 && stored == LC_RUN_PENDING) {
         active_run_t *pending = activate(r, &row);
         if (pending != NULL)
-            begin_stop(r, pending, "aborted", "stopped by request before it started");
+            begin_stop(r, pending, LC_RUN_ABORTED, "stopped by request before it started");
     } else {
         snprintf(errmsg, errlen, "run %llu is already %s", (unsigned long long)id, row.state);
         rv = LC_ESTATE;
