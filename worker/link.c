@@ -224,31 +224,9 @@ static int send_bytes(worker_link_t *l, const uint8_t *data, size_t len)
     return write_owned(l, copy, len);
 }
 
-int worker_link_send(worker_link_t *l, const Lc__Envelope *env)
+int worker_link_send_frame(worker_link_t *l, const uint8_t *frame, size_t len)
 {
-    uint8_t *frame;
-    size_t len;
-    if (l->state != WORKER_LINK_HELLO && l->state != WORKER_LINK_READY)
-        return LC_ECLOSED;
-    int rv = lc_frame_encode(env, &frame, &len);
-    if (rv != 0)
-        return rv;
-    rv = send_bytes(l, frame, len);
-    free(frame);
-    return rv;
-}
-
-int worker_link_send_refused(worker_link_t *l, uint64_t run, uint64_t generation,
-                             const char *reason)
-{
-    Lc__AssignRefused refused = LC__ASSIGN_REFUSED__INIT;
-    refused.run = run;
-    refused.generation = generation;
-    refused.reason = (char *)reason;
-    Lc__Envelope env = LC__ENVELOPE__INIT;
-    env.msg_case = LC__ENVELOPE__MSG_ASSIGN_REFUSED;
-    env.assign_refused = &refused;
-    return worker_link_send(l, &env);
+    return send_bytes(l, frame, len);
 }
 
 bool worker_link_ready(const worker_link_t *l)

@@ -24,7 +24,7 @@ typedef struct worker_link_s worker_link_t;
 
 /* Messages from the master; each pointer is valid only during the call. */
 typedef struct worker_link_cbs_s {
-    /* The master's challenge arrived: send Hello now (worker_link_send),
+    /* The master's challenge arrived: send Hello now (worker_link_send_hello),
      * answering the nonce when a join secret is configured. */
     void (*connected)(void *arg, const uint8_t *nonce, size_t nonce_len);
     void (*welcome)(void *arg, const Lc__Welcome *w);
@@ -84,12 +84,9 @@ struct worker_link_s {
 int worker_link_start(worker_link_t *l, uv_loop_t *loop, const char *join, size_t outbox_max,
                       SSL_CTX *tls_ctx, const worker_link_cbs_t *cbs, void *arg, char *errmsg,
                       size_t errlen);
-/* Sends one message now (connected only). Returns 0, LC_ECLOSED or an LC_ error. */
-int worker_link_send(worker_link_t *l, const Lc__Envelope *env);
-/* Tells the master this worker cannot run its share of run (reason is shown
- * to people). Returns what worker_link_send returns. */
-int worker_link_send_refused(worker_link_t *l, uint64_t run, uint64_t generation,
-                             const char *reason);
+/* Sends one encoded frame now (connected only); the messages themselves are
+ * built in link_send.h. Returns 0, LC_ECLOSED or an LC_ error. */
+int worker_link_send_frame(worker_link_t *l, const uint8_t *frame, size_t len);
 bool worker_link_ready(const worker_link_t *l);
 /* Queues a StatsBatch frame (ownership passes); sent at once when welcomed.
  * May drop the oldest batches (cbs->lost) to stay within the bound. */
