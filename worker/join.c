@@ -1,5 +1,6 @@
 /* join.c — `loadworker --join`: wires the master link to the control thread,
- * sends Hello and Heartbeats, and shuts down gracefully on SIGINT/SIGTERM. */
+ * says when Hello and Heartbeats go out (link_send.c builds them), and shuts
+ * down gracefully on SIGINT/SIGTERM. */
 #include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -126,8 +127,8 @@ static void on_welcome(void *arg, const Lc__Welcome *w)
 {
     join_t *j = arg;
     end_orphan(j);
-    j->heartbeat_ms = w->heartbeat_ms ? w->heartbeat_ms : 1000;
-    worker_control_set_interval(&j->ctl, w->stats_interval_ms ? w->stats_interval_ms : 1000);
+    j->heartbeat_ms = w->heartbeat_ms;
+    worker_control_set_interval(&j->ctl, w->stats_interval_ms);
     worker_cpu_init(&j->cpu);
     uv_timer_start(&j->heartbeat_timer, on_heartbeat, j->heartbeat_ms, j->heartbeat_ms);
     if (!j->ready_notified) {

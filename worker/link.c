@@ -287,12 +287,6 @@ static void on_welcome(worker_link_t *l, const Lc__Welcome *w)
 
 static void on_redirect(worker_link_t *l, const Lc__Redirect *r)
 {
-    lc_hostport_t hp;
-    char sub[200];
-    if (r->leader == NULL || lc_hostport_parse(r->leader, 0, &hp, sub, sizeof sub) != 0) {
-        link_fail(l, "redirect to a malformed address");
-        return;
-    }
     snprintf(l->redirect, sizeof l->redirect, "%s", r->leader);
     l->redirects++;
     lc_info("link", "msg=\"redirected to the leader\" from=\"%s\" to=\"%s\"", l->target,
@@ -301,8 +295,37 @@ static void on_redirect(worker_link_t *l, const Lc__Redirect *r)
     close_tcp(l);
 }
 
-static int dispatch(worker_link_t *l, const Lc__Envelope *env)
+/* What the worker cannot act on closes the connection, with a reason;
+ * defaults are filled in here so that no callback repeats them. */
+static const char *check_message(Lc__Envelope *env)
 {
+    lc_hostport_t hp;
+    char sub[200];
+    switch (env->msg_case) {
+    case LC__ENVELOPE__MSG_WELCOME:
+        if (env->welcome->heartbeat_ms == 0)
+            env->welcome->heartbeat_ms = WORKER_LINK_DEFAULT_INTERVAL_MS;
+        if (env->welcome->stats_interval_ms == 0)
+            env->welcome->stats_interval_ms = WORKER_LINK_DEFAULT_INTERVAL_MS;
+        return NULL;
+    case LC__ENVELOPE__MSG_REDIRECT:
+        if (env->redirect->leader == NULL ||
+            lc_hostport_parse(env->redirect->leader, 0, &hp, sub, sizeof sub) != 0)
+            return "redirect to a malformed address";
+        return NULL;
+    default:
+        return NULL;
+    }
+}
+
+/* The one place a message from the master is validated and routed. */
+static int dispatch(worker_link_t *l, Lc__Envelope *env)
+{
+    const char *bad = check_message(env);
+    if (bad != NULL) {
+        link_fail(l, bad);
+        return LINK_STOP;
+    }
     switch (env->msg_case) {
     case LC__ENVELOPE__MSG_CHALLENGE:
         l->challenged = true;

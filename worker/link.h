@@ -1,6 +1,11 @@
-/* link.h — the worker's connection to the master: connect (trying every
- * master and address, following Redirect, backing off), frames in and out,
- * and the outbox (outbox.h) of StatsBatches kept until acknowledged. */
+/* link.h — control thread: the worker's connection to the master: connect
+ * (trying every master and address, following Redirect, backing off), frames
+ * in and out, and the outbox (outbox.h) of StatsBatches kept until acknowledged.
+ *
+ * Messages to the master are built in link_send.h. Messages from it (Challenge,
+ * JoinRefused, Welcome, Redirect, Assign, Stop, StatsAck) are validated in one
+ * place, link.c's dispatch() (right after on_frame() decoded them), before any
+ * callback sees them; anything else closes the connection. */
 #ifndef WORKER_LINK_H
 #define WORKER_LINK_H
 
@@ -19,15 +24,17 @@
 #define WORKER_LINK_BACKOFF_MAX_MS 1000u /* between rounds of the master list */
 #define WORKER_LINK_NEXT_MASTER_MS 20u   /* between masters within a round */
 #define WORKER_LINK_TCP_TIMEOUT_MS 4000u /* TCP_USER_TIMEOUT: dead master or SYN unanswered */
+#define WORKER_LINK_DEFAULT_INTERVAL_MS 1000u /* Welcome's heartbeat and stats intervals when 0 */
 
 typedef struct worker_link_s worker_link_t;
 
-/* Messages from the master; each pointer is valid only during the call. */
+/* Messages from the master, already validated (see dispatch() in link.c);
+ * each pointer is valid only during the call. */
 typedef struct worker_link_cbs_s {
     /* The master's challenge arrived: send Hello now (worker_link_send_hello),
      * answering the nonce when a join secret is configured. */
     void (*connected)(void *arg, const uint8_t *nonce, size_t nonce_len);
-    void (*welcome)(void *arg, const Lc__Welcome *w);
+    void (*welcome)(void *arg, const Lc__Welcome *w); /* its intervals are never 0 */
     void (*assign)(void *arg, const Lc__Assign *a);
     void (*stop)(void *arg, const Lc__Stop *s);
     void (*acked)(void *arg, uint64_t run, uint64_t seq); /* after the outbox dropped it */
