@@ -19,6 +19,13 @@ static size_t point_at(Lc__RunLoad **ptrs, const Lc__RunLoad *loads, size_t n)
     return n;
 }
 
+/* Frames env, whose msg_case and message the caller set. */
+static int encode(Lc__Envelope env, uint8_t **out, size_t *out_len)
+{
+    env.base = (ProtobufCMessage)PROTOBUF_C_MESSAGE_INIT(&lc__envelope__descriptor);
+    return lc_frame_encode(&env, out, out_len);
+}
+
 int worker_link_encode_hello(const worker_hello_t *h, const uint8_t *nonce, size_t nonce_len,
                              uint8_t **out, size_t *out_len)
 {
@@ -38,10 +45,8 @@ int worker_link_encode_hello(const worker_hello_t *h, const uint8_t *nonce, size
     hello.capacity = h->capacity;
     hello.n_running = point_at(ptrs, h->running, h->n_running);
     hello.running = ptrs;
-    Lc__Envelope env = LC__ENVELOPE__INIT;
-    env.msg_case = LC__ENVELOPE__MSG_HELLO;
-    env.hello = &hello;
-    return lc_frame_encode(&env, out, out_len);
+    return encode((Lc__Envelope){.msg_case = LC__ENVELOPE__MSG_HELLO, .hello = &hello}, out,
+                  out_len);
 }
 
 int worker_link_encode_heartbeat(const worker_heartbeat_t *hb, uint8_t **out, size_t *out_len)
@@ -54,10 +59,8 @@ int worker_link_encode_heartbeat(const worker_heartbeat_t *hb, uint8_t **out, si
     msg.rss_bytes = hb->rss_bytes;
     msg.n_runs = point_at(ptrs, hb->runs, hb->n_runs);
     msg.runs = ptrs;
-    Lc__Envelope env = LC__ENVELOPE__INIT;
-    env.msg_case = LC__ENVELOPE__MSG_HEARTBEAT;
-    env.heartbeat = &msg;
-    return lc_frame_encode(&env, out, out_len);
+    return encode((Lc__Envelope){.msg_case = LC__ENVELOPE__MSG_HEARTBEAT, .heartbeat = &msg},
+                  out, out_len);
 }
 
 int worker_link_encode_refused(uint64_t run, uint64_t generation, const char *reason,
@@ -67,19 +70,18 @@ int worker_link_encode_refused(uint64_t run, uint64_t generation, const char *re
     refused.run = run;
     refused.generation = generation;
     refused.reason = (char *)reason;
-    Lc__Envelope env = LC__ENVELOPE__INIT;
-    env.msg_case = LC__ENVELOPE__MSG_ASSIGN_REFUSED;
-    env.assign_refused = &refused;
-    return lc_frame_encode(&env, out, out_len);
+    return encode((Lc__Envelope){.msg_case = LC__ENVELOPE__MSG_ASSIGN_REFUSED,
+                                 .assign_refused = &refused},
+                  out, out_len);
 }
 
 int worker_link_encode_stats(const Lc__StatsBatch *batch, uint8_t **out, size_t *out_len)
 {
     assert(batch != NULL);
-    Lc__Envelope env = LC__ENVELOPE__INIT;
-    env.msg_case = LC__ENVELOPE__MSG_STATS;
-    env.stats = (Lc__StatsBatch *)batch; /* packing only reads it */
-    return lc_frame_encode(&env, out, out_len);
+    /* Packing only reads the batch. */
+    return encode((Lc__Envelope){.msg_case = LC__ENVELOPE__MSG_STATS,
+                                 .stats = (Lc__StatsBatch *)batch},
+                  out, out_len);
 }
 
 /* Sends a frame an encoder made (rv its result) and frees it. */
