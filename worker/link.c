@@ -1,6 +1,7 @@
 /* link.c — the master connection, its backoff and the outbox. */
 #include "link.h"
 
+#include <assert.h>
 #include <netdb.h>
 #include <netinet/in.h>
 #include <netinet/tcp.h>
@@ -546,6 +547,7 @@ int worker_link_start(worker_link_t *l, uv_loop_t *loop, const char *join, size_
                       SSL_CTX *tls_ctx, const worker_link_cbs_t *cbs, void *arg, char *errmsg,
                       size_t errlen)
 {
+    assert(cbs != NULL && cbs->connected && cbs->assign && cbs->stop && cbs->acked);
     memset(l, 0, sizeof *l);
     l->tls_ctx = tls_ctx;
     worker_outbox_init(&l->outbox, outbox_max, on_outbox_lost, l);

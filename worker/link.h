@@ -29,7 +29,8 @@
 typedef struct worker_link_s worker_link_t;
 
 /* Messages from the master, already validated (see dispatch() in link.c);
- * each pointer is valid only during the call. */
+ * each pointer is valid only during the call. connected, assign, stop and
+ * acked are required; the others may be NULL. */
 typedef struct worker_link_cbs_s {
     /* The master's challenge arrived: send Hello now (worker_link_send_hello),
      * answering the nonce when a join secret is configured. */

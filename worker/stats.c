@@ -1,6 +1,7 @@
 /* stats.c — endpoint counters: record, merge, build a StatsBatch (its envelope: link_send.c). */
 #include "stats.h"
 
+#include <assert.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -53,6 +54,8 @@ void worker_stats_reset(worker_stats_t *s)
 void worker_stats_record(worker_stats_t *s, size_t ep, int kind, uint64_t latency_us,
                          uint64_t bytes)
 {
+    assert(ep < s->n);
+    assert(kind == WORKER_KIND_OK || (kind >= 0 && kind < WORKER_ERR_KINDS));
     worker_ep_stats_t *e = &s->ep[ep];
     e->count++;
     e->bytes += bytes;
