@@ -1,6 +1,7 @@
 /* control.c — the run table on the control thread. */
 #include "control.h"
 
+#include <assert.h>
 #include <netdb.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -568,8 +569,11 @@ static void handle(worker_control_t *ctl, worker_msg_t *m)
     worker_run_t *r = find_run(ctl, m->run);
     switch (m->type) {
     case WORKER_MSG_RUN_STATS:
+        /* Each engine reports a run before its RUN_DONE, and the run ends after the last. */
+        assert(r != NULL && r->state != WORKER_RUN_FINAL);
         if (r == NULL || r->state == WORKER_RUN_FINAL)
-            break; /* cannot happen: engines report a run before its RUN_DONE */
+            break;
+        assert(m->engine < ctl->n_engines);
         worker_stats_merge(r->acc, m->stats);
         r->eng_users[m->engine] = m->users;
         r->eng_conns[m->engine] = m->connections;
@@ -581,6 +585,7 @@ static void handle(worker_control_t *ctl, worker_msg_t *m)
     case WORKER_MSG_RUN_DONE:
         if (r == NULL || r->state != WORKER_RUN_STOPPING)
             break;
+        assert(m->engine < ctl->n_engines);
         worker_stats_merge(r->acc, m->stats);
         r->eng_users[m->engine] = r->eng_conns[m->engine] = 0;
         if (++r->engines_done == ctl->n_engines)

@@ -1,4 +1,4 @@
-/* control.h — the control thread's run table: turns assignments into engine
+/* control.h — control thread: the run table; turns assignments into engine
  * messages, merges the engines' counters and cuts them into StatsBatches. */
 #ifndef WORKER_CONTROL_H
 #define WORKER_CONTROL_H

@@ -1,6 +1,7 @@
 /* engine.c — engine threads: the loop, the inbox, each run's users under its workload model. */
 #include "engine.h"
 
+#include <assert.h>
 #include <math.h>
 #include <stdlib.h>
 
@@ -232,6 +233,7 @@ static void open_scale(engine_run_t *r, uint32_t users, double rate, bool first)
 
 void engine_run_user_idle(engine_run_t *r, worker_user_t *u)
 {
+    assert(r->open && u->run == r && !r->stopping); /* open-model users, between requests */
     if (r->active > r->target) {
         worker_user_retire(u);
         return;
@@ -313,6 +315,7 @@ static void run_stop(engine_run_t *r, uint32_t deadline_ms)
 
 static void run_start(worker_engine_t *e, const worker_msg_t *m)
 {
+    assert(m->plan != NULL);
     engine_run_t *r = calloc(1, sizeof *r);
     if (r == NULL || (r->stats = worker_stats_new(m->plan->n_endpoints)) == NULL) {
         free(r);

@@ -1,6 +1,6 @@
-/* engine.h — one engine: a thread with its own uv loop that owns its share of
- * every run's users, their connections, timers and counters, and talks to
- * the control thread only through mailboxes. */
+/* engine.h — engine thread: one engine, a thread with its own uv loop that owns
+ * its share of every run's users, their connections, timers and counters; the
+ * control thread starts, posts to and stops it, only through mailboxes. */
 #ifndef WORKER_ENGINE_H
 #define WORKER_ENGINE_H
 

@@ -1,5 +1,5 @@
-/* health.h — the worker's --health-addr HTTP endpoint: /healthz for probes
- * and /metrics (Prometheus text) with CPU, memory, users and connections. */
+/* health.h — control thread: the worker's --health-addr HTTP endpoint, /healthz
+ * for probes and /metrics (Prometheus text) with CPU, memory, users and connections. */
 #ifndef WORKER_HEALTH_H
 #define WORKER_HEALTH_H
 

@@ -1,6 +1,7 @@
 /* http_conn.c — HTTP/1.1 client connections over a transport. */
 #include "http_conn.h"
 
+#include <assert.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -203,6 +204,7 @@ static void on_connect(uv_connect_t *req, int status)
 
 void worker_conn_connect(worker_conn_t *c, const struct sockaddr *addr, uint32_t timeout_ms)
 {
+    assert(c->state == WORKER_CONN_CLOSED && !c->tcp_open && !c->destroying);
     c->bytes = 0;
     /* --source-addrs: a socket of the source's family, bound before connect. */
     const struct sockaddr *src = worker_source_addr_next(addr->sa_family);
@@ -243,6 +245,7 @@ void worker_conn_ready(worker_conn_t *c)
 void worker_conn_send(worker_conn_t *c, const char *req, size_t len, bool head, bool capture,
                       uint32_t timeout_ms)
 {
+    assert(c->state == WORKER_CONN_IDLE);
     c->state = WORKER_CONN_BUSY;
     c->head = head;
     c->capture = capture;

@@ -1,5 +1,5 @@
-/* http_conn.h — one HTTP/1.1 client connection: connect, write a request,
- * parse the response with llhttp, time it out, classify what went wrong.
+/* http_conn.h — engine thread: one HTTP/1.1 client connection; connect, write a
+ * request, parse the response with llhttp, time it out, classify what went wrong.
  * Bytes go through a small transport interface so TLS can slot in. */
 #ifndef WORKER_HTTP_CONN_H
 #define WORKER_HTTP_CONN_H

@@ -1,5 +1,6 @@
 /* join.c — `loadworker --join`: wires the master link to the control thread,
- * sends Hello and Heartbeats, and shuts down gracefully on SIGINT/SIGTERM. */
+ * says when Hello and Heartbeats go out (link_send.c builds them), and shuts
+ * down gracefully on SIGINT/SIGTERM. */
 #include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -13,14 +14,13 @@
 #include "lc_err.h"
 #include "lc_log.h"
 #include "lc_notify.h"
-#include "lc_protocol.h"
 #include "link.h"
+#include "link_send.h"
 #include "opts.h"
 #include "sysinfo.h"
 
 #define STOP_BOUND_MS 5000u
 #define FLUSH_BOUND_MS 2000u
-#define MAX_LOADS 256
 
 enum join_phase { JOIN_SERVING, JOIN_STOPPING, JOIN_FLUSHING, JOIN_CLOSING };
 
@@ -50,36 +50,15 @@ typedef struct join_s {
 
 static void close_all(join_t *j);
 
-static size_t fill_loads(join_t *j, Lc__RunLoad *loads, Lc__RunLoad **ptrs, bool assigned)
-{
-    size_t n = worker_control_loads(&j->ctl, loads, MAX_LOADS, assigned);
-    for (size_t i = 0; i < n; i++)
-        ptrs[i] = &loads[i];
-    return n;
-}
-
 static void send_hello(void *arg, const uint8_t *nonce, size_t nonce_len)
 {
     join_t *j = arg;
-    Lc__RunLoad loads[MAX_LOADS], *ptrs[MAX_LOADS];
-    Lc__Hello hello = LC__HELLO__INIT;
-    uint8_t proof[LC_JOIN_PROOF_LEN];
-    if (j->opts->join_secret.len > 0 &&
-        lc_join_proof(&j->opts->join_secret, nonce, nonce_len, proof) == 0) {
-        hello.join_proof.data = proof;
-        hello.join_proof.len = sizeof proof;
-    }
-    hello.protocol_version = LC_PROTOCOL_VERSION;
-    hello.worker_id = j->worker_id;
-    hello.name = j->name;
-    hello.threads = j->opts->threads;
-    hello.capacity = j->opts->capacity;
-    hello.n_running = fill_loads(j, loads, ptrs, true);
-    hello.running = ptrs;
-    Lc__Envelope env = LC__ENVELOPE__INIT;
-    env.msg_case = LC__ENVELOPE__MSG_HELLO;
-    env.hello = &hello;
-    worker_link_send(&j->link, &env);
+    Lc__RunLoad loads[WORKER_LINK_MAX_LOADS];
+    worker_hello_t hello = {.worker_id = j->worker_id, .name = j->name,
+                            .threads = j->opts->threads, .capacity = j->opts->capacity,
+                            .secret = &j->opts->join_secret, .running = loads};
+    hello.n_running = worker_control_loads(&j->ctl, loads, WORKER_LINK_MAX_LOADS, true);
+    worker_link_send_hello(&j->link, &hello, nonce, nonce_len);
 }
 
 static void on_heartbeat(uv_timer_t *t)
@@ -87,18 +66,13 @@ static void on_heartbeat(uv_timer_t *t)
     join_t *j = t->data;
     if (!worker_link_ready(&j->link))
         return;
-    Lc__RunLoad loads[MAX_LOADS], *ptrs[MAX_LOADS];
-    Lc__Heartbeat hb = LC__HEARTBEAT__INIT;
-    hb.time_ms = lc_wall_ms();
-    hb.cpu_percent = worker_cpu_percent(&j->cpu, j->opts->threads);
+    Lc__RunLoad loads[WORKER_LINK_MAX_LOADS];
+    worker_heartbeat_t hb = {.time_ms = lc_wall_ms(),
+                             .cpu_percent = worker_cpu_percent(&j->cpu, j->opts->threads),
+                             .rss_bytes = worker_rss_bytes(), .runs = loads};
     j->last_cpu_percent = hb.cpu_percent;
-    hb.rss_bytes = worker_rss_bytes();
-    hb.n_runs = fill_loads(j, loads, ptrs, false);
-    hb.runs = ptrs;
-    Lc__Envelope env = LC__ENVELOPE__INIT;
-    env.msg_case = LC__ENVELOPE__MSG_HEARTBEAT;
-    env.heartbeat = &hb;
-    worker_link_send(&j->link, &env);
+    hb.n_runs = worker_control_loads(&j->ctl, loads, WORKER_LINK_MAX_LOADS, false);
+    worker_link_send_heartbeat(&j->link, &hb);
 }
 
 static void on_orphan_timeout(uv_timer_t *t)
@@ -153,8 +127,8 @@ static void on_welcome(void *arg, const Lc__Welcome *w)
 {
     join_t *j = arg;
     end_orphan(j);
-    j->heartbeat_ms = w->heartbeat_ms ? w->heartbeat_ms : 1000;
-    worker_control_set_interval(&j->ctl, w->stats_interval_ms ? w->stats_interval_ms : 1000);
+    j->heartbeat_ms = w->heartbeat_ms;
+    worker_control_set_interval(&j->ctl, w->stats_interval_ms);
     worker_cpu_init(&j->cpu);
     uv_timer_start(&j->heartbeat_timer, on_heartbeat, j->heartbeat_ms, j->heartbeat_ms);
     if (!j->ready_notified) {
@@ -347,8 +321,8 @@ static void init_handles(join_t *j)
 static void fill_health(void *arg, worker_health_view_t *v)
 {
     join_t *j = arg;
-    Lc__RunLoad loads[MAX_LOADS], *ptrs[MAX_LOADS];
-    size_t n = fill_loads(j, loads, ptrs, false);
+    Lc__RunLoad loads[WORKER_LINK_MAX_LOADS];
+    size_t n = worker_control_loads(&j->ctl, loads, WORKER_LINK_MAX_LOADS, false);
     v->worker_id = j->worker_id;
     v->joined = worker_link_ready(&j->link);
     v->cpu_percent = j->last_cpu_percent;

@@ -1,6 +1,7 @@
 /* link.c — the master connection, its backoff and the outbox. */
 #include "link.h"
 
+#include <assert.h>
 #include <netdb.h>
 #include <netinet/in.h>
 #include <netinet/tcp.h>
@@ -224,31 +225,9 @@ static int send_bytes(worker_link_t *l, const uint8_t *data, size_t len)
     return write_owned(l, copy, len);
 }
 
-int worker_link_send(worker_link_t *l, const Lc__Envelope *env)
+int worker_link_send_frame(worker_link_t *l, const uint8_t *frame, size_t len)
 {
-    uint8_t *frame;
-    size_t len;
-    if (l->state != WORKER_LINK_HELLO && l->state != WORKER_LINK_READY)
-        return LC_ECLOSED;
-    int rv = lc_frame_encode(env, &frame, &len);
-    if (rv != 0)
-        return rv;
-    rv = send_bytes(l, frame, len);
-    free(frame);
-    return rv;
-}
-
-int worker_link_send_refused(worker_link_t *l, uint64_t run, uint64_t generation,
-                             const char *reason)
-{
-    Lc__AssignRefused refused = LC__ASSIGN_REFUSED__INIT;
-    refused.run = run;
-    refused.generation = generation;
-    refused.reason = (char *)reason;
-    Lc__Envelope env = LC__ENVELOPE__INIT;
-    env.msg_case = LC__ENVELOPE__MSG_ASSIGN_REFUSED;
-    env.assign_refused = &refused;
-    return worker_link_send(l, &env);
+    return send_bytes(l, frame, len);
 }
 
 bool worker_link_ready(const worker_link_t *l)
@@ -309,12 +288,6 @@ static void on_welcome(worker_link_t *l, const Lc__Welcome *w)
 
 static void on_redirect(worker_link_t *l, const Lc__Redirect *r)
 {
-    lc_hostport_t hp;
-    char sub[200];
-    if (r->leader == NULL || lc_hostport_parse(r->leader, 0, &hp, sub, sizeof sub) != 0) {
-        link_fail(l, "redirect to a malformed address");
-        return;
-    }
     snprintf(l->redirect, sizeof l->redirect, "%s", r->leader);
     l->redirects++;
     lc_info("link", "msg=\"redirected to the leader\" from=\"%s\" to=\"%s\"", l->target,
@@ -323,8 +296,37 @@ static void on_redirect(worker_link_t *l, const Lc__Redirect *r)
     close_tcp(l);
 }
 
-static int dispatch(worker_link_t *l, const Lc__Envelope *env)
+/* What the worker cannot act on closes the connection, with a reason;
+ * defaults are filled in here so that no callback repeats them. */
+static const char *check_message(Lc__Envelope *env)
 {
+    lc_hostport_t hp;
+    char sub[200];
+    switch (env->msg_case) {
+    case LC__ENVELOPE__MSG_WELCOME:
+        if (env->welcome->heartbeat_ms == 0)
+            env->welcome->heartbeat_ms = WORKER_LINK_DEFAULT_INTERVAL_MS;
+        if (env->welcome->stats_interval_ms == 0)
+            env->welcome->stats_interval_ms = WORKER_LINK_DEFAULT_INTERVAL_MS;
+        return NULL;
+    case LC__ENVELOPE__MSG_REDIRECT:
+        if (env->redirect->leader == NULL ||
+            lc_hostport_parse(env->redirect->leader, 0, &hp, sub, sizeof sub) != 0)
+            return "redirect to a malformed address";
+        return NULL;
+    default:
+        return NULL;
+    }
+}
+
+/* The one place a message from the master is validated and routed. */
+static int dispatch(worker_link_t *l, Lc__Envelope *env)
+{
+    const char *bad = check_message(env);
+    if (bad != NULL) {
+        link_fail(l, bad);
+        return LINK_STOP;
+    }
     switch (env->msg_case) {
     case LC__ENVELOPE__MSG_CHALLENGE:
         l->challenged = true;
@@ -545,6 +547,7 @@ int worker_link_start(worker_link_t *l, uv_loop_t *loop, const char *join, size_
                       SSL_CTX *tls_ctx, const worker_link_cbs_t *cbs, void *arg, char *errmsg,
                       size_t errlen)
 {
+    assert(cbs != NULL && cbs->connected && cbs->assign && cbs->stop && cbs->acked);
     memset(l, 0, sizeof *l);
     l->tls_ctx = tls_ctx;
     worker_outbox_init(&l->outbox, outbox_max, on_outbox_lost, l);

@@ -1,6 +1,11 @@
-/* link.h — the worker's connection to the master: connect (trying every
- * master and address, following Redirect, backing off), frames in and out,
- * and the outbox (outbox.h) of StatsBatches kept until acknowledged. */
+/* link.h — control thread: the worker's connection to the master: connect
+ * (trying every master and address, following Redirect, backing off), frames
+ * in and out, and the outbox (outbox.h) of StatsBatches kept until acknowledged.
+ *
+ * Messages to the master are built in link_send.h. Messages from it (Challenge,
+ * JoinRefused, Welcome, Redirect, Assign, Stop, StatsAck) are validated in one
+ * place, link.c's dispatch() (right after on_frame() decoded them), before any
+ * callback sees them; anything else closes the connection. */
 #ifndef WORKER_LINK_H
 #define WORKER_LINK_H
 
@@ -19,15 +24,18 @@
 #define WORKER_LINK_BACKOFF_MAX_MS 1000u /* between rounds of the master list */
 #define WORKER_LINK_NEXT_MASTER_MS 20u   /* between masters within a round */
 #define WORKER_LINK_TCP_TIMEOUT_MS 4000u /* TCP_USER_TIMEOUT: dead master or SYN unanswered */
+#define WORKER_LINK_DEFAULT_INTERVAL_MS 1000u /* Welcome's heartbeat and stats intervals when 0 */
 
 typedef struct worker_link_s worker_link_t;
 
-/* Messages from the master; each pointer is valid only during the call. */
+/* Messages from the master, already validated (see dispatch() in link.c);
+ * each pointer is valid only during the call. connected, assign, stop and
+ * acked are required; the others may be NULL. */
 typedef struct worker_link_cbs_s {
-    /* The master's challenge arrived: send Hello now (worker_link_send),
+    /* The master's challenge arrived: send Hello now (worker_link_send_hello),
      * answering the nonce when a join secret is configured. */
     void (*connected)(void *arg, const uint8_t *nonce, size_t nonce_len);
-    void (*welcome)(void *arg, const Lc__Welcome *w);
+    void (*welcome)(void *arg, const Lc__Welcome *w); /* its intervals are never 0 */
     void (*assign)(void *arg, const Lc__Assign *a);
     void (*stop)(void *arg, const Lc__Stop *s);
     void (*acked)(void *arg, uint64_t run, uint64_t seq); /* after the outbox dropped it */
@@ -84,12 +92,9 @@ struct worker_link_s {
 int worker_link_start(worker_link_t *l, uv_loop_t *loop, const char *join, size_t outbox_max,
                       SSL_CTX *tls_ctx, const worker_link_cbs_t *cbs, void *arg, char *errmsg,
                       size_t errlen);
-/* Sends one message now (connected only). Returns 0, LC_ECLOSED or an LC_ error. */
-int worker_link_send(worker_link_t *l, const Lc__Envelope *env);
-/* Tells the master this worker cannot run its share of run (reason is shown
- * to people). Returns what worker_link_send returns. */
-int worker_link_send_refused(worker_link_t *l, uint64_t run, uint64_t generation,
-                             const char *reason);
+/* Sends one encoded frame now (connected only); the messages themselves are
+ * built in link_send.h. Returns 0, LC_ECLOSED or an LC_ error. */
+int worker_link_send_frame(worker_link_t *l, const uint8_t *frame, size_t len);
 bool worker_link_ready(const worker_link_t *l);
 /* Queues a StatsBatch frame (ownership passes); sent at once when welcomed.
  * May drop the oldest batches (cbs->lost) to stay within the bound. */

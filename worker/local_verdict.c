@@ -1,6 +1,7 @@
 /* local_verdict.c — thresholds of a --local run from its counters. */
 #include "local_verdict.h"
 
+#include <assert.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -16,7 +17,8 @@ static const worker_ep_stats_t *scope_of(const worker_run_t *r, const char *endp
     for (size_t i = 0; i < r->plan->n_endpoints && i < r->acc->n; i++)
         if (strcmp(r->plan->endpoints[i].name, endpoint) == 0)
             return &r->acc->ep[i];
-    return NULL; /* cannot happen: the scenario parser checked the name */
+    assert(!"a threshold on an unknown endpoint: the scenario parser checks the names");
+    return NULL;
 }
 
 json_t *local_verdict(const worker_run_t *r, double secs, bool *passed)

@@ -1,5 +1,5 @@
-/* local_verdict.h — the thresholds of a `loadworker --local` run, judged from
- * its merged counters the way the master judges a cluster run. */
+/* local_verdict.h — any thread (pure): the thresholds of a `loadworker --local` run,
+ * judged from its merged counters the way the master judges a cluster run. */
 #ifndef WORKER_LOCAL_VERDICT_H
 #define WORKER_LOCAL_VERDICT_H
 

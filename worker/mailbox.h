@@ -1,5 +1,5 @@
-/* mailbox.h — the messages between the control thread and the engines, and a
- * mutex-guarded FIFO of them that wakes the receiving loop through uv_async. */
+/* mailbox.h — any thread: the messages between the control thread and the engines,
+ * and a mutex-guarded FIFO of them that wakes the receiving loop through uv_async. */
 #ifndef WORKER_MAILBOX_H
 #define WORKER_MAILBOX_H
 

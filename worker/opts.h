@@ -1,4 +1,4 @@
-/* opts.h — the command-line options of loadworker, read-only once parsed. */
+/* opts.h — any thread: the command-line options of loadworker, read-only once parsed. */
 #ifndef WORKER_OPTS_H
 #define WORKER_OPTS_H
 

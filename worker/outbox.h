@@ -1,5 +1,5 @@
-/* outbox.h — StatsBatch frames kept until the master acknowledges them,
- * bounded by bytes: beyond the bound the oldest are dropped and the loss is
+/* outbox.h — control thread: StatsBatch frames kept until the master acknowledges
+ * them, bounded by bytes: beyond the bound the oldest are dropped and the loss is
  * counted, per batch, for the run to report it. No I/O: the link sends. */
 #ifndef WORKER_OUTBOX_H
 #define WORKER_OUTBOX_H

@@ -1,5 +1,5 @@
-/* pacer.h — the scheduling math of the workload models, free of I/O: where a
- * stage ramp stands at a moment, and when the open model's next start is due.
+/* pacer.h — any thread (pure): the scheduling math of the workload models, free of
+ * I/O; where a stage ramp stands at a moment, and when the open model's next start is due.
  *
  * Times are milliseconds on the run's timeline (0 = the run's start). A ramp
  * goes linearly from 0 (k6's startVUs / startRate default) to each stage's

@@ -1,7 +1,7 @@
-/* plan.h — the immutable per-run plan that a run's engines share: the parsed
- * scenario, each task's pre-rendered request or compiled templates, task
- * weights, endpoints, the resolved target address and, for https, the TLS
- * context. */
+/* plan.h — any thread (built by the control thread, then read-only): the per-run
+ * plan that a run's engines share; the parsed scenario, each task's pre-rendered
+ * request or compiled templates, task weights, endpoints, the resolved target
+ * address and, for https, the TLS context. */
 #ifndef WORKER_PLAN_H
 #define WORKER_PLAN_H
 

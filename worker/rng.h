@@ -1,4 +1,4 @@
-/* rng.h — a per-engine xorshift64* generator: fast, not cryptographic. */
+/* rng.h — any thread (pure): a per-engine xorshift64* generator, fast, not cryptographic. */
 #ifndef WORKER_RNG_H
 #define WORKER_RNG_H
 

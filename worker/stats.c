@@ -1,11 +1,12 @@
-/* stats.c — endpoint counters: record, merge, encode as StatsBatch. */
+/* stats.c — endpoint counters: record, merge, build a StatsBatch (its envelope: link_send.c). */
 #include "stats.h"
 
+#include <assert.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include "lc_err.h"
-#include "lc_frame.h"
+#include "link_send.h"
 
 static const char *const kind_names[WORKER_ERR_KINDS] = {
     [WORKER_ERR_CONNECT_REFUSED] = "connect_refused",
@@ -53,6 +54,8 @@ void worker_stats_reset(worker_stats_t *s)
 void worker_stats_record(worker_stats_t *s, size_t ep, int kind, uint64_t latency_us,
                          uint64_t bytes)
 {
+    assert(ep < s->n);
+    assert(kind == WORKER_KIND_OK || (kind >= 0 && kind < WORKER_ERR_KINDS));
     worker_ep_stats_t *e = &s->ep[ep];
     e->count++;
     e->bytes += bytes;
@@ -180,12 +183,8 @@ int worker_stats_encode_batch(const worker_stats_t *s, const worker_endpoint_t *
 {
     batch_build_t b;
     int rv = build_batch(&b, s, eps, meta);
-    if (rv == 0) {
-        Lc__Envelope env = LC__ENVELOPE__INIT;
-        env.msg_case = LC__ENVELOPE__MSG_STATS;
-        env.stats = &b.batch;
-        rv = lc_frame_encode(&env, out, out_len);
-    }
+    if (rv == 0)
+        rv = worker_link_encode_stats(&b.batch, out, out_len);
     build_free(&b);
     return rv;
 }

@@ -1,5 +1,6 @@
-/* stats.h — per-run, per-endpoint counters and latency histograms: recorded
- * by one engine, merged by the control thread, encoded as a StatsBatch. */
+/* stats.h — any thread (one owner per block): per-run, per-endpoint counters and
+ * latency histograms, recorded by one engine, merged by the control thread,
+ * built into a StatsBatch. */
 #ifndef WORKER_STATS_H
 #define WORKER_STATS_H
 

@@ -1,5 +1,6 @@
-/* sysinfo.h — what the worker knows about its machine: the persisted worker
- * id, file-descriptor capacity, local source addresses, CPU use and memory. */
+/* sysinfo.h — control thread (source addresses: any thread): what the worker knows
+ * about its machine; the persisted worker id, file-descriptor capacity, local source
+ * addresses, CPU use and memory. */
 #ifndef WORKER_SYSINFO_H
 #define WORKER_SYSINFO_H
 

@@ -1,5 +1,5 @@
-/* template.h — the ${…} templates of request paths and bodies: compiled once
- * per run, rendered per request. */
+/* template.h — any thread (pure): the ${…} templates of request paths and
+ * bodies, compiled once per run, rendered per request. */
 #ifndef WORKER_TEMPLATE_H
 #define WORKER_TEMPLATE_H
 

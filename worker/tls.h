@@ -1,6 +1,6 @@
-/* tls.h — HTTPS for the engine: a worker_transport_ops_t running OpenSSL over
- * a BIO pair on the connection's uv stream, with one SSL_CTX per run and one
- * resumable session per engine and run. */
+/* tls.h — engine thread (the per-run context: control thread): HTTPS for the engine,
+ * a worker_transport_ops_t running OpenSSL over a BIO pair on the connection's uv
+ * stream, with one SSL_CTX per run and one resumable session per engine and run. */
 #ifndef WORKER_TLS_H
 #define WORKER_TLS_H
 

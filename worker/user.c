@@ -1,6 +1,7 @@
 /* user.c — the user cycle: closed model (think, repeat) and open model (one start at a time). */
 #include "user.h"
 
+#include <assert.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -159,6 +160,7 @@ static void send_request(worker_user_t *u)
     worker_tpl_vars_t vars = {.user_id = u->id, .iteration = u->iteration, .rng = &e->rng};
     const char *req;
     size_t len;
+    assert(u->phase == WORKER_USER_CONNECT);
     u->phase = WORKER_USER_REQUEST;
     u->iteration++;
     if (worker_plan_render(p, u->task, &vars, &e->body_scratch, &u->req, &req, &len) != 0) {
@@ -173,6 +175,7 @@ static void send_request(worker_user_t *u)
 
 static void user_next(worker_user_t *u)
 {
+    assert(u->phase == WORKER_USER_THINK); /* a new user, or one done thinking or idle */
     if (ending(u)) {
         user_finish(u);
         return;
@@ -282,6 +285,9 @@ static void on_done(worker_conn_t *c, const worker_conn_result_t *r)
 {
     worker_user_t *u = c->data;
     engine_run_t *run = u->run;
+    /* A result comes for a connect or a request; a finishing user gets none. */
+    assert(u->phase == WORKER_USER_CONNECT || u->phase == WORKER_USER_REQUEST);
+    assert(u->task < run->plan->n_tasks);
     const worker_task_plan_t *tp = &run->plan->tasks[u->task];
     worker_stats_record(run->stats, tp->endpoint, classify(tp->task, r), latency_of(u, r),
                         r->bytes);

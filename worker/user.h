@@ -1,5 +1,5 @@
-/* user.h — one virtual user: pick a task by weight, render and send its
- * request, check the response, record; then think and repeat (closed model)
+/* user.h — engine thread: one virtual user; pick a task by weight, render and send
+ * its request, check the response, record; then think and repeat (closed model)
  * or go back to the run's pool until the pacer gives it a start (open model). */
 #ifndef WORKER_USER_H
 #define WORKER_USER_H

@@ -9,7 +9,7 @@
 
 #include <cmocka.h>
 
-#include "lc_frame.h"
+#include "decode_frame.h"
 #include "lc_hist.h"
 #include "rng.h"
 #include "stats.h"
@@ -81,26 +81,6 @@ static void test_merge_is_exact(void **state)
     assert_int_equal(total.count, count);
     worker_stats_free(acc);
     worker_stats_free(truth);
-}
-
-static int grab_frame(void *arg, const uint8_t *body, size_t len)
-{
-    Lc__Envelope **out = arg;
-    char err[160];
-    assert_int_equal(lc_frame_decode(body, len, out, err, sizeof err), 0);
-    return 0;
-}
-
-static Lc__Envelope *decode_frame(const uint8_t *frame, size_t len)
-{
-    lc_frame_reader_t r;
-    Lc__Envelope *env = NULL;
-    lc_frame_reader_init(&r, LC_FRAME_MAX);
-    assert_int_equal(lc_frame_reader_feed(&r, frame, len, grab_frame, &env), 0);
-    assert_int_equal(lc_frame_reader_pending(&r), 0);
-    lc_frame_reader_close(&r);
-    assert_non_null(env);
-    return env;
 }
 
 static void test_batch_round_trip(void **state)
