@@ -2,6 +2,7 @@
 #include "saturation.h"
 
 #include <assert.h>
+#include <stddef.h>
 
 saturation_t saturation_start(uint32_t capacity)
 {
