@@ -56,3 +56,28 @@ bool lc_join_verify(const lc_join_secret_t *secret, const uint8_t *nonce, size_t
         return false;
     return CRYPTO_memcmp(expected, proof, LC_JOIN_PROOF_LEN) == 0;
 }
+
+#define JOIN_V2_LABEL "lc-join-v2"
+
+int lc_join_proof_for(const lc_join_secret_t *secret, const uint8_t *nonce, size_t nonce_len,
+                      const char *worker_id, uint8_t proof[LC_JOIN_PROOF_LEN])
+{
+    uint8_t msg[sizeof JOIN_V2_LABEL + 64 + 128];
+    size_t id_len = strlen(worker_id);
+    if (nonce_len > 64 || id_len > 128)
+        return LC_EINVAL;
+    memcpy(msg, JOIN_V2_LABEL, sizeof JOIN_V2_LABEL); /* with its NUL */
+    memcpy(msg + sizeof JOIN_V2_LABEL, nonce, nonce_len);
+    memcpy(msg + sizeof JOIN_V2_LABEL + nonce_len, worker_id, id_len);
+    return lc_join_proof(secret, msg, sizeof JOIN_V2_LABEL + nonce_len + id_len, proof);
+}
+
+bool lc_join_verify_for(const lc_join_secret_t *secret, const uint8_t *nonce, size_t nonce_len,
+                        const char *worker_id, const uint8_t *proof, size_t proof_len)
+{
+    uint8_t expected[LC_JOIN_PROOF_LEN];
+    if (proof_len != LC_JOIN_PROOF_LEN ||
+        lc_join_proof_for(secret, nonce, nonce_len, worker_id, expected) != 0)
+        return false;
+    return CRYPTO_memcmp(expected, proof, LC_JOIN_PROOF_LEN) == 0;
+}

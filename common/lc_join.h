@@ -33,4 +33,13 @@ int lc_join_proof(const lc_join_secret_t *secret, const uint8_t *nonce, size_t n
 bool lc_join_verify(const lc_join_secret_t *secret, const uint8_t *nonce, size_t nonce_len,
                     const uint8_t *proof, size_t proof_len);
 
+/* A worker's join proof binds its id: HMAC-SHA256(secret, "lc-join-v2" NUL
+ * nonce worker_id), so a proof made for one id (or relayed from another
+ * connection) is useless for any other. nonce_len ≤ 64, id ≤ 128 bytes.
+ * Returns 0, LC_EINVAL or LC_EIO. */
+int lc_join_proof_for(const lc_join_secret_t *secret, const uint8_t *nonce, size_t nonce_len,
+                      const char *worker_id, uint8_t proof[LC_JOIN_PROOF_LEN]);
+bool lc_join_verify_for(const lc_join_secret_t *secret, const uint8_t *nonce, size_t nonce_len,
+                        const char *worker_id, const uint8_t *proof, size_t proof_len);
+
 #endif

@@ -155,6 +155,13 @@ static void note_peer(lc_tls_channel_t *ch)
         X509_NAME_oneline(X509_get_subject_name(cert), ch->peer, sizeof ch->peer);
 }
 
+bool lc_tls_channel_peer_is(const lc_tls_channel_t *ch, const char *name)
+{
+    X509 *cert = lc_tls_channel_established(ch) ? SSL_get0_peer_certificate(ch->ssl) : NULL;
+    return cert != NULL && X509_check_host(cert, name, strlen(name), X509_CHECK_FLAG_NO_WILDCARDS,
+                                           NULL) == 1;
+}
+
 static int write_now(lc_tls_channel_t *ch, const uint8_t *data, size_t len)
 {
     /* Memory BIOs grow, so SSL_write takes everything in one call. */

@@ -70,5 +70,8 @@ bool lc_tls_channel_established(const lc_tls_channel_t *ch);
 const char *lc_tls_channel_error(const lc_tls_channel_t *ch);
 /* The subject of the peer's verified certificate ("" before the handshake). */
 const char *lc_tls_channel_peer(const lc_tls_channel_t *ch);
+/* Whether the peer's verified certificate names name (a DNS subjectAltName,
+ * or the CN when it has none): false before the handshake. */
+bool lc_tls_channel_peer_is(const lc_tls_channel_t *ch, const char *name);
 
 #endif

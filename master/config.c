@@ -39,6 +39,8 @@ static const char usage[] =
     "                             certificate chain (PEM), given with --tls-key\n"
     "  --tls-key PATH             and --tls-ca (CAs workers' certificates chain to)\n"
     "  --tls-ca PATH\n"
+    "  --tls-require-worker-id    with TLS: a worker's certificate must name its\n"
+    "                             worker id (a DNS subjectAltName, or the CN)\n"
     "  --log-level LEVEL          debug, info, warn or error (default info)\n"
     "  --log-file PATH            append logs here instead of stderr; SIGHUP\n"
     "                             reopens it (after log rotation)\n"
@@ -166,7 +168,8 @@ static int apply_cluster_node(master_config_t *c)
 enum { OPT_DATA = 256, OPT_ID, OPT_RAFT, OPT_WORKERS, OPT_ADVERTISE, OPT_API, OPT_ELECTION,
        OPT_HEARTBEAT, OPT_SNAP_THRESHOLD, OPT_SNAP_TRAILING, OPT_WORKER_HB, OPT_CLUSTER,
        OPT_LOG, OPT_VERSION, OPT_HELP, OPT_JOIN_QUORUM, OPT_ADMIN_TOKEN,
-       OPT_JOIN_SECRET, OPT_TLS_CERT, OPT_TLS_KEY, OPT_TLS_CA, OPT_LOG_FILE };
+       OPT_JOIN_SECRET, OPT_TLS_CERT, OPT_TLS_KEY, OPT_TLS_CA, OPT_LOG_FILE,
+       OPT_TLS_REQUIRE_ID };
 
 static const struct option options[] = {
     {"data-dir", required_argument, NULL, OPT_DATA},
@@ -187,6 +190,7 @@ static const struct option options[] = {
     {"tls-cert", required_argument, NULL, OPT_TLS_CERT},
     {"tls-key", required_argument, NULL, OPT_TLS_KEY},
     {"tls-ca", required_argument, NULL, OPT_TLS_CA},
+    {"tls-require-worker-id", no_argument, NULL, OPT_TLS_REQUIRE_ID},
     {"log-level", required_argument, NULL, OPT_LOG},
     {"log-file", required_argument, NULL, OPT_LOG_FILE},
     {"version", no_argument, NULL, OPT_VERSION},
@@ -237,6 +241,7 @@ static int apply_flag(master_config_t *c, int opt, const char *arg)
     case OPT_TLS_CERT: c->worker_tls.cert = arg; return 0;
     case OPT_TLS_KEY: c->worker_tls.key = arg; return 0;
     case OPT_TLS_CA: c->worker_tls.ca = arg; return 0;
+    case OPT_TLS_REQUIRE_ID: c->tls_require_worker_id = true; return 0;
     case OPT_LOG_FILE:
         if (arg[0] == '\0' || strlen(arg) >= sizeof c->log_file) {
             fprintf(stderr, "loadmaster: --log-file: expected a path\n");

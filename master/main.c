@@ -3,6 +3,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/resource.h>
 
 #include "batcher.h"
 #include "auth.h"
@@ -188,6 +189,25 @@ static void start_signals(master_t *m)
     uv_timer_start(&m->ready_timer, ready_poll_cb, 100, 100);
 }
 
+/* Descriptors the worker port may use: the open-file limit (raised to its
+ * hard limit) less a reserve for Raft, the API, the store and logs, so a
+ * flood of worker connections cannot starve them. */
+#define FD_RESERVE 256
+static size_t worker_connection_budget(void)
+{
+    struct rlimit rl;
+    if (getrlimit(RLIMIT_NOFILE, &rl) != 0)
+        return 0;
+    if (rl.rlim_cur < rl.rlim_max) {
+        rl.rlim_cur = rl.rlim_max;
+        if (setrlimit(RLIMIT_NOFILE, &rl) != 0)
+            getrlimit(RLIMIT_NOFILE, &rl);
+    }
+    if (rl.rlim_cur == RLIM_INFINITY)
+        return 0;
+    return rl.rlim_cur > 2 * FD_RESERVE ? (size_t)(rl.rlim_cur - FD_RESERVE) : FD_RESERVE;
+}
+
 static int start(master_t *m, char *errmsg, size_t errlen)
 {
     bool created;
@@ -213,7 +233,9 @@ static int start(master_t *m, char *errmsg, size_t errlen)
                          .heartbeat_ms = m->cfg.worker_heartbeat_ms,
                          .stats_interval_ms = m->cfg.stats_interval_ms,
                          .join_secret = &m->cfg.join_secret,
-                         .tls_ctx = m->worker_tls};
+                         .tls_ctx = m->worker_tls,
+                         .tls_require_worker_id = m->cfg.tls_require_worker_id,
+                         .max_connections = worker_connection_budget()};
     fleet_events_t ev = {.arg = m,
                          .on_join = on_join,
                          .on_lost = on_lost,

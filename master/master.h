@@ -43,6 +43,7 @@ typedef struct master_config_s {
     bool no_bootstrap;        /* --join-quorum: wait to be added by `loadctl cluster add` */
     char admin_token_file[PATH_MAX]; /* --admin-token-file; "" when not given */
     lc_tls_files_t worker_tls;  /* --tls-cert/--tls-key/--tls-ca (argv); NULLs: plaintext */
+    bool tls_require_worker_id; /* --tls-require-worker-id */
     char log_file[PATH_MAX];    /* --log-file; "" logs to stderr */
 } master_config_t;
 

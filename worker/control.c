@@ -91,6 +91,17 @@ static void post_shares(worker_control_t *ctl, worker_run_t *r, enum worker_msg_
 
 /* Cuts the merged counters into one StatsBatch and hands it over, with the
  * losses not yet reported. */
+/* The second of the run (not of this worker's part in it) that ends at
+ * now: a worker that joined late, or came back, files its counts where the
+ * run stands, as the others do. */
+static uint32_t run_second(const worker_run_t *r, uint64_t now)
+{
+    if (r->started_ms == 0)
+        return 0;
+    uint64_t run_ms = r->plan->offset_ms + (now - r->started_ms);
+    return (uint32_t)((run_ms + 999) / 1000);
+}
+
 static void cut_batch(worker_control_t *ctl, worker_run_t *r, bool final)
 {
     if (!ctl->batches)
@@ -105,7 +116,7 @@ static void cut_batch(worker_control_t *ctl, worker_run_t *r, bool final)
         requests += r->acc->ep[i].count;
     worker_batch_meta_t meta = {
         .run = r->id, .worker_id = ctl->worker_id, .seq = r->seq + 1,
-        .interval = r->started_ms ? (uint32_t)((now - r->started_ms + 999) / 1000) : 0,
+        .interval = run_second(r, now),
         .users = final ? 0 : users, .final = final, .requests = requests,
         .lost_batches = r->lost_batches, .lost_requests = r->lost_requests};
     uint8_t *frame;
@@ -287,9 +298,9 @@ static worker_run_t *new_run(worker_control_t *ctl, const worker_assign_t *a, wo
     r->id = a->run;
     /* Sequence numbers must never repeat for (worker, run), even after this
      * process restarts with the same worker id: the master drops a batch
-     * whose seq it has seen. Starting from the wall clock in µs keeps them
-     * increasing across restarts. */
-    r->seq = lc_wall_ms() * 1000u;
+     * whose seq it has seen. Each start has its own persisted epoch (not the
+     * clock, which may be stepped back). */
+    r->seq = ctl->seq_base;
     r->first_seq = r->seq + 1;
     r->generation = a->generation;
     r->users = a->users;
@@ -493,6 +504,12 @@ bool worker_control_lost(worker_control_t *ctl, uint64_t run, uint64_t batches,
     r->lost_batches += batches;
     r->lost_requests += requests;
     return true;
+}
+
+void worker_control_set_seq_epoch(worker_control_t *ctl, uint64_t epoch)
+{
+    assert(ctl->runs == NULL && epoch < UINT32_MAX);
+    ctl->seq_base = epoch << 32;
 }
 
 void worker_control_set_interval(worker_control_t *ctl, uint32_t ms)

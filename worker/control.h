@@ -47,7 +47,7 @@ typedef struct worker_run_s {
     enum worker_run_state state;
     worker_plan_t *plan;
     worker_stats_t *acc;      /* merged counters not yet cut into a batch */
-    uint64_t seq;             /* last seq used; starts at wall-clock µs */
+    uint64_t seq;             /* last seq used; starts at the control's seq_base */
     uint64_t first_seq;       /* seq of its first batch */
     uint64_t final_seq;
     uint64_t assigned_ms;     /* control loop time of the first Assign */
@@ -101,6 +101,7 @@ struct worker_control_s {
     uint32_t stats_interval_ms;
     bool batches;             /* cut StatsBatches (--join) or keep totals (--local) */
     bool safety_net;          /* stop runs by themselves past their duration */
+    uint64_t seq_base;        /* a run's first batch is seq_base + 1 (epoch << 32) */
     uint64_t round;
     unsigned round_pending;   /* engines yet to end the current round */
     const worker_control_hooks_t *hooks;
@@ -116,6 +117,9 @@ struct worker_control_s {
 int worker_control_init(worker_control_t *ctl, uv_loop_t *loop, unsigned n_engines,
                         bool batches, const char *worker_id,
                         const worker_control_hooks_t *hooks, void *hooks_arg);
+/* The batch epoch of this start (worker_seq_epoch_next): batch seqs of
+ * every run start past epoch << 32. Call before the first Assign. */
+void worker_control_set_seq_epoch(worker_control_t *ctl, uint64_t epoch);
 /* Starts or rescales a run. Returns 0, or LC_EINVAL (bad scenario) or
  * LC_ETOOBIG (the open-file limit cannot hold its connections) with errmsg;
  * the assignment is then ignored and should be refused to the master. */

@@ -360,6 +360,11 @@ static int serve(join_t *j, const worker_opts_t *o)
         fprintf(stderr, "loadworker: worker id: %s\n", why);
         return 1;
     }
+    uint64_t epoch = 0;
+    if (worker_seq_epoch_next(o->data_dir, &epoch, why, sizeof why) != 0) {
+        fprintf(stderr, "loadworker: batch epoch: %s\n", why);
+        return 1;
+    }
     snprintf(j->name, sizeof j->name, "%s", o->name ? o->name : "");
     if (o->name == NULL && gethostname(j->name, sizeof j->name - 1) != 0)
         snprintf(j->name, sizeof j->name, "worker");
@@ -368,6 +373,8 @@ static int serve(join_t *j, const worker_opts_t *o)
     init_handles(j);
     int rv = worker_control_init(&j->ctl, &j->loop, o->threads, true, j->worker_id,
                                  &control_hooks, j);
+    if (rv == 0)
+        worker_control_set_seq_epoch(&j->ctl, epoch);
     if (rv == 0 && (rv = start_extras(j, o, why, sizeof why)) != 0)
         fprintf(stderr, "loadworker: %s\n", why);
     if (rv == 0) {

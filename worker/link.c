@@ -292,6 +292,12 @@ static void on_redirect(worker_link_t *l, const Lc__Redirect *r)
     l->redirects++;
     lc_info("link", "msg=\"redirected to the leader\" from=\"%s\" to=\"%s\"", l->target,
             l->redirect);
+    if (l->state == WORKER_LINK_READY) {
+        /* A master that welcomed us and then redirects lost leadership: the
+         * connection ends as any other would (outbox, disconnected hook). */
+        link_fail(l, "redirected after Welcome");
+        return;
+    }
     l->state = WORKER_LINK_CLOSING;
     close_tcp(l);
 }

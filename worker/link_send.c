@@ -34,7 +34,7 @@ int worker_link_encode_hello(const worker_hello_t *h, const uint8_t *nonce, size
     Lc__Hello hello = LC__HELLO__INIT;
     uint8_t proof[LC_JOIN_PROOF_LEN];
     if (h->secret != NULL && h->secret->len > 0 &&
-        lc_join_proof(h->secret, nonce, nonce_len, proof) == 0) {
+        lc_join_proof_for(h->secret, nonce, nonce_len, h->worker_id, proof) == 0) {
         hello.join_proof.data = proof;
         hello.join_proof.len = sizeof proof;
     }

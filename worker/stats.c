@@ -6,23 +6,15 @@
 #include <string.h>
 
 #include "lc_err.h"
+#include "lc_protocol.h"
 #include "link_send.h"
 
-static const char *const kind_names[WORKER_ERR_KINDS] = {
-    [WORKER_ERR_CONNECT_REFUSED] = "connect_refused",
-    [WORKER_ERR_CONNECT_TIMEOUT] = "connect_timeout",
-    [WORKER_ERR_RESET] = "reset",
-    [WORKER_ERR_TIMEOUT] = "timeout",
-    [WORKER_ERR_TLS] = "tls",
-    [WORKER_ERR_PARSE] = "parse",
-    [WORKER_ERR_STATUS] = "status",
-    [WORKER_ERR_EXPECT] = "expect",
-    [WORKER_ERR_ABORTED] = "aborted",
-};
+/* The names are the protocol's (lc_protocol.h), in the same order. */
+_Static_assert(WORKER_ERR_KINDS == LC_PROTOCOL_ERROR_KINDS, "one name per error kind");
 
 const char *worker_err_kind_name(int kind)
 {
-    return kind >= 0 && kind < WORKER_ERR_KINDS ? kind_names[kind] : "unknown";
+    return kind >= 0 && kind < WORKER_ERR_KINDS ? lc_protocol_error_kinds[kind] : "unknown";
 }
 
 worker_stats_t *worker_stats_new(size_t n)

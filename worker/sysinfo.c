@@ -2,8 +2,10 @@
 #include "sysinfo.h"
 
 #include <errno.h>
+#include <fcntl.h>
 #include <netinet/in.h>
 #include <stdatomic.h>
+#include <stdbool.h>
 #include <stdio.h>
 #include <string.h>
 #include <sys/random.h>
@@ -167,6 +169,34 @@ int worker_id_load(const char *data_dir, char out[33], char *errmsg, size_t errl
     if (got == NULL || !valid_id(line))
         return lc_errf(errmsg, errlen, LC_EIO, "%s: expected 32 hex digits", path);
     memcpy(out, line, 33);
+    return 0;
+}
+
+int worker_seq_epoch_next(const char *data_dir, uint64_t *out, char *errmsg, size_t errlen)
+{
+    char path[4096], tmp[4200];
+    unsigned long long last = 0;
+    snprintf(path, sizeof path, "%s/batch-epoch", data_dir);
+    FILE *f = fopen(path, "r");
+    if (f != NULL) {
+        int got = fscanf(f, "%llu", &last);
+        fclose(f);
+        if (got != 1 || last >= UINT32_MAX)
+            return lc_errf(errmsg, errlen, LC_EIO, "%s: expected a number below 2^32", path);
+    } else if (errno != ENOENT) {
+        return lc_errf(errmsg, errlen, LC_EIO, "open %s: %s", path, strerror(errno));
+    }
+    /* Written and synced before any batch of this start goes out. */
+    snprintf(tmp, sizeof tmp, "%s.tmp", path);
+    int fd = open(tmp, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
+    char line[32];
+    int n = snprintf(line, sizeof line, "%llu\n", last + 1);
+    bool ok = fd >= 0 && write(fd, line, (size_t)n) == n && fsync(fd) == 0;
+    if (fd >= 0)
+        ok = close(fd) == 0 && ok;
+    if (!ok || rename(tmp, path) != 0)
+        return lc_errf(errmsg, errlen, LC_EIO, "write %s: %s", path, strerror(errno));
+    *out = last + 1;
     return 0;
 }
 

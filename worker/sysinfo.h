@@ -35,6 +35,11 @@ int worker_source_bind(uv_tcp_t *tcp, const struct sockaddr *src);
  * (creating data_dir too). out gets 32 hex digits. Returns 0 or LC_EIO with
  * errmsg. */
 int worker_id_load(const char *data_dir, char out[33], char *errmsg, size_t errlen);
+/* This start's batch epoch: one more than the last start's, persisted in
+ * <data_dir>/batch-epoch before it is used. A run's batch seqs start at
+ * epoch << 32, so they never repeat across restarts whatever the clock does.
+ * Returns 0 or LC_EIO with errmsg. */
+int worker_seq_epoch_next(const char *data_dir, uint64_t *out, char *errmsg, size_t errlen);
 
 /* Process CPU use between two calls. */
 typedef struct worker_cpu_s {

@@ -16,6 +16,7 @@ static void on_ready(worker_conn_t *c);
 static void on_done(worker_conn_t *c, const worker_conn_result_t *r);
 static void on_closed(worker_conn_t *c);
 static void on_conn_destroyed(worker_conn_t *c);
+static void on_think(uv_timer_t *t);
 
 static const worker_conn_cbs_t conn_cbs = {
     .ready = on_ready,
@@ -23,6 +24,8 @@ static const worker_conn_cbs_t conn_cbs = {
     .closed = on_closed,
     .destroyed = on_conn_destroyed,
 };
+
+#define OOM_RETRY_MS 1000
 
 static bool ending(const worker_user_t *u)
 {
@@ -164,9 +167,12 @@ static void send_request(worker_user_t *u)
     u->phase = WORKER_USER_REQUEST;
     u->iteration++;
     if (worker_plan_render(p, u->task, &vars, &e->body_scratch, &u->req, &req, &len) != 0) {
+        /* Nothing was sent, so nothing is counted; the user tries again a
+         * second later rather than stalling (the connection stays open). */
         lc_error("engine", "msg=\"out of memory rendering a request\" run=%llu",
                  (unsigned long long)r->id);
-        worker_conn_abort(&u->conn, WORKER_ERR_ABORTED);
+        u->phase = WORKER_USER_THINK;
+        uv_timer_start(&u->think, on_think, OOM_RETRY_MS, 0);
         return;
     }
     worker_conn_send(&u->conn, req, len, tp->head, tp->task->expect_body_contains != NULL,

@@ -10,6 +10,7 @@
 #include "fleet.h"
 #include "lc_buf.h"
 #include "quorum.h"
+#include "runs.h"
 #include "store_metrics.h"
 
 /* Upper bounds (seconds) of the latency histogram's buckets, besides +Inf. */
@@ -205,6 +206,16 @@ static void worker_lines(text_t *t, master_t *m)
     appendf(t, "loadcluster_workers{state=\"disconnected\"} %zu\n", n - connected - saturated);
     family(t, "loadcluster_workers_connected", "gauge", "Workers connected to this master.");
     appendf(t, "loadcluster_workers_connected %zu\n", connected + saturated);
+    runs_refused_t refused = runs_refused(m->runs);
+    family(t, "loadcluster_worker_messages_refused_total", "counter",
+           "Worker messages refused since start: statistics, refusals and Hello claims for runs "
+           "or shares the worker was not given, or with counters the plan cannot have.");
+    appendf(t, "loadcluster_worker_messages_refused_total{kind=\"stats\"} %llu\n",
+            (unsigned long long)refused.stats);
+    appendf(t, "loadcluster_worker_messages_refused_total{kind=\"refusal\"} %llu\n",
+            (unsigned long long)refused.refusals);
+    appendf(t, "loadcluster_worker_messages_refused_total{kind=\"claim\"} %llu\n",
+            (unsigned long long)refused.claims);
 }
 
 static void raft_lines(text_t *t, master_t *m)

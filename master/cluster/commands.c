@@ -88,6 +88,21 @@ int command_run_finished(const command_sink_t *s, uint64_t run, lc_run_state_t s
     return propose(s, &cmd, NULL, NULL);
 }
 
+int command_run_assignment(const command_sink_t *s, uint64_t run, const char *worker,
+                           uint64_t generation, uint32_t users)
+{
+    assert(worker != NULL);
+    Lc__RunAssignment ra = LC__RUN_ASSIGNMENT__INIT;
+    ra.run = run;
+    ra.worker = (char *)worker;
+    ra.generation = generation;
+    ra.users = users;
+    Lc__Command cmd = LC__COMMAND__INIT;
+    cmd.cmd_case = LC__COMMAND__CMD_RUN_ASSIGNMENT;
+    cmd.run_assignment = &ra;
+    return propose(s, &cmd, NULL, NULL);
+}
+
 int command_run_seconds(const command_sink_t *s, uint64_t run, Lc__StatsBatch **batches,
                         size_t n_batches, quorum_applied_cb cb, void *arg)
 {

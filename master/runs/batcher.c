@@ -19,9 +19,13 @@
  * little (acks and failover recovery are quicker), long enough that the
  * batches of several workers for one second usually share an entry. */
 #define FLUSH_INTERVAL_MS 200
+/* A batch whose entry committed but did not apply is proposed again this
+ * often; then it is left to its worker's outbox (replayed on reconnect). */
+#define MAX_FAILED_APPLIES 3
 
 typedef struct queued_s {
     Lc__Envelope *env; /* its stats field is the batch */
+    unsigned failed_applies;
     struct queued_s *next;
 } queued_t;
 
@@ -84,7 +88,6 @@ void batcher_add(batcher_t *a, fleet_worker_t *w, Lc__Envelope *env)
 {
     assert(env != NULL && env->msg_case == LC__ENVELOPE__MSG_STATS && env->stats != NULL);
     const Lc__StatsBatch *b = env->stats;
-    (void)w;
     if (store_batch_applied(a->m->store, b->worker_id, b->run, b->seq)) {
         a->replays++;
         committed(a->m, b); /* a replay of a batch that is already history */
@@ -93,6 +96,14 @@ void batcher_add(batcher_t *a, fleet_worker_t *w, Lc__Envelope *env)
     }
     if (seen(a, b)) {
         a->replays++;
+        lc__envelope__free_unpacked(env, NULL);
+        return;
+    }
+    /* Only what the worker was given: its own share of an active run. */
+    runs_admission_t admission = runs_admit_stats(a->m->runs, w, b);
+    if (admission != RUNS_ADMIT) {
+        if (admission == RUNS_REFUSE_OVER) /* nothing can change it: let the worker drop it */
+            fleet_send_ack(a->m->fleet, b->worker_id, b->run, b->seq);
         lc__envelope__free_unpacked(env, NULL);
         return;
     }
@@ -123,13 +134,39 @@ static void unlink_proposal(proposal_t *p)
         p->next->prev = p->prev;
 }
 
+/* Puts the batches of an entry that did not apply back in the queue, but
+ * those that failed MAX_FAILED_APPLIES times already; returns what is left. */
+static queued_t *requeue(batcher_t *a, queued_t *batches)
+{
+    queued_t *dropped = NULL;
+    while (batches != NULL) {
+        queued_t *q = batches;
+        batches = q->next;
+        q->next = NULL;
+        if (++q->failed_applies >= MAX_FAILED_APPLIES) {
+            q->next = dropped;
+            dropped = q;
+            continue;
+        }
+        if (a->queue_tail != NULL)
+            a->queue_tail->next = q;
+        else
+            a->queue_head = q;
+        a->queue_tail = q;
+    }
+    return dropped;
+}
+
 static void applied_cb(void *arg, int status, int result)
 {
     proposal_t *p = arg;
-    if (p->batcher != NULL && status == 0) {
-        if (result != 0)
-            lc_warn("batcher", "msg=\"stats not recorded\" run=%llu error=\"%s\"",
-                    (unsigned long long)p->run, lc_strerror(result));
+    /* Acknowledged only once applied: a batch the FSM could not apply is
+     * proposed again, and never acknowledged until it applies. */
+    if (p->batcher != NULL && status == 0 && result != 0) {
+        lc_warn("batcher", "msg=\"stats not recorded; proposing them again\" run=%llu "
+                "error=\"%s\"", (unsigned long long)p->run, lc_strerror(result));
+        p->batches = requeue(p->batcher, p->batches);
+    } else if (p->batcher != NULL && status == 0) {
         for (queued_t *q = p->batches; q != NULL; q = q->next)
             committed(p->batcher->m, q->env->stats);
     }
@@ -167,19 +204,21 @@ static size_t take_run_batches(batcher_t *a, proposal_t *p)
     return n;
 }
 
-static void propose_run(batcher_t *a, uint64_t run)
+/* Returns false when nothing could be taken (out of memory): the batches
+ * stay queued for the next flush. */
+static bool propose_run(batcher_t *a, uint64_t run)
 {
     proposal_t *p = calloc(1, sizeof *p);
     if (p == NULL)
-        return;
+        return false;
     p->batcher = a;
     p->run = run;
     size_t n = take_run_batches(a, p);
     Lc__StatsBatch **batches = calloc(n, sizeof *batches);
     if (batches == NULL) {
-        free_batches(p->batches);
+        free_batches(p->batches); /* not acknowledged: the workers replay them */
         free(p);
-        return;
+        return true;
     }
     size_t i = 0;
     for (queued_t *q = p->batches; q != NULL; q = q->next)
@@ -191,18 +230,20 @@ static void propose_run(batcher_t *a, uint64_t run)
         /* Not acknowledged: workers keep the batches and replay them. */
         free_batches(p->batches);
         free(p);
-        return;
+        return true;
     }
     p->next = a->in_flight;
     if (a->in_flight != NULL)
         a->in_flight->prev = p;
     a->in_flight = p;
+    return true;
 }
 
 void batcher_flush(batcher_t *a)
 {
     while (a->queue_head != NULL)
-        propose_run(a, a->queue_head->env->stats->run);
+        if (!propose_run(a, a->queue_head->env->stats->run))
+            break; /* out of memory: tried again at the next flush */
 }
 
 bool batcher_busy(batcher_t *a, uint64_t run)

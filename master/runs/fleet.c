@@ -7,6 +7,7 @@
 #include <assert.h>
 #include <stdio.h>
 #include <stdlib.h>
+#include <math.h>
 #include <string.h>
 
 #include "fleet_internal.h"
@@ -14,10 +15,12 @@
 #include "lc_err.h"
 #include "lc_log.h"
 #include "lc_protocol.h"
+#include "lc_text.h"
 
 #define MISSED_HEARTBEATS 3
 #define HELLO_TIMEOUT_MS 5000 /* from accept to Hello (TLS handshake included) */
 #define WELCOME_MASTERS_MAX 16
+#define DEFAULT_MAX_UNJOINED 256
 
 struct fleet_conn_s {
     fleet_t *fleet;
@@ -25,6 +28,10 @@ struct fleet_conn_s {
     fleet_worker_t *worker; /* NULL until Hello */
     char peer[64];
     bool closing;
+    bool joined;            /* its Hello was accepted: it speaks for worker_id only */
+    bool dispatching;       /* inside fleet_conn_receive: freeing waits for its end */
+    bool gone;              /* the transport let it go while dispatching */
+    char worker_id[FLEET_ID_MAX];
     uint8_t nonce[LC_JOIN_NONCE_LEN]; /* this connection's Challenge */
     uint64_t accepted_ms;             /* monotonic; Hello is due HELLO_TIMEOUT_MS later */
     fleet_conn_t *prev, *next;        /* every open connection */
@@ -43,6 +50,7 @@ struct fleet_s {
     uint64_t saturation_epoch;
     fleet_conn_t *conns;      /* open connections */
     size_t n_conns;
+    size_t n_joined;          /* of them, with an accepted Hello */
 };
 
 /* ---- connections --------------------------------------------------------- */
@@ -111,6 +119,14 @@ void fleet_conn_gone(fleet_conn_t *c)
 {
     fleet_t *f = c->fleet;
     assert(f->n_conns > 0);
+    if (c->dispatching) {
+        c->gone = true; /* fleet_conn_receive frees it once its handlers return */
+        return;
+    }
+    if (c->joined) {
+        assert(f->n_joined > 0);
+        f->n_joined--;
+    }
     if (c->worker != NULL && c->worker->conn == c)
         c->worker->conn = NULL;
     if (c->prev != NULL)
@@ -134,6 +150,14 @@ void fleet_close_connections(fleet_t *f, const char *reason)
 size_t fleet_conn_count(const fleet_t *f)
 {
     return f->n_conns;
+}
+
+bool fleet_accepts_connection(const fleet_t *f)
+{
+    size_t max_unjoined = f->cfg.max_unjoined ? f->cfg.max_unjoined : DEFAULT_MAX_UNJOINED;
+    if (f->cfg.max_connections != 0 && f->n_conns >= f->cfg.max_connections)
+        return false;
+    return f->n_conns - f->n_joined < max_unjoined;
 }
 
 /* ---- the registry ------------------------------------------------------- */
@@ -223,6 +247,8 @@ static const char *hello_problem(const Lc__Hello *h)
             return "worker id has characters other than printable ASCII";
     if (h->threads == 0 || h->threads > 4096)
         return "threads must be 1 to 4096";
+    if (h->n_running > LC_PROTOCOL_MAX_RUN_LOADS)
+        return "Hello lists more than 64 running runs";
     return NULL;
 }
 
@@ -232,7 +258,8 @@ static bool join_allowed(fleet_t *f, fleet_conn_t *c, const Lc__Hello *h)
     const lc_join_secret_t *secret = f->cfg.join_secret;
     if (secret == NULL || secret->len == 0)
         return true;
-    if (lc_join_verify(secret, c->nonce, sizeof c->nonce, h->join_proof.data, h->join_proof.len))
+    if (lc_join_verify_for(secret, c->nonce, sizeof c->nonce, h->worker_id, h->join_proof.data,
+                           h->join_proof.len))
         return true;
     const char *why = h->join_proof.len == 0 ? "this cluster requires a join secret"
                                              : "join proof does not match the cluster's secret";
@@ -255,19 +282,52 @@ static void redirect(fleet_t *f, fleet_conn_t *c)
     fleet_conn_close(c, NULL);
 }
 
+/* With --tls-require-worker-id, the certificate must name the worker id. */
+static bool identity_allowed(fleet_t *f, fleet_conn_t *c, const Lc__Hello *h)
+{
+    const fleet_transport_t *t = &f->transport;
+    if (!f->cfg.tls_require_worker_id || f->cfg.tls_ctx == NULL)
+        return true;
+    if (t->peer_is != NULL && t->peer_is(t->arg, c->data, h->worker_id))
+        return true;
+    fleet_send_join_refused(c, "the worker's TLS certificate does not name its worker id");
+    fleet_conn_close(c, "TLS certificate does not name the worker id of its Hello");
+    return false;
+}
+
+/* A live worker keeps its id: a second connection claiming it is refused
+ * unless the first has been silent for a heartbeat interval (a worker that
+ * restarted, or whose old connection is half-open). */
+static bool takes_over(fleet_t *f, fleet_conn_t *c, fleet_worker_t *w, uint64_t now_ms)
+{
+    if (w->conn == NULL || w->conn == c)
+        return true;
+    if (now_ms - w->last_seen_ms > f->cfg.heartbeat_ms) {
+        fleet_conn_close(w->conn, "replaced by a new connection of the same worker");
+        return true;
+    }
+    fleet_send_join_refused(c, "this worker id is connected from another address");
+    fleet_conn_close(c, "worker id already connected and alive");
+    return false;
+}
+
 static void handle_hello(fleet_t *f, fleet_conn_t *c, const Lc__Hello *h, uint64_t now_ms)
 {
+    if (c->joined) {
+        fleet_conn_close(c, "a second Hello on a joined connection");
+        return;
+    }
     if (!f->accepting) {
         redirect(f, c);
         return;
     }
-    if (!join_allowed(f, c, h))
-        return;
     const char *problem = hello_problem(h);
     if (problem != NULL) {
         fleet_conn_close(c, problem);
         return;
     }
+    if (!join_allowed(f, c, h) || !identity_allowed(f, c, h))
+        return;
     fleet_worker_t *w = fleet_find(f, h->worker_id);
     if (w == NULL)
         w = worker_add(f, h->worker_id);
@@ -275,11 +335,16 @@ static void handle_hello(fleet_t *f, fleet_conn_t *c, const Lc__Hello *h, uint64
         fleet_conn_close(c, "out of memory");
         return;
     }
-    if (w->conn != NULL && w->conn != c)
-        fleet_conn_close(w->conn, "replaced by a new connection of the same worker");
+    if (!takes_over(f, c, w, now_ms))
+        return;
     w->conn = c;
     c->worker = w;
-    snprintf(w->name, sizeof w->name, "%s", h->name);
+    c->joined = true;
+    f->n_joined++;
+    snprintf(c->worker_id, sizeof c->worker_id, "%s", w->id);
+    if (f->transport.joined != NULL)
+        f->transport.joined(f->transport.arg, c->data);
+    lc_text_clean(w->name, sizeof w->name, h->name);
     snprintf(w->address, sizeof w->address, "%s", c->peer);
     w->threads = h->threads;
     w->sat = saturation_start(h->capacity); /* a (re)joining worker starts unsaturated */
@@ -312,7 +377,9 @@ static void log_saturation(const fleet_worker_t *w, saturation_change_t change, 
 
 static void handle_heartbeat(fleet_t *f, fleet_worker_t *w, const Lc__Heartbeat *hb)
 {
-    w->cpu_percent = hb->cpu_percent;
+    /* NaN or Inf would make the worker's JSON and /metrics unrenderable. */
+    double cpu = hb->cpu_percent;
+    w->cpu_percent = isfinite(cpu) && cpu > 0 ? (cpu < 100 ? cpu : 100) : 0;
     w->rss_bytes = hb->rss_bytes;
     copy_loads(w, hb->runs, hb->n_runs);
     uint64_t users = 0;
@@ -344,19 +411,26 @@ static bool handle_stats(fleet_t *f, fleet_conn_t *c, Lc__Envelope *env)
     return true;
 }
 
-static void handle_refused(fleet_t *f, fleet_conn_t *c, const Lc__AssignRefused *refused)
+/* The reason is a worker's text: valid UTF-8 and bounded before anyone
+ * stores or shows it. */
+static void handle_refused(fleet_t *f, fleet_conn_t *c, Lc__AssignRefused *refused)
 {
+    char reason[LC_PROTOCOL_REASON_MAX + 1], *received = refused->reason;
+    lc_text_clean(reason, sizeof reason, received);
+    refused->reason = reason;
     lc_warn("fleet", "msg=\"assignment refused\" worker=%s run=%llu reason=\"%s\"", c->worker->id,
-            (unsigned long long)refused->run, refused->reason);
+            (unsigned long long)refused->run, reason);
     if (f->events.on_refused != NULL)
         f->events.on_refused(f->events.arg, c->worker, refused);
+    refused->reason = received; /* the envelope frees what it decoded */
 }
 
 bool fleet_conn_receive(fleet_conn_t *c, Lc__Envelope *env, uint64_t now_ms)
 {
-    assert(c != NULL && env != NULL);
+    assert(c != NULL && env != NULL && !c->dispatching);
     fleet_t *f = c->fleet;
     bool taken = false;
+    c->dispatching = true;
     if (c->closing) {
         /* frames read in the same chunk as the one that closed it */
     } else if (c->worker == NULL && env->msg_case != LC__ENVELOPE__MSG_HELLO) {
@@ -385,7 +459,11 @@ bool fleet_conn_receive(fleet_conn_t *c, Lc__Envelope *env, uint64_t now_ms)
     }
     if (!taken)
         lc__envelope__free_unpacked(env, NULL);
-    return c->closing;
+    bool closing = c->closing;
+    c->dispatching = false;
+    if (c->gone)
+        fleet_conn_gone(c);
+    return closing;
 }
 
 /* ---- liveness ------------------------------------------------------------ */

@@ -79,6 +79,13 @@ typedef struct fleet_config_s {
     const lc_join_secret_t *join_secret;
     /* Mutual TLS (lc_tls_channel.h) on every connection; NULL: plaintext. */
     SSL_CTX *tls_ctx;
+    /* With TLS: a worker's certificate must name its worker id. */
+    bool tls_require_worker_id;
+    /* Connections without an accepted Hello at once (0: 256); more are
+     * closed at accept. All connections at once (0: no cap): keep file
+     * descriptors for Raft and the API. */
+    size_t max_unjoined;
+    size_t max_connections;
 } fleet_config_t;
 
 /* Starts listening. Returns 0 or LC_EIO with errmsg. */
@@ -148,6 +155,11 @@ typedef struct fleet_transport_s {
     void (*close)(void *arg, void *conn_data);
     /* Optional: false while the connection's TLS handshake has not ended. */
     bool (*secured)(void *arg, void *conn_data);
+    /* Optional: whether the connection's TLS peer certificate names id. */
+    bool (*peer_is)(void *arg, void *conn_data, const char *id);
+    /* Optional: the connection's Hello was accepted (its frames may now be
+     * as large as LC_FRAME_MAX, not LC_PROTOCOL_PREAUTH_FRAME_MAX). */
+    void (*joined)(void *arg, void *conn_data);
 } fleet_transport_t;
 
 int fleet_new(fleet_t **out, const fleet_config_t *cfg, const fleet_events_t *events,
@@ -166,6 +178,8 @@ void fleet_conn_gone(fleet_conn_t *c);
 /* Closes every connection (shutdown). */
 void fleet_close_connections(fleet_t *f, const char *reason);
 size_t fleet_conn_count(const fleet_t *f);
+/* Whether another connection may be accepted now (the caps of fleet_config_t). */
+bool fleet_accepts_connection(const fleet_t *f);
 /* Liveness, called 4 times per heartbeat interval: closes connections that
  * sent no Hello within 5 s, and loses workers silent for 3 intervals. */
 void fleet_tick(fleet_t *f, uint64_t now_ms);

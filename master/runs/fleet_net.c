@@ -11,6 +11,7 @@
 #include "lc_err.h"
 #include "lc_frame.h"
 #include "lc_log.h"
+#include "lc_protocol.h"
 
 #define READ_BUF_SIZE (64u << 10)
 #define MAX_WRITE_QUEUE (64u << 20) /* a worker this far behind is closed */
@@ -34,6 +35,9 @@ struct fleet_net_s {
     uv_tcp_t listener;
     uv_timer_t liveness;
     SSL_CTX *tls_ctx;
+    uv_tcp_t spare;          /* accepts a connection only to close it */
+    bool spare_busy;
+    uint64_t refused_at_accept, refusal_logged_ms;
     size_t n_sockets;        /* accepted and not closed yet */
     bool closing;
     int pending_closes;      /* listener and timer */
@@ -157,6 +161,20 @@ static int transport_send(void *arg, void *conn_data, const Lc__Envelope *env)
     return rv;
 }
 
+/* fleet_transport_t.joined: a joined worker's frames may be full size. */
+static void transport_joined(void *arg, void *conn_data)
+{
+    net_conn_t *nc = conn_data;
+    nc->reader.max = LC_FRAME_MAX;
+}
+
+/* fleet_transport_t.peer_is */
+static bool transport_peer_is(void *arg, void *conn_data, const char *id)
+{
+    net_conn_t *nc = conn_data;
+    return nc->tls != NULL && lc_tls_channel_peer_is(nc->tls, id);
+}
+
 /* fleet_transport_t.secured */
 static bool transport_secured(void *arg, void *conn_data)
 {
@@ -245,19 +263,55 @@ static void peer_name(uv_tcp_t *tcp, char *out, size_t len)
     snprintf(out, len, "%s:%d", host, port);
 }
 
+static void spare_closed_cb(uv_handle_t *h)
+{
+    fleet_net_t *n = h->data;
+    n->spare_busy = false;
+    n->pending_closes--;
+    maybe_finish_close(n);
+}
+
+/* Takes the pending connection off the listen queue and closes it, even
+ * without memory for a connection: a connection left queued would be
+ * offered again at once and the listener would spin. */
+static void refuse_pending(fleet_net_t *n, uv_stream_t *server, const char *why)
+{
+    if (n->spare_busy)
+        return; /* the next callback takes it */
+    uv_tcp_init(n->loop, &n->spare);
+    n->spare.data = n;
+    n->spare_busy = true;
+    n->pending_closes++;
+    uint64_t now = lc_mono_ms();
+    n->refused_at_accept++;
+    if (uv_accept(server, (uv_stream_t *)&n->spare) == 0 && now - n->refusal_logged_ms >= 10000) {
+        n->refusal_logged_ms = now; /* a flood must not flood the log */
+        lc_warn("fleet", "msg=\"worker connections refused at accept\" reason=\"%s\" total=%llu",
+                why, (unsigned long long)n->refused_at_accept);
+    }
+    uv_close((uv_handle_t *)&n->spare, spare_closed_cb);
+}
+
 static void on_connection(uv_stream_t *server, int status)
 {
     fleet_net_t *n = server->data;
     if (status != 0 || n->closing)
         return;
-    net_conn_t *nc = calloc(1, sizeof *nc);
-    if (nc == NULL)
+    if (!fleet_accepts_connection(n->fleet)) {
+        refuse_pending(n, server, "too many connections without a Hello (or in all)");
         return;
+    }
+    net_conn_t *nc = calloc(1, sizeof *nc);
+    if (nc == NULL) {
+        refuse_pending(n, server, "out of memory");
+        return;
+    }
     nc->net = n;
     uv_tcp_init(n->loop, &nc->tcp);
     nc->tcp.data = nc;
     n->n_sockets++;
-    lc_frame_reader_init(&nc->reader, LC_FRAME_MAX);
+    /* Until its Hello is accepted a connection is nobody: small frames only. */
+    lc_frame_reader_init(&nc->reader, LC_PROTOCOL_PREAUTH_FRAME_MAX);
     if (uv_accept(server, (uv_stream_t *)&nc->tcp) != 0) {
         lc_warn("fleet", "msg=\"accept failed\"");
         transport_close(n, nc);
@@ -314,7 +368,7 @@ static void handle_closed_cb(uv_handle_t *h)
 static void close_handles(fleet_net_t *n)
 {
     n->closing = true;
-    n->pending_closes = 2;
+    n->pending_closes += 2;
     uv_close((uv_handle_t *)&n->listener, handle_closed_cb);
     uv_close((uv_handle_t *)&n->liveness, handle_closed_cb);
 }
@@ -327,8 +381,12 @@ int fleet_init(fleet_t **out, uv_loop_t *loop, const fleet_config_t *cfg,
         return LC_ENOMEM;
     n->loop = loop;
     n->tls_ctx = cfg->tls_ctx;
-    fleet_transport_t t = {.arg = n, .send = transport_send, .close = transport_close,
-                           .secured = transport_secured};
+    fleet_transport_t t = {.arg = n,
+                           .send = transport_send,
+                           .close = transport_close,
+                           .secured = transport_secured,
+                           .peer_is = transport_peer_is,
+                           .joined = transport_joined};
     if (fleet_new(&n->fleet, cfg, events, &t) != 0) {
         free(n);
         return LC_ENOMEM;

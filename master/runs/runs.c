@@ -11,6 +11,7 @@
 #include "lc_clock.h"
 #include "lc_err.h"
 #include "lc_log.h"
+#include "lc_protocol.h"
 #include "lc_scenario.h"
 #include "run_verdict.h"
 #include "scheduler.h"
@@ -22,6 +23,12 @@
  * gives up on a dead leader after its TCP user timeout (4 s), then tries the
  * next master within a backoff round (1 s). */
 #define ADOPT_RECONNECT_MS 5000
+/* A claimed generation may be this far past the newest one recorded: the
+ * leader may die between sending an Assign and committing its record. */
+#define GENERATION_CLAIM_SLACK 64
+/* A batch's second may be this far past the run's elapsed time (clocks). */
+#define STATS_SECOND_SLACK_S 5
+#define REFUSAL_LOG_SLOTS 64
 
 typedef struct assignment_s {
     char worker[FLEET_ID_MAX];
@@ -66,6 +73,12 @@ struct runs_s {
     active_run_t *active;
     bool dirty;               /* a reschedule is due */
     uint64_t saturation_epoch; /* fleet's, at the last reschedule */
+    runs_refused_t refused;
+    struct {                  /* (worker, run) refusals logged lately: logged once */
+        char worker[FLEET_ID_MAX];
+        uint64_t run;
+    } logged[REFUSAL_LOG_SLOTS];
+    size_t logged_next;
 };
 
 static uint64_t now_mono(const runs_t *r)
@@ -357,6 +370,8 @@ static void move_users(runs_t *r, active_run_t *ar, const plan_io_t *io, const u
         bumped = true;
         a->users = users[j];
         send_assign(r, ar, a->worker, users[j]);
+        /* A next leader accepts the worker's claims and statistics by it. */
+        command_run_assignment(&r->io.commands, ar->id, a->worker, ar->generation, users[j]);
     }
 }
 
@@ -544,26 +559,81 @@ void runs_on_leader(runs_t *r, bool leader)
     adopt_active(r, LC_RUN_STOPPING);
 }
 
+/* Counts a refused message; logs it once per (worker, run) among the
+ * recent ones, so a flood of forgeries is one line each. */
+static void note_refused(runs_t *r, uint64_t *counter, const char *worker, uint64_t run,
+                         const char *what, const char *why)
+{
+    (*counter)++;
+    for (size_t i = 0; i < REFUSAL_LOG_SLOTS; i++)
+        if (r->logged[i].run == run && strcmp(r->logged[i].worker, worker) == 0)
+            return;
+    size_t slot = r->logged_next++ % REFUSAL_LOG_SLOTS;
+    snprintf(r->logged[slot].worker, sizeof r->logged[slot].worker, "%s", worker);
+    r->logged[slot].run = run;
+    lc_warn("runs", "msg=\"%s refused\" worker=%s run=%llu reason=\"%s\"", what, worker,
+            (unsigned long long)run, why);
+}
+
+/* The share the leader knows worker holds of ar: in memory (assigned or
+ * adopted by this leader), or as recorded by RunAssignment. */
+static bool known_share(runs_t *r, const active_run_t *ar, const char *worker, uint64_t *gen,
+                        uint32_t *users)
+{
+    const assignment_t *a = find_asg((active_run_t *)ar, worker);
+    uint64_t stored_gen = 0;
+    uint32_t stored_users = 0;
+    bool stored = store_assignment_get(r->store, ar->id, worker, &stored_gen, &stored_users) == 0;
+    *gen = stored_gen > ar->generation ? stored_gen : ar->generation;
+    *users = a != NULL ? a->users : stored_users;
+    return a != NULL || stored;
+}
+
+/* Hello's claim to run a share: only of the worker's own share, at a
+ * generation the leader could have sent, with no more users than it has. */
+static const char *claim_problem(runs_t *r, const active_run_t *ar, const char *worker,
+                                 const Lc__RunLoad *claim)
+{
+    uint64_t gen;
+    uint32_t users;
+    if (!known_share(r, ar, worker, &gen, &users))
+        return "this worker holds no share of the run";
+    if (claim->generation > gen + GENERATION_CLAIM_SLACK)
+        return "claimed generation was never assigned";
+    if (claim->users > ar->requested)
+        return "claimed users exceed the run's";
+    return NULL;
+}
+
+static void adopt_claim(runs_t *r, active_run_t *ar, fleet_worker_t *w, const Lc__RunLoad *claim)
+{
+    assignment_t *a = find_asg(ar, w->id);
+    if (a == NULL && (a = add_asg(ar, w->id)) != NULL) {
+        a->users = claim->users; /* adopted, not restarted */
+        r->io.set_assigned(r->io.arg, w->id, ar->id, a->users);
+    }
+    if (ar->generation < claim->generation)
+        ar->generation = claim->generation;
+    if (ar->stopping)
+        send_stop(r, ar->id, w->id, ar->reason);
+}
+
 void runs_on_worker_join(runs_t *r, fleet_worker_t *w, const Lc__Hello *hello)
 {
     if (!r->leader)
         return;
     for (size_t i = 0; i < hello->n_running; i++) {
-        uint64_t run = hello->running[i]->run;
-        active_run_t *ar = find_active(r, run);
+        const Lc__RunLoad *claim = hello->running[i];
+        active_run_t *ar = find_active(r, claim->run);
+        const char *problem = ar != NULL ? claim_problem(r, ar, w->id, claim) : NULL;
         if (ar == NULL) {
-            send_stop(r, run, w->id, "run is not active");
-            continue;
+            send_stop(r, claim->run, w->id, "run is not active");
+        } else if (problem != NULL) {
+            note_refused(r, &r->refused.claims, w->id, claim->run, "run claim", problem);
+            send_stop(r, claim->run, w->id, problem);
+        } else {
+            adopt_claim(r, ar, w, claim);
         }
-        assignment_t *a = find_asg(ar, w->id);
-        if (a == NULL && (a = add_asg(ar, w->id)) != NULL) {
-            a->users = hello->running[i]->users; /* adopted, not restarted */
-            r->io.set_assigned(r->io.arg, w->id, run, a->users);
-        }
-        if (ar->generation < hello->running[i]->generation)
-            ar->generation = hello->running[i]->generation;
-        if (ar->stopping)
-            send_stop(r, run, w->id, ar->reason);
     }
     runs_reschedule(r); /* its capacity joins the fleet's */
 }
@@ -593,8 +663,15 @@ void runs_on_worker_lost(runs_t *r, fleet_worker_t *w)
 void runs_on_assign_refused(runs_t *r, fleet_worker_t *w, uint64_t run, const char *reason)
 {
     active_run_t *ar = find_active(r, run);
-    if (!r->leader || ar == NULL)
+    uint64_t gen;
+    uint32_t users;
+    if (!r->leader)
         return;
+    if (ar == NULL || !known_share(r, ar, w->id, &gen, &users)) {
+        note_refused(r, &r->refused.refusals, w->id, run, "assignment refusal",
+                     "this worker holds no share of the run");
+        return;
+    }
     char why[256];
     snprintf(why, sizeof why, "worker %s refused its share: %s", w->name[0] ? w->name : w->id,
              reason);
@@ -610,6 +687,80 @@ void runs_on_final_committed(runs_t *r, uint64_t run, const char *worker_id)
     assignment_t *a = ar ? find_asg(ar, worker_id) : NULL;
     if (a != NULL)
         a->final_done = true;
+}
+
+static const lc_task_t *plan_task(const active_run_t *ar, const char *name)
+{
+    for (size_t i = 0; i < ar->sc.n_tasks; i++)
+        if (strcmp(ar->sc.tasks[i].name, name) == 0)
+            return &ar->sc.tasks[i];
+    return NULL;
+}
+
+/* Why the batch's counters cannot be the plan's, or NULL. */
+static const char *batch_problem(const active_run_t *ar, const Lc__StatsBatch *b,
+                                 uint64_t elapsed_s)
+{
+    if (b->interval > elapsed_s + STATS_SECOND_SLACK_S)
+        return "batch second lies beyond the run's elapsed time";
+    if (b->n_endpoints > ar->sc.n_tasks || b->n_errors > ar->sc.n_tasks * LC_PROTOCOL_ERROR_KINDS)
+        return "more endpoints or error counts than the plan has";
+    for (size_t i = 0; i < b->n_endpoints; i++) {
+        const Lc__EndpointStats *e = b->endpoints[i];
+        const lc_task_t *t = plan_task(ar, e->name);
+        if (t == NULL || strcmp(t->method, e->method) != 0)
+            return "endpoint or method not in the run's plan";
+        if (e->count > INT64_MAX || e->bytes > INT64_MAX || e->failures > e->count)
+            return "counts do not fit (failures above requests, or past 2^63)";
+    }
+    for (size_t i = 0; i < b->n_errors; i++) {
+        const Lc__ErrorCount *e = b->errors[i];
+        if (plan_task(ar, e->endpoint) == NULL || !lc_protocol_error_kind_known(e->kind))
+            return "error count for an endpoint or kind not in the plan";
+        if (e->count > INT64_MAX)
+            return "error count past 2^63";
+    }
+    if (b->dropped > INT64_MAX || b->lost_requests > INT64_MAX || b->lost_batches > INT64_MAX)
+        return "counts past 2^63";
+    return NULL;
+}
+
+static bool run_is_over(runs_t *r, uint64_t id)
+{
+    store_run_t row;
+    lc_run_state_t state;
+    if (store_run_get(r->store, id, &row) != 0)
+        return false;
+    bool over = lc_run_state_parse(row.state, &state) == 0 && lc_run_state_is_over(state);
+    store_run_free(&row);
+    return over;
+}
+
+runs_admission_t runs_admit_stats(runs_t *r, const fleet_worker_t *w, const Lc__StatsBatch *b)
+{
+    assert(w != NULL && b != NULL);
+    active_run_t *ar = r->leader ? find_active(r, b->run) : NULL;
+    uint64_t gen;
+    uint32_t users;
+    const char *problem = NULL;
+    if (ar == NULL || !ar->started)
+        problem = "run is not running or stopping on this leader";
+    else if (!known_share(r, ar, w->id, &gen, &users))
+        problem = "this worker holds no share of the run";
+    if (problem == NULL) {
+        uint64_t wall = now_wall(r);
+        uint64_t elapsed_s = wall > ar->started_wall_ms ? (wall - ar->started_wall_ms) / 1000 : 0;
+        problem = batch_problem(ar, b, elapsed_s);
+    }
+    if (problem == NULL)
+        return RUNS_ADMIT;
+    note_refused(r, &r->refused.stats, w->id, b->run, "stats batch", problem);
+    return ar == NULL && run_is_over(r, b->run) ? RUNS_REFUSE_OVER : RUNS_REFUSE;
+}
+
+runs_refused_t runs_refused(const runs_t *r)
+{
+    return r->refused;
 }
 
 uint64_t runs_next_id(runs_t *r)

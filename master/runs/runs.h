@@ -54,8 +54,28 @@ void runs_tick(runs_t *r);
 void runs_on_leader(runs_t *r, bool leader);
 void runs_on_worker_join(runs_t *r, fleet_worker_t *w, const Lc__Hello *hello);
 void runs_on_worker_lost(runs_t *r, fleet_worker_t *w);
-/* A worker cannot run its share of a run: the run fails with its reason. */
+/* A worker cannot run its share of a run: the run fails with its reason.
+ * Only a worker holding an assignment of the run can fail it; any other
+ * refusal is counted (runs_refused) and changes nothing. */
 void runs_on_assign_refused(runs_t *r, fleet_worker_t *w, uint64_t run, const char *reason);
+
+/* Whether worker w may add batch b to the history now: it holds (or is
+ * adopting) an assignment of a run that is running or stopping, every
+ * endpoint and error kind is the plan's, the counts fit the store's 64-bit
+ * columns, and the batch's second lies within the run's elapsed time. */
+typedef enum runs_admission_e {
+    RUNS_ADMIT,
+    RUNS_REFUSE,      /* changes nothing, not acknowledged */
+    RUNS_REFUSE_OVER, /* the run is over: acknowledged so the worker drops it */
+} runs_admission_t;
+runs_admission_t runs_admit_stats(runs_t *r, const fleet_worker_t *w, const Lc__StatsBatch *b);
+
+/* Messages from workers that were refused since start, by kind: stats
+ * batches, AssignRefused, and run claims in Hello. */
+typedef struct runs_refused_s {
+    uint64_t stats, refusals, claims;
+} runs_refused_t;
+runs_refused_t runs_refused(const runs_t *r);
 /* The final StatsBatch of (run, worker) has committed. */
 void runs_on_final_committed(runs_t *r, uint64_t run, const char *worker_id);
 

@@ -42,7 +42,9 @@ static const char schema_sql[] =
     "CREATE TABLE IF NOT EXISTS members(id INTEGER PRIMARY KEY, raft TEXT NOT NULL,"
     " worker TEXT NOT NULL, api TEXT NOT NULL);"
     "CREATE TABLE IF NOT EXISTS acks(worker TEXT NOT NULL, run INTEGER NOT NULL,"
-    " seq INTEGER NOT NULL, PRIMARY KEY(worker, run, seq));";
+    " seq INTEGER NOT NULL, PRIMARY KEY(worker, run, seq));"
+    "CREATE TABLE IF NOT EXISTS run_assignments(run INTEGER NOT NULL, worker TEXT NOT NULL,"
+    " generation INTEGER NOT NULL, users INTEGER NOT NULL, PRIMARY KEY(run, worker));";
 
 int store_open(store_t **out, char *errmsg, size_t errlen)
 {
@@ -187,6 +189,8 @@ static int apply_run_finished(store_t *s, const Lc__RunFinished *c)
     sqlite3_bind_text(st, 3, c->verdict, -1, SQLITE_STATIC);
     sqlite3_bind_int64(st, 4, (sqlite3_int64)c->run);
     int rv = store_step_done(s, st);
+    if (rv == 0)
+        rv = store_forget_assignments(s, c->run); /* no worker speaks for it any more */
     return rv == 0 ? store_apply_run_summary(s, c) : rv;
 }
 
@@ -252,6 +256,10 @@ static int apply_one(store_t *s, const Lc__Command *cmd)
         return apply_run_finished(s, cmd->run_finished);
     case LC__COMMAND__CMD_RUN_GRANT:
         return apply_run_grant(s, cmd->run_grant);
+    case LC__COMMAND__CMD_RUN_ASSIGNMENT:
+        return run_exists(s, cmd->run_assignment->run)
+                   ? store_apply_run_assignment(s, cmd->run_assignment)
+                   : LC_ENOTFOUND;
     case LC__COMMAND__CMD_PUT_MEMBER:
         return apply_put_member(s, cmd->put_member);
     case LC__COMMAND__CMD_REMOVE_MEMBER:

@@ -56,6 +56,12 @@ uint64_t store_max_run_id(store_t *s);
 /* True when (worker, run, seq) has been applied already. */
 int store_batch_applied(store_t *s, const char *worker, uint64_t run, uint64_t seq);
 
+/* A worker's share of an active run as the leader last recorded it
+ * (RunAssignment). OUT: *generation, *users. Returns 0, LC_ENOTFOUND (no
+ * share: never assigned, taken back, or the run is over) or LC_EIO. */
+int store_assignment_get(store_t *s, uint64_t run, const char *worker, uint64_t *generation,
+                         uint32_t *users);
+
 /* Members --------------------------------------------------------------- */
 
 /* The worker and API addresses of master `id` as last put (buffers get ""

@@ -32,4 +32,8 @@ int store_apply_access(store_t *s, const Lc__Command *cmd);
 /* Adds an encoded histogram column to h; a NULL or bad blob adds nothing. */
 void store_hist_add_column(lc_hist_t *h, sqlite3_stmt *st, int col);
 
+/* store_assignments.c: RunAssignment, and dropping a finished run's shares. */
+int store_apply_run_assignment(store_t *s, const Lc__RunAssignment *c);
+int store_forget_assignments(store_t *s, uint64_t run);
+
 #endif

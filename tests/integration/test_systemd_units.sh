@@ -88,7 +88,9 @@ example_ok() { # example_ok FILE UNIT…: each (commented) assignment parses, na
     while IFS= read -r line; do
         line=${line#\#}
         var=${line%%=*}
-        if ! cat "${@/#/$UNITS_DIR/}" | grep -qE "\\\$\\{?$var\\b"; then
+        # grep the files themselves: `cat | grep -q` fails under pipefail when
+        # grep exits at the first match and cat gets SIGPIPE.
+        if ! grep -qE "\\\$\\{?$var\\b" "${@/#/$UNITS_DIR/}"; then
             log "$file: $var is not used by $*"; return 1
         fi
         if ! env -i sh -c "$line" 2>/dev/null; then log "$file: bad quoting: $line"; return 1; fi

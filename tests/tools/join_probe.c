@@ -103,7 +103,8 @@ static int first_proof(const char *address, const lc_join_secret_t *secret, uint
     int fd = dial(address), rv = -1;
     Lc__Envelope *env = fd >= 0 ? next_frame(fd, &r) : NULL;
     if (env != NULL && env->msg_case == LC__ENVELOPE__MSG_CHALLENGE)
-        rv = lc_join_proof(secret, env->challenge->nonce.data, env->challenge->nonce.len, proof);
+        rv = lc_join_proof_for(secret, env->challenge->nonce.data, env->challenge->nonce.len,
+                               "join-probe", proof);
     if (env != NULL)
         lc__envelope__free_unpacked(env, NULL);
     if (fd >= 0)

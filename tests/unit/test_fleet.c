@@ -601,7 +601,8 @@ static void test_join_secret(void **state)
     /* the right proof for another connection's nonce is a replay */
     fake_conn_t *good = open_conn(fx, 0), *replay = open_conn(fx, 0);
     uint8_t proof[LC_JOIN_PROOF_LEN];
-    assert_int_equal(lc_join_proof(&fx->secret, nonce_of(good), LC_JOIN_NONCE_LEN, proof), 0);
+    assert_int_equal(
+        lc_join_proof_for(&fx->secret, nonce_of(good), LC_JOIN_NONCE_LEN, "w1", proof), 0);
     h.join_proof.data = proof;
     h.join_proof.len = sizeof proof;
     assert_true(hello_send(replay, &h, 1));
@@ -611,13 +612,24 @@ static void test_join_secret(void **state)
     /* a proof of the wrong length */
     fake_conn_t *shortp = open_conn(fx, 0);
     uint8_t short_proof[LC_JOIN_PROOF_LEN];
-    assert_int_equal(lc_join_proof(&fx->secret, nonce_of(shortp), LC_JOIN_NONCE_LEN, short_proof),
-                     0);
+    assert_int_equal(
+        lc_join_proof_for(&fx->secret, nonce_of(shortp), LC_JOIN_NONCE_LEN, "w1", short_proof), 0);
     h.join_proof.data = short_proof;
     h.join_proof.len = sizeof short_proof - 1;
     assert_true(hello_send(shortp, &h, 1));
     sent(shortp, 1, LC__ENVELOPE__MSG_JOIN_REFUSED);
     assert_refused_no_worker(fx, shortp);
+
+    /* the right nonce, but the proof made for another worker id */
+    fake_conn_t *other = open_conn(fx, 0);
+    uint8_t other_proof[LC_JOIN_PROOF_LEN];
+    assert_int_equal(
+        lc_join_proof_for(&fx->secret, nonce_of(other), LC_JOIN_NONCE_LEN, "w2", other_proof), 0);
+    h.join_proof.data = other_proof;
+    assert_true(hello_send(other, &h, 1));
+    assert_string_equal(sent(other, 1, LC__ENVELOPE__MSG_JOIN_REFUSED)->join_refused->reason,
+                        "join proof does not match the cluster's secret");
+    assert_refused_no_worker(fx, other);
 
     h.join_proof.data = proof;
     h.join_proof.len = sizeof proof;
@@ -629,17 +641,27 @@ static void test_join_secret(void **state)
     assert_ptr_equal(fleet_find(fx->f, "w1")->conn, good->c);
 }
 
+/* A live worker keeps its id: a second connection claiming it is refused.
+ * One silent for a heartbeat interval (restarted, half-open) is replaced. */
 static void test_same_worker_id_replaces_connection(void **state)
 {
     fixture_t *fx = *state;
     fleet_set_accepting(fx->f, true, 1, 7);
-    fake_conn_t *first = open_conn(fx, 0), *second = open_conn(fx, 0);
+    fake_conn_t *first = open_conn(fx, 0), *thief = open_conn(fx, 0), *second = open_conn(fx, 0);
     assert_false(hello(first, "w1", 1));
     fleet_worker_t *w = fleet_find(fx->f, "w1");
     assert_ptr_equal(w->conn, first->c);
     log_begin(fx);
-    bool closing = hello(second, "w1", 2);
+    assert_true(hello(thief, "w1", 1 + HEARTBEAT_MS));
     const char *log = log_end(fx);
+    assert_logged(log, "worker id already connected and alive");
+    assert_string_equal(sent(thief, 1, LC__ENVELOPE__MSG_JOIN_REFUSED)->join_refused->reason,
+                        "this worker id is connected from another address");
+    assert_int_equal(first->closes, 0);
+    assert_ptr_equal(w->conn, first->c);
+    log_begin(fx);
+    bool closing = hello(second, "w1", 2 + HEARTBEAT_MS);
+    log = log_end(fx);
     assert_false(closing);
     assert_logged(log, "replaced by a new connection of the same worker");
     assert_int_equal(first->closes, 1);
@@ -647,7 +669,7 @@ static void test_same_worker_id_replaces_connection(void **state)
     sent(second, 1, LC__ENVELOPE__MSG_WELCOME);
     assert_ptr_equal(fleet_find(fx->f, "w1"), w); /* the same worker, not a second one */
     assert_ptr_equal(w->conn, second->c);
-    assert_int_equal(w->last_seen_ms, 2);
+    assert_int_equal(w->last_seen_ms, 2 + HEARTBEAT_MS);
     assert_int_equal(fx->joins, 2);
     /* the first connection's close callback does not disconnect the worker */
     flush_closes(fx);
@@ -664,17 +686,15 @@ static void test_same_worker_id_replaces_connection(void **state)
 static void test_second_hello_other_id_same_conn(void **state)
 {
     fixture_t *fx = *state;
-    /* FIXME issue 12: the second Hello makes B the connection's worker but
-     * leaves A->conn pointing at it; after fleet_conn_gone frees it, the
-     * fleet_tick that loses A calls fleet_conn_close(A->conn): a
-     * heap-use-after-free under ASan (fleet.c:75, fleet_conn_close, from
-     * fleet_tick). Skipped until fleet.c is fixed; LC_TEST_FIXME=1 runs it. */
-    if (getenv("LC_TEST_FIXME") == NULL)
-        skip();
+    /* Issue 12: this was a heap-use-after-free (A->conn left pointing at the
+     * freed connection). A connection now speaks for one worker id. */
     fleet_set_accepting(fx->f, true, 1, 7);
     fake_conn_t *fc = open_conn(fx, 0);
     assert_false(hello(fc, "A", 1));
-    (void)hello(fc, "B", 2);
+    log_begin(fx);
+    assert_true(hello(fc, "B", 2));
+    assert_logged(log_end(fx), "a second Hello on a joined connection");
+    assert_null(fleet_find(fx->f, "B"));
     fleet_conn_close(fc->c, "test: disconnect");
     flush_closes(fx);
     fleet_tick(fx->f, 2 + 3 * HEARTBEAT_MS + 1);
@@ -705,7 +725,7 @@ static void test_gone_at_once_from_tick_and_leadership(void **state)
     assert_false(hello(c, "C", 0));
     /* replacing B's connection frees the old one at once */
     fake_conn_t *b2 = open_conn(fx, 0);
-    assert_false(hello(b2, "B", 0));
+    assert_false(hello(b2, "B", HEARTBEAT_MS + 1)); /* B silent for an interval */
     assert_true(b->gone);
     assert_ptr_equal(fleet_find(fx->f, "B")->conn, b2->c);
     heartbeat(c, 1.0, 1, 0, 5000);
@@ -727,14 +747,8 @@ static void test_gone_at_once_from_tick_and_leadership(void **state)
 static void test_gone_at_once_from_receive(void **state)
 {
     fixture_t *fx = *state;
-    /* FIXME (not filed yet): fleet_conn_receive ends with `return c->closing`
-     * after the close it caused; a transport that calls fleet_conn_gone from
-     * close at once, as fleet.h allows, has freed c by then:
-     * heap-use-after-free at fleet.c:388 (fleet_conn_receive). fleet_net.c
-     * frees in uv_close's callback, so the daemon is not affected today.
-     * Skipped until fleet.c or fleet.h changes; LC_TEST_FIXME=1 runs it. */
-    if (getenv("LC_TEST_FIXME") == NULL)
-        skip();
+    /* This was a heap-use-after-free (fleet_conn_receive read c after the
+     * close it caused freed it); the free now waits for the dispatch's end. */
     fx->gone_at_once = true;
     fleet_set_accepting(fx->f, true, 1, 7);
     fake_conn_t *fc = open_conn(fx, 0);

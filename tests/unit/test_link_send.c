@@ -66,10 +66,13 @@ static void test_hello_answers_the_nonce(void **state)
     assert_int_equal(got->capacity, 900);
     assert_loads(got->running, got->n_running);
     assert_int_equal(got->join_proof.len, LC_JOIN_PROOF_LEN);
-    assert_true(lc_join_verify(&secret, nonce, sizeof nonce, got->join_proof.data,
-                               got->join_proof.len));
-    assert_false(lc_join_verify(&secret, other, sizeof other, got->join_proof.data,
-                                got->join_proof.len));
+    assert_true(lc_join_verify_for(&secret, nonce, sizeof nonce, "0123abcd",
+                                   got->join_proof.data, got->join_proof.len));
+    assert_false(lc_join_verify_for(&secret, other, sizeof other, "0123abcd",
+                                    got->join_proof.data, got->join_proof.len));
+    /* The proof binds the id: it answers the nonce for no other worker. */
+    assert_false(lc_join_verify_for(&secret, nonce, sizeof nonce, "0123abce",
+                                    got->join_proof.data, got->join_proof.len));
     lc__envelope__free_unpacked(env, NULL);
 }
 
