@@ -263,33 +263,47 @@ static void peer_name(uv_tcp_t *tcp, char *out, size_t len)
     snprintf(out, len, "%s:%d", host, port);
 }
 
-static void spare_closed_cb(uv_handle_t *h)
+static void on_connection(uv_stream_t *server, int status);
+
+static void refused_closed_cb(uv_handle_t *h)
 {
     fleet_net_t *n = h->data;
-    n->spare_busy = false;
     n->pending_closes--;
+    if (h == (uv_handle_t *)&n->spare) {
+        n->spare_busy = false;
+        /* A connection left queued while the spare was busy: libuv stops
+         * reading the listener until it is taken. */
+        if (!n->closing)
+            on_connection((uv_stream_t *)&n->listener, 0);
+    } else {
+        free(h);
+    }
     maybe_finish_close(n);
 }
 
-/* Takes the pending connection off the listen queue and closes it, even
- * without memory for a connection: a connection left queued would be
- * offered again at once and the listener would spin. */
+/* Takes the pending connection off the listen queue and closes it. Without
+ * memory even for that, the spare handle does it: a connection left queued
+ * would stop libuv from accepting any other. */
 static void refuse_pending(fleet_net_t *n, uv_stream_t *server, const char *why)
 {
-    if (n->spare_busy)
-        return; /* the next callback takes it */
-    uv_tcp_init(n->loop, &n->spare);
-    n->spare.data = n;
-    n->spare_busy = true;
+    uv_tcp_t *h = malloc(sizeof *h);
+    if (h == NULL) {
+        if (n->spare_busy)
+            return; /* taken when the spare is closed */
+        h = &n->spare;
+        n->spare_busy = true;
+    }
+    uv_tcp_init(n->loop, h);
+    h->data = n;
     n->pending_closes++;
     uint64_t now = lc_mono_ms();
     n->refused_at_accept++;
-    if (uv_accept(server, (uv_stream_t *)&n->spare) == 0 && now - n->refusal_logged_ms >= 10000) {
+    if (uv_accept(server, (uv_stream_t *)h) == 0 && now - n->refusal_logged_ms >= 10000) {
         n->refusal_logged_ms = now; /* a flood must not flood the log */
         lc_warn("fleet", "msg=\"worker connections refused at accept\" reason=\"%s\" total=%llu",
                 why, (unsigned long long)n->refused_at_accept);
     }
-    uv_close((uv_handle_t *)&n->spare, spare_closed_cb);
+    uv_close((uv_handle_t *)h, refused_closed_cb);
 }
 
 static void on_connection(uv_stream_t *server, int status)

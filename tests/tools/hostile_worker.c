@@ -26,11 +26,6 @@
 #include "lc_join.h"
 #include "lc_protocol.h"
 
-/* TODO(issue 12): set to 1 once common/lc_join.h has lc_join_proof_for (the
- * join proof bound to the worker id); --proof then defaults to "bound". */
-#ifndef HOSTILE_HAVE_BOUND_PROOF
-#define HOSTILE_HAVE_BOUND_PROOF 0
-#endif
 
 static const char usage[] =
     "usage: lc_hostile_worker ATTACK --connect IP:PORT [--secret-file F] [--proof legacy|bound]\n"
@@ -282,11 +277,9 @@ static size_t make_proof(const conn_t *c, const char *worker_id, uint8_t *proof)
     if (o.secret.len == 0)
         return 0;
     int rv;
-#if HOSTILE_HAVE_BOUND_PROOF
     if (strcmp(o.proof, "bound") == 0)
         rv = lc_join_proof_for(&o.secret, c->nonce, c->nonce_len, worker_id, proof);
     else
-#endif
     {
         (void)worker_id; /* the legacy proof answers the nonce only */
         rv = lc_join_proof(&o.secret, c->nonce, c->nonce_len, proof);
@@ -840,7 +833,7 @@ int main(int argc, char **argv)
         {NULL, 0, NULL, 0}};
     signal(SIGPIPE, SIG_IGN);
     setvbuf(stdout, NULL, _IOLBF, 0);
-    o.proof = HOSTILE_HAVE_BOUND_PROOF ? "bound" : "legacy";
+    o.proof = "bound";
     o.hold = 3;
     o.requests = 1;
     o.seq = 1;
@@ -862,12 +855,6 @@ int main(int argc, char **argv)
     }
     if (optind != argc || !needs(o.address != NULL, "--connect"))
         return 2;
-#if !HOSTILE_HAVE_BOUND_PROOF
-    if (strcmp(o.proof, "bound") == 0) {
-        fprintf(stderr, "lc_hostile_worker: --proof bound needs lc_join_proof_for (not built in)\n");
-        return 2;
-    }
-#endif
     char why[256];
     if (o.secret_file && lc_join_secret_load(o.secret_file, &o.secret, why, sizeof why) != 0) {
         fprintf(stderr, "lc_hostile_worker: %s\n", why);
