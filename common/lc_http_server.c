@@ -71,6 +71,7 @@ struct conn_s {
     unsigned writes;
     enum phase phase;
     int probe_slot; /* accepted beyond max_conns: for probe paths only */
+    int counted;    /* in srv->nactive */
     int handles_open, reading, closing, close_after_write, lingering, peer_eof;
 };
 
@@ -90,7 +91,8 @@ struct lc_http_server_s {
     uint16_t port;
     int closing, listener_closed;
     conn_t *conns;
-    unsigned nconns;
+    unsigned nconns;  /* all, until their handles are closed */
+    unsigned nactive; /* those the cap counts: neither closing nor lingering */
 };
 
 typedef struct write_req_s {
@@ -256,12 +258,23 @@ static void on_conn_handle_closed(uv_handle_t *h)
     maybe_free_server(s);
 }
 
+/* A connection closing or lingering (both bounded) no longer takes a slot:
+ * 408s sent to slow clients must free theirs at once. */
+static void conn_uncount(conn_t *c)
+{
+    if (c->counted) {
+        c->counted = 0;
+        c->srv->nactive--;
+    }
+}
+
 /* Starts closing; the struct lives until both handles' close callbacks ran. */
 static void conn_close(conn_t *c)
 {
     if (c->closing)
         return;
     c->closing = 1;
+    conn_uncount(c);
     if (c->active) {
         c->active->conn = NULL; /* the handler still owns it; answering frees it */
         c->active = NULL;
@@ -400,6 +413,7 @@ static void conn_linger(conn_t *c)
         return;
     }
     c->lingering = 1;
+    conn_uncount(c);
     c->in_len = c->in_off = 0;
     c->shutdown.data = c;
     if (uv_shutdown(&c->shutdown, (uv_stream_t *)&c->tcp, on_shutdown) != 0) {
@@ -749,9 +763,11 @@ static void on_connection(uv_stream_t *listener, int status)
      * within LC_HTTP_PROBE_TIMEOUT_MS and closes after one answer cannot be
      * held by slow clients the way an ordinary one can. */
     unsigned total = s->limits.max_conns + s->limits.probe_conns;
-    int over = s->nconns >= total;
-    c->probe_slot = s->nconns >= s->limits.max_conns;
+    int over = s->nactive >= total;
+    c->probe_slot = s->nactive >= s->limits.max_conns;
     s->nconns++;
+    s->nactive++;
+    c->counted = 1;
     if (uv_accept(listener, (uv_stream_t *)&c->tcp) != 0 || over) {
         if (over)
             note_forced_close(s, WHY_FULL, total);
