@@ -3,6 +3,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/resource.h>
 
 #include "batcher.h"
 #include "auth.h"
@@ -188,6 +189,18 @@ static void start_signals(master_t *m)
     uv_timer_start(&m->ready_timer, ready_poll_cb, 100, 100);
 }
 
+/* Every API, worker and Raft connection is a descriptor, and the API alone
+ * may hold --api-max-conns of them: take the hard limit. */
+static void raise_nofile(void)
+{
+    struct rlimit rl;
+    if (getrlimit(RLIMIT_NOFILE, &rl) != 0 || rl.rlim_cur >= rl.rlim_max)
+        return;
+    rl.rlim_cur = rl.rlim_max;
+    if (setrlimit(RLIMIT_NOFILE, &rl) != 0)
+        lc_warn("master", "msg=\"cannot raise the open-file limit to the hard limit\"");
+}
+
 static int start(master_t *m, char *errmsg, size_t errlen)
 {
     bool created;
@@ -248,6 +261,7 @@ int main(int argc, char **argv)
         return rv > 0 ? 0 : 2;
     signal(SIGPIPE, SIG_IGN);
     signal(SIGHUP, SIG_IGN); /* a reload during start must not end the process */
+    raise_nofile();
     m.loop = uv_default_loop();
     char errmsg[512] = "";
     if (m.cfg.log_file[0] != '\0' && lc_log_open_file(m.cfg.log_file, errmsg, sizeof errmsg) != 0) {
