@@ -1,6 +1,7 @@
 /* lc_http_server.c — HTTP/1.1 API server on libuv + llhttp: one exchange in flight per connection. */
 #include "lc_http_server.h"
 
+#include <assert.h>
 #include <llhttp.h>
 #include <netdb.h>
 #include <stdio.h>
@@ -11,11 +12,11 @@
 
 #include "lc_buf.h"
 #include "lc_err.h"
+#include "lc_log.h"
 
 #define BACKLOG 128
-#define MAX_CONNS 1024
-#define IDLE_MS 60000      /* a connection with nothing in flight closes after this */
 #define LINGER_MS 2000     /* how long to drain a peer after a closing response */
+#define LOG_EVERY_MS 10000 /* one line per kind of forced close at most this often */
 #define IN_CAP (64u << 10) /* stop reading while an exchange is unanswered past this */
 #define READ_CHUNK (16u << 10)
 #define HDR_NAME_MAX 32 /* longer header names are never ones we keep */
@@ -25,6 +26,18 @@ enum { RESP_CLOSE = 1, RESP_KEEP_ALIVE = 2, RESP_HEAD = 4 };
 
 typedef struct conn_s conn_t;
 
+/* What a connection's one timer counts down to. */
+enum phase { PH_HEADERS, PH_BODY, PH_HANDLER, PH_SENDING, PH_LINGER };
+
+/* Why connections were closed by force: counted, logged LOG_EVERY_MS at most. */
+enum { WHY_HEADERS, WHY_BODY, WHY_SENDING, WHY_FULL, WHY_COUNT };
+static const char *const why_text[WHY_COUNT] = {
+    "request headers not complete within the deadline",
+    "request body not complete within the deadline",
+    "answer not read within the deadline",
+    "too many connections",
+};
+
 /* The parts of a request an exchange keeps, in buffers indexed by these. */
 enum { B_URL, B_AUTH, B_CTYPE, B_HOST, B_EXPECT, B_BODY, B_COUNT };
 
@@ -32,13 +45,14 @@ struct lc_http_exchange_s {
     conn_t *conn; /* NULL once the connection is gone: answering only frees */
     lc_http_request_t req;
     int flags;        /* RESP_* for the answer */
+    int in_hook;      /* with the headers hook: an answer refuses the request */
     unsigned present; /* bit i: header buffer i was seen */
     lc_buf_t bufs[B_COUNT];
 };
 
 struct conn_s {
     uv_tcp_t tcp;
-    uv_timer_t timer; /* idle timeout, then linger timeout */
+    uv_timer_t timer; /* the deadline of `phase` */
     uv_shutdown_t shutdown;
     lc_http_server_t *srv;
     conn_t *prev, *next;
@@ -52,9 +66,12 @@ struct conn_s {
         char hdr_name[HDR_NAME_MAX];
         size_t hdr_name_len, hdr_bytes, hdr_raw;
         unsigned nheaders;
-        int in_headers, err_status;
+        int in_headers, err_status, answered; /* answered: by the headers hook */
     } m;
     unsigned writes;
+    enum phase phase;
+    int probe_slot; /* accepted beyond max_conns: for probe paths only */
+    int counted;    /* in srv->nactive */
     int handles_open, reading, closing, close_after_write, lingering, peer_eof;
 };
 
@@ -63,12 +80,19 @@ struct lc_http_server_s {
     uv_tcp_t listener;
     llhttp_settings_t settings;
     lc_http_handler_cb handler;
+    lc_http_headers_cb on_headers;
     void *arg;
     size_t max_body;
+    lc_http_limits_t limits;
+    struct {
+        uint64_t count, logged_at; /* closes since the last line, and its time */
+        int logged;
+    } closed[WHY_COUNT];
     uint16_t port;
     int closing, listener_closed;
     conn_t *conns;
-    unsigned nconns;
+    unsigned nconns;  /* all, until their handles are closed */
+    unsigned nactive; /* those the cap counts: neither closing nor lingering */
 };
 
 typedef struct write_req_s {
@@ -79,6 +103,7 @@ typedef struct write_req_s {
 
 static void process_input(conn_t *c);
 static void conn_close(conn_t *c);
+static void conn_deadline(conn_t *c, enum phase ph, uint64_t ms);
 
 static const char *buf_str(const lc_buf_t *b)
 {
@@ -104,8 +129,8 @@ static const struct {
     {204, "No Content"}, {301, "Moved Permanently"}, {302, "Found"},
     {304, "Not Modified"}, {307, "Temporary Redirect"}, {400, "Bad Request"},
     {401, "Unauthorized"}, {403, "Forbidden"}, {404, "Not Found"},
-    {405, "Method Not Allowed"}, {409, "Conflict"}, {413, "Payload Too Large"},
-    {415, "Unsupported Media Type"}, {429, "Too Many Requests"},
+    {405, "Method Not Allowed"}, {408, "Request Timeout"}, {409, "Conflict"},
+    {413, "Payload Too Large"}, {414, "URI Too Long"}, {415, "Unsupported Media Type"}, {429, "Too Many Requests"},
     {431, "Request Header Fields Too Large"}, {500, "Internal Server Error"},
     {501, "Not Implemented"}, {503, "Service Unavailable"},
 };
@@ -188,6 +213,8 @@ static void send_response(conn_t *c, int status, const char *ctype, const char *
         conn_read_stop(c);
     }
     conn_write(c, out, len);
+    if (!c->closing)
+        conn_deadline(c, PH_SENDING, c->srv->limits.body_timeout_ms);
 }
 
 /* Answers a request that never reached the handler, then closes. */
@@ -231,12 +258,23 @@ static void on_conn_handle_closed(uv_handle_t *h)
     maybe_free_server(s);
 }
 
+/* A connection closing or lingering (both bounded) no longer takes a slot:
+ * 408s sent to slow clients must free theirs at once. */
+static void conn_uncount(conn_t *c)
+{
+    if (c->counted) {
+        c->counted = 0;
+        c->srv->nactive--;
+    }
+}
+
 /* Starts closing; the struct lives until both handles' close callbacks ran. */
 static void conn_close(conn_t *c)
 {
     if (c->closing)
         return;
     c->closing = 1;
+    conn_uncount(c);
     if (c->active) {
         c->active->conn = NULL; /* the handler still owns it; answering frees it */
         c->active = NULL;
@@ -247,16 +285,61 @@ static void conn_close(conn_t *c)
     uv_close((uv_handle_t *)&c->tcp, on_conn_handle_closed);
 }
 
-static void on_timer(uv_timer_t *t)
+/* One line per reason every LOG_EVERY_MS at most: an attack must not become
+ * a flood of log lines. */
+static void note_forced_close(lc_http_server_t *s, int why, uint64_t limit)
 {
-    conn_close(t->data);
+    uint64_t now = uv_now(s->loop);
+    s->closed[why].count++;
+    if (s->closed[why].logged && now - s->closed[why].logged_at < LOG_EVERY_MS)
+        return;
+    lc_warn("http", "msg=\"closed connections: %s\" port=%u count=%llu limit=%llu",
+            why_text[why], s->port, (unsigned long long)s->closed[why].count,
+            (unsigned long long)limit);
+    s->closed[why].count = 0;
+    s->closed[why].logged_at = now;
+    s->closed[why].logged = 1;
 }
 
-/* Restarts the idle timeout unless the handler owes an answer or we are draining. */
-static void conn_touch(conn_t *c)
+static uint64_t header_timeout(const conn_t *c)
 {
-    if (!c->closing && !c->active && !c->lingering)
-        uv_timer_start(&c->timer, on_timer, IDLE_MS, 0);
+    uint64_t ms = c->srv->limits.header_timeout_ms;
+    return c->probe_slot && ms > LC_HTTP_PROBE_TIMEOUT_MS ? LC_HTTP_PROBE_TIMEOUT_MS : ms;
+}
+
+/* A request not complete by its deadline: 408, then the connection closes. */
+static void expire_request(conn_t *c, int why, uint64_t limit)
+{
+    note_forced_close(c->srv, why, limit);
+    ex_free(c->building);
+    c->building = NULL;
+    c->in_off = c->in_len = 0;
+    send_error(c, 408, why_text[why], NULL);
+}
+
+static void on_timer(uv_timer_t *t)
+{
+    conn_t *c = t->data;
+    lc_http_server_t *s = c->srv;
+    if (c->phase == PH_HEADERS && (c->building != NULL || c->in_off < c->in_len)) {
+        expire_request(c, WHY_HEADERS, header_timeout(c));
+        return;
+    }
+    if (c->phase == PH_BODY) {
+        expire_request(c, WHY_BODY, s->limits.body_timeout_ms);
+        return;
+    }
+    if (c->phase == PH_SENDING)
+        note_forced_close(s, WHY_SENDING, s->limits.body_timeout_ms);
+    /* Otherwise a keep-alive connection left idle, or the end of a linger. */
+    conn_close(c);
+}
+
+/* Counts down to a phase's absolute deadline; bytes arriving do not move it. */
+static void conn_deadline(conn_t *c, enum phase ph, uint64_t ms)
+{
+    c->phase = ph;
+    uv_timer_start(&c->timer, on_timer, ms, 0);
 }
 
 static void on_shutdown(uv_shutdown_t *req, int status)
@@ -303,7 +386,6 @@ static void on_read(uv_stream_t *stream, ssize_t nread, const uv_buf_t *buf)
     if (c->lingering)
         return; /* drained and discarded */
     c->in_len += (size_t)nread;
-    conn_touch(c);
     if (c->active || c->writes > 0) {
         if (c->in_len - c->in_off >= IN_CAP)
             conn_read_stop(c);
@@ -331,13 +413,14 @@ static void conn_linger(conn_t *c)
         return;
     }
     c->lingering = 1;
+    conn_uncount(c);
     c->in_len = c->in_off = 0;
     c->shutdown.data = c;
     if (uv_shutdown(&c->shutdown, (uv_stream_t *)&c->tcp, on_shutdown) != 0) {
         conn_close(c);
         return;
     }
-    uv_timer_start(&c->timer, on_timer, LINGER_MS, 0);
+    conn_deadline(c, PH_LINGER, LINGER_MS);
     conn_read_start(c);
 }
 
@@ -356,12 +439,15 @@ static void on_write(uv_write_t *req, int status)
     }
     if (c->writes > 0)
         return;
-    if (c->close_after_write)
+    if (c->close_after_write) {
         conn_linger(c);
-    else {
-        conn_touch(c);
-        process_input(c);
+        return;
     }
+    /* An answer is out: the next request's headers are due from now. (A
+     * 100 Continue written while the body comes keeps the body's deadline.) */
+    if (c->phase == PH_SENDING)
+        conn_deadline(c, PH_HEADERS, header_timeout(c));
+    process_input(c);
 }
 
 /* ---- parsing ---- */
@@ -372,12 +458,16 @@ static void fail_request(conn_t *c, llhttp_errno_t e)
     ex_free(c->building);
     c->building = NULL;
     c->in_off = c->in_len;
+    if (c->m.answered)
+        return; /* the headers hook refused it and has answered */
     const char *reason = llhttp_get_error_reason(&c->parser);
     if (status == 400)
         send_error(c, 400, "bad request: ", reason ? reason : llhttp_errno_name(e));
     else
         send_error(c, status, status == 413   ? "request body too large"
                               : status == 431 ? "request header fields too large"
+                              : status == 503 ? "server busy: too many connections, only "
+                                                "health checks are answered now"
                                               : "internal error",
                    NULL);
 }
@@ -403,7 +493,8 @@ static void process_input(conn_t *c)
         } else if (e == HPE_PAUSED) {
             c->in_off += (size_t)(llhttp_get_error_pos(&c->parser) - p);
             llhttp_resume(&c->parser);
-            uv_timer_stop(&c->timer);
+            uv_timer_stop(&c->timer); /* the handler owes the answer now */
+            c->phase = PH_HANDLER;
             c->srv->handler(c->srv->arg, c->active, &c->active->req);
         } else if (e == HPE_PAUSED_UPGRADE) {
             c->in_off = c->in_len; /* upgrades are answered and then closed */
@@ -521,11 +612,67 @@ static int on_header_value(llhttp_t *p, const char *at, size_t len)
     return keep_span(p, c->m.hdr_target, at, len);
 }
 
+static const char *header_or_null(const lc_http_exchange_t *ex, int i)
+{
+    return (ex->present & (1u << i)) ? buf_str(&ex->bufs[i]) : NULL;
+}
+
+/* Fills the request from its line and headers; the body comes at the end. */
+static void request_fill_head(llhttp_t *p, lc_http_exchange_t *ex)
+{
+    lc_http_request_t *r = &ex->req;
+    r->method = llhttp_method_name((llhttp_method_t)p->method);
+    char *url = ex->bufs[B_URL].data, *q = url ? strchr(url, '?') : NULL;
+    if (q)
+        *q = '\0';
+    r->path = buf_str(&ex->bufs[B_URL]);
+    r->query = q ? q + 1 : "";
+    r->authorization = header_or_null(ex, B_AUTH);
+    r->content_type = header_or_null(ex, B_CTYPE);
+    r->host = header_or_null(ex, B_HOST);
+    r->body = "";
+    r->body_len = 0;
+}
+
+static bool is_probe_path(const lc_http_server_t *s, const char *path)
+{
+    for (const char *const *p = s->limits.probe_paths; p != NULL && *p != NULL; p++)
+        if (strcmp(*p, path) == 0)
+            return true;
+    return false;
+}
+
+/* Runs the headers hook; true when it refused the request (its answer, sent
+ * with Connection: close, freed the exchange). */
+static bool headers_refused(conn_t *c, lc_http_exchange_t *ex)
+{
+    ex->conn = c;
+    ex->in_hook = 1;
+    ex->flags = RESP_CLOSE | (c->parser.method == HTTP_HEAD ? RESP_HEAD : 0);
+    c->building = NULL; /* an answer frees ex */
+    bool refused = c->srv->on_headers(c->srv->arg, ex, &ex->req);
+    assert(refused == (c->m.answered != 0)); /* true exactly when it answered */
+    (void)refused; /* only the assert reads it */
+    if (c->m.answered)
+        return true;
+    ex->conn = NULL;
+    ex->in_hook = 0;
+    ex->flags = 0;
+    c->building = ex;
+    return false;
+}
+
 static int on_headers_complete(llhttp_t *p)
 {
     conn_t *c = p->data;
     lc_http_exchange_t *ex = c->building;
     c->m.in_headers = 0;
+    request_fill_head(p, ex);
+    if (c->probe_slot && !is_probe_path(c->srv, ex->req.path))
+        return user_error(p, 503, "busy");
+    /* Before the body and before 413: a caller the hook refuses learns nothing more. */
+    if (c->srv->on_headers != NULL && headers_refused(c, ex))
+        return HPE_USER;
     if ((p->flags & F_CONTENT_LENGTH) && p->content_length > c->srv->max_body)
         return user_error(p, 413, "body too large");
     /* Clients that wait for permission before sending a body get it now. */
@@ -539,6 +686,7 @@ static int on_headers_complete(llhttp_t *p)
         if (c->closing)
             return user_error(p, 500, "write failed");
     }
+    conn_deadline(c, PH_BODY, c->srv->limits.body_timeout_ms);
     return 0;
 }
 
@@ -553,11 +701,6 @@ static int on_body(llhttp_t *p, const char *at, size_t len)
     return 0;
 }
 
-static const char *header_or_null(const lc_http_exchange_t *ex, int i)
-{
-    return (ex->present & (1u << i)) ? buf_str(&ex->bufs[i]) : NULL;
-}
-
 /* Completes the request and pauses the parser until it has been answered. */
 static int on_message_complete(llhttp_t *p)
 {
@@ -566,21 +709,13 @@ static int on_message_complete(llhttp_t *p)
     lc_http_request_t *r = &ex->req;
     c->building = NULL;
     ex->conn = c;
-    if (!llhttp_should_keep_alive(p) || p->upgrade)
+    /* A probe slot serves one request, so that it is free for the next probe. */
+    if (!llhttp_should_keep_alive(p) || p->upgrade || c->probe_slot)
         ex->flags |= RESP_CLOSE;
     else if (p->http_major == 1 && p->http_minor == 0)
         ex->flags |= RESP_KEEP_ALIVE; /* HTTP/1.0 keep-alive must be confirmed */
     if (p->method == HTTP_HEAD)
         ex->flags |= RESP_HEAD;
-    r->method = llhttp_method_name((llhttp_method_t)p->method);
-    char *url = ex->bufs[B_URL].data, *q = url ? strchr(url, '?') : NULL;
-    if (q)
-        *q = '\0';
-    r->path = buf_str(&ex->bufs[B_URL]);
-    r->query = q ? q + 1 : "";
-    r->authorization = header_or_null(ex, B_AUTH);
-    r->content_type = header_or_null(ex, B_CTYPE);
-    r->host = header_or_null(ex, B_HOST);
     r->body = buf_str(&ex->bufs[B_BODY]);
     r->body_len = ex->bufs[B_BODY].len;
     c->active = ex;
@@ -624,16 +759,26 @@ static void on_connection(uv_stream_t *listener, int status)
     if (s->conns)
         s->conns->prev = c;
     s->conns = c;
-    int over = s->nconns >= MAX_CONNS;
+    /* Probe slots rather than a probe listener: Kubernetes and systemd probe
+     * the API port they already know, and a slot that must name a probe path
+     * within LC_HTTP_PROBE_TIMEOUT_MS and closes after one answer cannot be
+     * held by slow clients the way an ordinary one can. */
+    unsigned total = s->limits.max_conns + s->limits.probe_conns;
+    int over = s->nactive >= total;
+    c->probe_slot = s->nactive >= s->limits.max_conns;
     s->nconns++;
+    s->nactive++;
+    c->counted = 1;
     if (uv_accept(listener, (uv_stream_t *)&c->tcp) != 0 || over) {
+        if (over)
+            note_forced_close(s, WHY_FULL, total);
         conn_close(c); /* beyond the cap: accepted only to be closed */
         return;
     }
     uv_tcp_nodelay(&c->tcp, 1);
     llhttp_init(&c->parser, HTTP_REQUEST, &s->settings);
     c->parser.data = c;
-    conn_touch(c);
+    conn_deadline(c, PH_HEADERS, header_timeout(c));
     conn_read_start(c);
 }
 
@@ -701,6 +846,9 @@ int lc_http_server_init(lc_http_server_t **out, uv_loop_t *loop, const char *hos
     s->handler = handler;
     s->arg = arg;
     s->max_body = max_body;
+    s->limits = (lc_http_limits_t){.header_timeout_ms = LC_HTTP_HEADER_TIMEOUT_MS,
+                                   .body_timeout_ms = LC_HTTP_BODY_TIMEOUT_MS,
+                                   .max_conns = LC_HTTP_MAX_CONNS};
     settings_init(&s->settings);
     int rv = uv_tcp_init(loop, &s->listener);
     if (rv != 0) {
@@ -728,6 +876,23 @@ err_after_tcp_init:
     return LC_EIO;
 }
 
+void lc_http_server_set_limits(lc_http_server_t *s, const lc_http_limits_t *limits)
+{
+    if (limits->header_timeout_ms != 0)
+        s->limits.header_timeout_ms = limits->header_timeout_ms;
+    if (limits->body_timeout_ms != 0)
+        s->limits.body_timeout_ms = limits->body_timeout_ms;
+    if (limits->max_conns != 0)
+        s->limits.max_conns = limits->max_conns;
+    s->limits.probe_conns = limits->probe_conns;
+    s->limits.probe_paths = limits->probe_paths;
+}
+
+void lc_http_server_on_headers(lc_http_server_t *s, lc_http_headers_cb cb)
+{
+    s->on_headers = cb;
+}
+
 uint16_t lc_http_server_port(const lc_http_server_t *s)
 {
     return s->port;
@@ -750,8 +915,8 @@ void lc_http_exchange_respond(lc_http_exchange_t *ex, int status, const char *co
     if (c && !c->closing) {
         /* The body may point into the request: build the response before freeing it. */
         c->active = NULL;
+        c->m.answered |= ex->in_hook;
         send_response(c, status, content_type, body, body_len, headers, ex->flags);
-        conn_touch(c);
     }
     ex_free(ex);
 }

@@ -1,14 +1,21 @@
 /* lc_http_server.h — a small HTTP/1.1 server on a libuv loop (llhttp parser):
- * keep-alive, request size limits, one handler that may answer later. */
+ * keep-alive, request size limits, deadlines and a connection cap against
+ * slow clients, a hook that may refuse a request before its body is read,
+ * and one handler that may answer later. */
 #ifndef LC_HTTP_SERVER_H
 #define LC_HTTP_SERVER_H
 
+#include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
 #include <uv.h>
 
 #define LC_HTTP_MAX_HEADERS 64
 #define LC_HTTP_MAX_HEADER_BYTES (16u << 10) /* request line + headers */
+#define LC_HTTP_HEADER_TIMEOUT_MS 10000
+#define LC_HTTP_BODY_TIMEOUT_MS 30000
+#define LC_HTTP_MAX_CONNS 1024
+#define LC_HTTP_PROBE_TIMEOUT_MS 1000 /* headers on a probe slot (see probe_conns) */
 
 typedef struct lc_http_server_s lc_http_server_t;
 typedef struct lc_http_exchange_s lc_http_exchange_t;
@@ -32,6 +39,36 @@ typedef struct lc_http_request_s {
 typedef void (*lc_http_handler_cb)(void *arg, lc_http_exchange_t *ex,
                                    const lc_http_request_t *req);
 
+/* Called when a request's headers are complete, before any of its body is
+ * read (req->body is "" then). Returns false to go on: the body is read and
+ * the handler called. Or answers ex at once with lc_http_exchange_respond()
+ * and returns true: the body is never read, and the connection closes after
+ * the answer (the exchange is freed by that answer). */
+typedef bool (*lc_http_headers_cb)(void *arg, lc_http_exchange_t *ex,
+                                   const lc_http_request_t *req);
+
+/* Limits against slow and numerous clients. Every deadline is absolute: bytes
+ * that trickle in do not extend it. A connection past one is answered 408
+ * (when it had sent part of a request) and closed, with a log line. */
+typedef struct lc_http_limits_s {
+    /* The request line and headers, counted from accept or from the end of
+     * the previous answer: it is also how long a keep-alive connection may
+     * sit idle. */
+    uint64_t header_timeout_ms;
+    /* The body, counted from the end of the headers; it also bounds how long
+     * a client may take to read an answer. */
+    uint64_t body_timeout_ms;
+    /* Connections at once; more are accepted only to be closed at once. */
+    unsigned max_conns;
+    /* Connections kept beyond max_conns for requests whose path is one of
+     * probe_paths (NULL-terminated): a probe slot has LC_HTTP_PROBE_TIMEOUT_MS
+     * for its headers, answers 503 to any other path before reading a body,
+     * and closes after one answer, so that a full server still answers its
+     * health checks. */
+    unsigned probe_conns;
+    const char *const *probe_paths;
+} lc_http_limits_t;
+
 /* Starts listening on host:port. max_body bounds request bodies (413 above
  * it); oversize headers get 431, unparsable requests 400, all with a JSON
  * {"error": "..."} body, and the connection is closed after them.
@@ -39,6 +76,15 @@ typedef void (*lc_http_handler_cb)(void *arg, lc_http_exchange_t *ex,
 int lc_http_server_init(lc_http_server_t **out, uv_loop_t *loop, const char *host,
                         uint16_t port, size_t max_body, lc_http_handler_cb handler,
                         void *arg, char *errmsg, size_t errlen);
+
+/* Replaces the limits (the defaults: LC_HTTP_HEADER_TIMEOUT_MS,
+ * LC_HTTP_BODY_TIMEOUT_MS, LC_HTTP_MAX_CONNS, no probe slots); zero fields
+ * keep the default. Connections already open keep the deadlines they have. */
+void lc_http_server_set_limits(lc_http_server_t *s, const lc_http_limits_t *limits);
+
+/* Sets the hook run when a request's headers are complete (NULL: none); it
+ * gets the handler's arg. */
+void lc_http_server_on_headers(lc_http_server_t *s, lc_http_headers_cb cb);
 
 /* The port actually bound (useful with port 0). */
 uint16_t lc_http_server_port(const lc_http_server_t *s);

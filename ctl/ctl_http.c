@@ -14,6 +14,7 @@
 #include <sys/time.h>
 #include <unistd.h>
 
+#include <jansson.h>
 #include <llhttp.h>
 
 #include "lc_buf.h"
@@ -374,6 +375,42 @@ static int follow_location(const char *location, ctl_url_t *u, char *target, siz
     return CTL_HTTP_OK;
 }
 
+static bool same_server(const ctl_url_t *a, const ctl_url_t *b)
+{
+    return strcasecmp(a->host, b->host) == 0 && strcmp(a->port, b->port) == 0;
+}
+
+/* Whether "host:port" names the server u. */
+static bool names_server(const char *hostport, const ctl_url_t *u)
+{
+    ctl_url_t m;
+    memset(&m, 0, sizeof m);
+    return hostport != NULL && parse_host_port(hostport, strlen(hostport), &m) == 0 &&
+           same_server(&m, u);
+}
+
+/* Whether GET /api/v1/cluster of the server the user named (origin, with
+ * its path prefix) lists to as a master's API. A redirect elsewhere would
+ * send the token and the body to whoever the Location names. */
+static bool is_cluster_master(const ctl_url_t *origin, const char *token, const ctl_url_t *to)
+{
+    char target[sizeof origin->path + 32], location[MAX_LOCATION], err[256];
+    ctl_http_response_t resp;
+    snprintf(target, sizeof target, "%s/api/v1/cluster",
+             strcmp(origin->path, "/") == 0 ? "" : origin->path);
+    if (exchange(origin, target, token, "GET", NULL, 0, &resp, location, err, sizeof err) != 0)
+        return false;
+    json_t *root = resp.status == 200 ? json_loadb(resp.body, resp.body_len, 0, NULL) : NULL;
+    ctl_http_response_free(&resp);
+    bool found = false;
+    size_t i;
+    json_t *member;
+    json_array_foreach(json_object_get(root, "members"), i, member)
+        found = found || names_server(json_string_value(json_object_get(member, "api")), to);
+    json_decref(root);
+    return found;
+}
+
 int ctl_http_request(const char *base_url, const char *token, const char *method,
                      const char *path, const char *body, size_t body_len,
                      ctl_http_response_t *resp, char *errmsg, size_t errlen)
@@ -388,6 +425,7 @@ int ctl_http_request(const char *base_url, const char *token, const char *method
     char target[MAX_LOCATION + 1024];
     snprintf(target, sizeof(target), "%s%s", u.path, path);
     char location[MAX_LOCATION];
+    const ctl_url_t origin = u;
     for (int hops = 0;; hops++) {
         rv = exchange(&u, target, token, method, body, body_len, resp, location, errmsg, errlen);
         if (rv != CTL_HTTP_OK)
@@ -398,9 +436,21 @@ int ctl_http_request(const char *base_url, const char *token, const char *method
         if (hops == CTL_HTTP_MAX_REDIRECTS)
             return lc_errf(errmsg, errlen, CTL_HTTP_EPROTO, "more than %d redirects",
                            CTL_HTTP_MAX_REDIRECTS);
+        ctl_url_t from = u;
         rv = follow_location(location, &u, target, sizeof(target), errmsg, errlen);
         if (rv != CTL_HTTP_OK)
             return rv;
+        if (same_server(&u, &from) || same_server(&u, &origin))
+            continue;
+        if (!is_cluster_master(&origin, token, &u)) {
+            char shown[300], asked[300];
+            url_display(&u, shown, sizeof shown);
+            url_display(&origin, asked, sizeof asked);
+            return lc_errf(errmsg, errlen, CTL_HTTP_EPROTO,
+                           "%s redirected to %s, which is not one of the cluster's masters "
+                           "(GET /api/v1/cluster of %s); not sending the request there",
+                           asked, shown, asked);
+        }
     }
 }
 

@@ -27,7 +27,9 @@ int ctl_http_check_url(const char *url, char *errmsg, size_t errlen);
 
 /* Sends method base_url+path with body (may be NULL) and Authorization:
  * Bearer token (when token is non-NULL), following 307/308 redirects up to
- * CTL_HTTP_MAX_REDIRECTS times. OUT: resp, freed with ctl_http_response_free
+ * CTL_HTTP_MAX_REDIRECTS times: to another host or port only when GET
+ * /api/v1/cluster of base_url lists it as a master's API (else
+ * CTL_HTTP_EPROTO, and neither the token nor the body goes there). OUT: resp, freed with ctl_http_response_free
  * when this returns 0. Otherwise errmsg says why; for CTL_HTTP_EREACH it
  * reads "cannot reach <url>: <reason>". */
 int ctl_http_request(const char *base_url, const char *token, const char *method,

@@ -33,6 +33,11 @@ static const char usage[] =
     "  --admin-token-file PATH    the first admin API token; created (mode 0600)\n"
     "                             with a new token when missing. Without it the\n"
     "                             leader generates one and logs it once\n"
+    "  --metrics-token-file PATH  a token that may read all of /metrics (for\n"
+    "                             Prometheus); without a token /metrics shows the\n"
+    "                             cluster's own series only\n"
+    "  --api-max-conns N          API connections at once (default 1024; 32 more\n"
+    "                             are kept for /healthz and /readyz)\n"
     "  --join-secret-file PATH    workers must answer a challenge with this secret\n"
     "                             (HMAC-SHA256); without it any worker may join\n"
     "  --tls-cert PATH            mutual TLS on the worker port: this master's\n"
@@ -74,6 +79,17 @@ static int parse_listen(const char *flag, const char *text, char *host, size_t h
     return 0;
 }
 
+/* A path flag into a PATH_MAX buffer. */
+static int parse_path(const char *flag, const char *text, char out[PATH_MAX])
+{
+    if (text[0] == '\0' || strlen(text) >= PATH_MAX) {
+        fprintf(stderr, "loadmaster: %s: expected a path\n", flag);
+        return -1;
+    }
+    snprintf(out, PATH_MAX, "%s", text);
+    return 0;
+}
+
 static void set_defaults(master_config_t *c)
 {
     memset(c, 0, sizeof *c);
@@ -90,6 +106,7 @@ static void set_defaults(master_config_t *c)
     c->snapshot_trailing = 128;
     c->worker_heartbeat_ms = 1000;
     c->stats_interval_ms = 1000;
+    c->api_max_conns = 1024;
 }
 
 /* --id auto: the ordinal at the end of the host name (a StatefulSet pod
@@ -169,7 +186,7 @@ enum { OPT_DATA = 256, OPT_ID, OPT_RAFT, OPT_WORKERS, OPT_ADVERTISE, OPT_API, OP
        OPT_HEARTBEAT, OPT_SNAP_THRESHOLD, OPT_SNAP_TRAILING, OPT_WORKER_HB, OPT_CLUSTER,
        OPT_LOG, OPT_VERSION, OPT_HELP, OPT_JOIN_QUORUM, OPT_ADMIN_TOKEN,
        OPT_JOIN_SECRET, OPT_TLS_CERT, OPT_TLS_KEY, OPT_TLS_CA, OPT_LOG_FILE,
-       OPT_TLS_REQUIRE_ID };
+       OPT_TLS_REQUIRE_ID, OPT_METRICS_TOKEN, OPT_API_MAX_CONNS };
 
 static const struct option options[] = {
     {"data-dir", required_argument, NULL, OPT_DATA},
@@ -187,6 +204,8 @@ static const struct option options[] = {
     {"join-quorum", no_argument, NULL, OPT_JOIN_QUORUM},
     {"join-secret-file", required_argument, NULL, OPT_JOIN_SECRET},
     {"admin-token-file", required_argument, NULL, OPT_ADMIN_TOKEN},
+    {"metrics-token-file", required_argument, NULL, OPT_METRICS_TOKEN},
+    {"api-max-conns", required_argument, NULL, OPT_API_MAX_CONNS},
     {"tls-cert", required_argument, NULL, OPT_TLS_CERT},
     {"tls-key", required_argument, NULL, OPT_TLS_KEY},
     {"tls-ca", required_argument, NULL, OPT_TLS_CA},
@@ -224,13 +243,9 @@ static int apply_flag(master_config_t *c, int opt, const char *arg)
     case OPT_CLUSTER: return load_cluster(c, arg);
     case OPT_JOIN_QUORUM: c->no_bootstrap = true; return 0;
     case OPT_JOIN_SECRET: return load_join_secret(c, arg);
-    case OPT_ADMIN_TOKEN:
-        if (arg[0] == '\0' || strlen(arg) >= sizeof c->admin_token_file) {
-            fprintf(stderr, "loadmaster: --admin-token-file: expected a path\n");
-            return -1;
-        }
-        snprintf(c->admin_token_file, sizeof c->admin_token_file, "%s", arg);
-        return 0;
+    case OPT_ADMIN_TOKEN: return parse_path("--admin-token-file", arg, c->admin_token_file);
+    case OPT_METRICS_TOKEN: return parse_path("--metrics-token-file", arg, c->metrics_token_file);
+    case OPT_API_MAX_CONNS: return parse_uint("--api-max-conns", arg, 16, 1000000, &c->api_max_conns);
     case OPT_LOG:
         if (lc_log_level_parse(arg) < 0) {
             fprintf(stderr, "loadmaster: --log-level: expected debug, info, warn or error\n");
@@ -242,13 +257,7 @@ static int apply_flag(master_config_t *c, int opt, const char *arg)
     case OPT_TLS_KEY: c->worker_tls.key = arg; return 0;
     case OPT_TLS_CA: c->worker_tls.ca = arg; return 0;
     case OPT_TLS_REQUIRE_ID: c->tls_require_worker_id = true; return 0;
-    case OPT_LOG_FILE:
-        if (arg[0] == '\0' || strlen(arg) >= sizeof c->log_file) {
-            fprintf(stderr, "loadmaster: --log-file: expected a path\n");
-            return -1;
-        }
-        snprintf(c->log_file, sizeof c->log_file, "%s", arg);
-        return 0;
+    case OPT_LOG_FILE: return parse_path("--log-file", arg, c->log_file);
     case OPT_VERSION: printf("loadmaster %s\n", LC_VERSION); return 1;
     case OPT_HELP: fputs(usage, stdout); return 1;
     default: fputs(usage, stderr); return -1;

@@ -190,10 +190,10 @@ static void start_signals(master_t *m)
 }
 
 /* Descriptors the worker port may use: the open-file limit (raised to its
- * hard limit) less a reserve for Raft, the API, the store and logs, so a
- * flood of worker connections cannot starve them. */
+ * hard limit) less the API's connections and a reserve for Raft, the store
+ * and logs, so a flood of worker connections cannot starve them. */
 #define FD_RESERVE 256
-static size_t worker_connection_budget(void)
+static size_t worker_connection_budget(unsigned api_max_conns)
 {
     struct rlimit rl;
     if (getrlimit(RLIMIT_NOFILE, &rl) != 0)
@@ -205,7 +205,8 @@ static size_t worker_connection_budget(void)
     }
     if (rl.rlim_cur == RLIM_INFINITY)
         return 0;
-    return rl.rlim_cur > 2 * FD_RESERVE ? (size_t)(rl.rlim_cur - FD_RESERVE) : FD_RESERVE;
+    uint64_t others = FD_RESERVE + (uint64_t)api_max_conns + 32; /* 32: the API's probe slots */
+    return rl.rlim_cur > others + FD_RESERVE ? (size_t)(rl.rlim_cur - others) : FD_RESERVE;
 }
 
 static int start(master_t *m, char *errmsg, size_t errlen)
@@ -235,7 +236,7 @@ static int start(master_t *m, char *errmsg, size_t errlen)
                          .join_secret = &m->cfg.join_secret,
                          .tls_ctx = m->worker_tls,
                          .tls_require_worker_id = m->cfg.tls_require_worker_id,
-                         .max_connections = worker_connection_budget()};
+                         .max_connections = worker_connection_budget(m->cfg.api_max_conns)};
     fleet_events_t ev = {.arg = m,
                          .on_join = on_join,
                          .on_lost = on_lost,

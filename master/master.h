@@ -42,6 +42,8 @@ typedef struct master_config_s {
     lc_join_secret_t join_secret; /* --join-secret-file; len 0 when none */
     bool no_bootstrap;        /* --join-quorum: wait to be added by `loadctl cluster add` */
     char admin_token_file[PATH_MAX]; /* --admin-token-file; "" when not given */
+    char metrics_token_file[PATH_MAX]; /* --metrics-token-file; "" when not given */
+    unsigned api_max_conns;     /* --api-max-conns */
     lc_tls_files_t worker_tls;  /* --tls-cert/--tls-key/--tls-ca (argv); NULLs: plaintext */
     bool tls_require_worker_id; /* --tls-require-worker-id */
     char log_file[PATH_MAX];    /* --log-file; "" logs to stderr */
@@ -59,6 +61,8 @@ typedef struct master_s {
     peers_t *peers;
     uint8_t admin_hash[32];   /* SHA-256 of --admin-token-file's token */
     bool admin_hash_set;
+    uint8_t metrics_hash[32]; /* SHA-256 of --metrics-token-file's token */
+    bool metrics_hash_set;
     SSL_CTX *worker_tls;      /* mutual TLS on the worker port; NULL: plaintext */
     uv_signal_t sigint, sigterm, sighup;
     uv_timer_t ready_timer;   /* until a leader is known: then READY=1 to systemd */

@@ -9,6 +9,8 @@
 #include "dashboard.h"
 #include "fleet.h"
 #include "lc_clock.h"
+#include "lc_err.h"
+#include "lc_utf8.h"
 #include "api_internal.h"
 #include "metrics.h"
 #include "members.h"
@@ -16,6 +18,9 @@
 #include "quorum.h"
 
 #define API_MAX_BODY (1u << 20)
+/* The longest URL a follower redirects to: clients keep a Location of about
+ * 2 KiB (loadctl's is 2048 bytes); a cut one would send the request elsewhere. */
+#define REDIRECT_URL_MAX 2000
 
 void api_respond_json(lc_http_exchange_t *ex, int status, json_t *body)
 {
@@ -32,12 +37,16 @@ void api_respond_json(lc_http_exchange_t *ex, int status, json_t *body)
 
 void api_respond_error(lc_http_exchange_t *ex, int status, const char *fmt, ...)
 {
-    char msg[512];
+    char msg[512], clean[512];
     va_list ap;
     va_start(ap, fmt);
-    vsnprintf(msg, sizeof msg, fmt, ap);
+    int n = vsnprintf(msg, sizeof msg, fmt, ap);
     va_end(ap);
-    api_respond_json(ex, status, json_pack("{s:s}", "error", msg));
+    /* Paths and names in messages are the caller's bytes, and vsnprintf may
+     * cut one in the middle of a sequence: jansson takes only valid UTF-8. */
+    size_t len = n < 0 ? 0 : (size_t)n < sizeof msg ? (size_t)n : sizeof msg - 1;
+    lc_utf8_clean(clean, sizeof clean, msg, len);
+    api_respond_json(ex, status, json_pack("{s:s}", "error", clean));
 }
 
 /* Whether the query string holds name=value as one of its parameters. */
@@ -83,8 +92,16 @@ static bool send_to_leader(master_t *m, lc_http_exchange_t *ex, const lc_http_re
         api_respond_error(ex, 503, "no leader: %zu of %zu masters reachable", reachable, total);
         return true;
     }
-    char api[LC_HOST_MAX + 8], location[2048];
+    char api[LC_HOST_MAX + 8], location[REDIRECT_URL_MAX + 32];
     lc_hostport_format(&node.api, api, sizeof api);
+    size_t url_len = strlen("http://") + strlen(api) + strlen(req->path) +
+                     (req->query[0] ? 1 + strlen(req->query) : 0);
+    if (url_len > REDIRECT_URL_MAX) {
+        api_respond_error(ex, 414, "the URL is too long to redirect to the leader (%zu bytes, "
+                          "at most %d); send the request to the leader at http://%s", url_len,
+                          REDIRECT_URL_MAX, api);
+        return true;
+    }
     snprintf(location, sizeof location, "Location: http://%s%s%s%s\r\n", api, req->path,
              req->query[0] ? "?" : "", req->query);
     json_t *why = json_pack("{s:s,s:I}", "error", "not the leader", "leader", (json_int_t)leader);
@@ -118,29 +135,56 @@ static void respond_readyz(master_t *m, lc_http_exchange_t *ex)
     api_respond_json(ex, why[0] == '\0' ? 200 : 503, body);
 }
 
+/* Probes: answered on a full server too (its probe slots). */
+static const char *const probe_paths[] = {"/healthz", "/readyz", NULL};
+#define API_PROBE_CONNS 32
+
+static void respond_metrics(master_t *m, lc_http_exchange_t *ex, const lc_http_request_t *req)
+{
+    metrics_scope_t scope;
+    if (!api_metrics_scope(m, ex, req, &scope))
+        return;
+    char *text = metrics_render(m, &scope);
+    lc_http_exchange_respond(ex, 200, "text/plain; version=0.0.4", text ? text : "",
+                             text ? strlen(text) : 0, NULL);
+    free(text);
+}
+
+/* What handle_open answers without a token; everything else needs one. */
+static bool is_open(const lc_http_request_t *req)
+{
+    return dashboard_owns(req->path) ||
+           (strcmp(req->method, "GET") == 0 &&
+            (strcmp(req->path, "/healthz") == 0 || strcmp(req->path, "/readyz") == 0 ||
+             strcmp(req->path, "/metrics") == 0));
+}
+
 /* /healthz, /readyz and /metrics answer without a token (probes and
- * scrapers), and so does the dashboard's page ("/", "/ui/…"; its API calls
- * carry tokens); returns true when it answered. */
+ * scrapers; /metrics shows more with one), and so does the dashboard's page
+ * ("/", "/ui/…"; its API calls carry tokens); returns true when it answered. */
 static bool handle_open(master_t *m, lc_http_exchange_t *ex, const lc_http_request_t *req)
 {
+    if (!is_open(req))
+        return false;
     if (dashboard_serve(ex, req))
         return true;
-    if (strcmp(req->method, "GET") != 0)
-        return false;
     if (strcmp(req->path, "/healthz") == 0) {
         api_respond_json(ex, 200, json_pack("{s:s,s:s}", "status", "ok", "role",
                                         quorum_is_leader(m->quorum) ? "leader" : "follower"));
     } else if (strcmp(req->path, "/readyz") == 0) {
         respond_readyz(m, ex);
-    } else if (strcmp(req->path, "/metrics") == 0) {
-        char *text = metrics_render(m);
-        lc_http_exchange_respond(ex, 200, "text/plain; version=0.0.4", text ? text : "",
-                                 text ? strlen(text) : 0, NULL);
-        free(text);
     } else {
-        return false;
+        respond_metrics(m, ex, req);
     }
     return true;
+}
+
+/* When the headers are complete: a request that needs a token and has no
+ * valid one is answered (401, 403, 503) before a byte of its body is read. */
+static bool refuse_before_body(void *arg, lc_http_exchange_t *ex, const lc_http_request_t *req)
+{
+    auth_identity_t who;
+    return !is_open(req) && !api_access_gate(arg, ex, req, &who);
 }
 
 static void handle(void *arg, lc_http_exchange_t *ex, const lc_http_request_t *req)
@@ -166,6 +210,24 @@ static void handle(void *arg, lc_http_exchange_t *ex, const lc_http_request_t *r
 
 int api_init(master_t *m, char *errmsg, size_t errlen)
 {
-    return lc_http_server_init(&m->api, m->loop, m->cfg.api_host, m->cfg.api_port, API_MAX_BODY,
-                               handle, m, errmsg, errlen);
+    if (m->cfg.metrics_token_file[0] != '\0') {
+        int rv = auth_token_file_read("--metrics-token-file", m->cfg.metrics_token_file,
+                                      m->metrics_hash, errmsg, errlen);
+        if (rv == LC_ENOTFOUND)
+            snprintf(errmsg, errlen, "--metrics-token-file %s: no such file",
+                     m->cfg.metrics_token_file);
+        if (rv != 0)
+            return rv;
+        m->metrics_hash_set = true;
+    }
+    int rv = lc_http_server_init(&m->api, m->loop, m->cfg.api_host, m->cfg.api_port,
+                                 API_MAX_BODY, handle, m, errmsg, errlen);
+    if (rv != 0)
+        return rv;
+    lc_http_limits_t limits = {.max_conns = m->cfg.api_max_conns,
+                               .probe_conns = API_PROBE_CONNS,
+                               .probe_paths = probe_paths};
+    lc_http_server_set_limits(m->api, &limits);
+    lc_http_server_on_headers(m->api, refuse_before_body);
+    return 0;
 }

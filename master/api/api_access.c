@@ -88,6 +88,31 @@ bool api_access_gate(master_t *m, lc_http_exchange_t *ex, const lc_http_request_
     return true;
 }
 
+bool api_metrics_scope(master_t *m, lc_http_exchange_t *ex, const lc_http_request_t *req,
+                       metrics_scope_t *scope)
+{
+    memset(scope, 0, sizeof *scope);
+    if (req->authorization == NULL)
+        return true; /* the cluster's own series */
+    if (m->metrics_hash_set && auth_header_matches(req->authorization, m->metrics_hash)) {
+        scope->tenant_series = true;
+        return true;
+    }
+    auth_identity_t who;
+    int rv = auth_identify(m->store, req->authorization, &who);
+    if (rv == LC_EIO) {
+        api_respond_error(ex, 500, "token lookup failed");
+        return false;
+    }
+    if (rv != 0) {
+        unauthorized(ex); /* a scraper with a wrong token should notice, not get less */
+        return false;
+    }
+    scope->tenant_series = true;
+    snprintf(scope->tenant, sizeof scope->tenant, "%s", who.tenant); /* "" for admin: all */
+    return true;
+}
+
 /* ---- proposals answered once applied ---- */
 
 typedef struct access_op_s {

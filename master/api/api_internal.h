@@ -7,6 +7,7 @@
 #include "auth.h"
 #include "lc_http_server.h"
 #include "master.h"
+#include "metrics.h"
 
 /* Answers with body as compact JSON (takes the reference). */
 void api_respond_json(lc_http_exchange_t *ex, int status, json_t *body);
@@ -25,6 +26,12 @@ bool api_query_value(const char *query, const char *name, char *out, size_t len)
  * unauthenticated caller never learns the leader. */
 bool api_access_gate(master_t *m, lc_http_exchange_t *ex, const lc_http_request_t *req,
                      auth_identity_t *who);
+/* Who may read which /metrics series: without a token the cluster's own only;
+ * the admin token or --metrics-token-file's every series; a tenant token the
+ * cluster's and its own tenant's. True with *scope filled, or false once it
+ * has answered (401 for a token given but unknown, 500 when the lookup failed). */
+bool api_metrics_scope(master_t *m, lc_http_exchange_t *ex, const lc_http_request_t *req,
+                       metrics_scope_t *scope);
 /* /api/v1/tenants… and /api/v1/tokens… (admin only, checked by the gate). */
 void api_access_route(master_t *m, lc_http_exchange_t *ex, const lc_http_request_t *req);
 

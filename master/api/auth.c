@@ -153,26 +153,36 @@ int auth_identify(store_t *s, const char *header, auth_identity_t *out)
 
 /* ---- --admin-token-file ---- */
 
-/* Reads the token in path. Returns 0, LC_ENOTFOUND when the file does not
- * exist, or LC_EINVAL / LC_EIO with errmsg. */
-static int read_token_file(const char *path, uint8_t hash[STORE_TOKEN_HASH_LEN], char *errmsg,
-                           size_t errlen)
+bool auth_header_matches(const char *header, const uint8_t hash[STORE_TOKEN_HASH_LEN])
+{
+    const char *token;
+    size_t len;
+    uint8_t got[STORE_TOKEN_HASH_LEN];
+    return auth_bearer_parse(header, &token, &len) == 0 && auth_token_format_ok(token, len) &&
+           auth_hash(token, len, got) == 0 && CRYPTO_memcmp(got, hash, sizeof got) == 0;
+}
+
+/* ---- token files ---- */
+
+int auth_token_file_read(const char *flag, const char *path, uint8_t hash[STORE_TOKEN_HASH_LEN],
+                         char *errmsg, size_t errlen)
 {
     int fd = open(path, O_RDONLY | O_CLOEXEC);
     if (fd < 0 && errno == ENOENT)
         return LC_ENOTFOUND;
     if (fd < 0) {
-        snprintf(errmsg, errlen, "--admin-token-file %s: %s", path, strerror(errno));
+        snprintf(errmsg, errlen, "%s %s: %s", flag, path, strerror(errno));
         return LC_EIO;
     }
     char buf[AUTH_TOKEN_MAX + 64];
     struct stat st;
     ssize_t n = read(fd, buf, sizeof buf - 1);
     if (n >= 0 && fstat(fd, &st) == 0 && (st.st_mode & 077) != 0)
-        lc_warn("auth", "msg=\"the admin token file is readable by others; chmod 600 it\" path=%s", path);
+        lc_warn("auth", "msg=\"a token file is readable by others; chmod 600 it\" flag=%s path=%s",
+                flag, path);
     close(fd);
     if (n < 0) {
-        snprintf(errmsg, errlen, "--admin-token-file %s: %s", path, strerror(errno));
+        snprintf(errmsg, errlen, "%s %s: %s", flag, path, strerror(errno));
         return LC_EIO;
     }
     size_t len = (size_t)n;
@@ -180,12 +190,11 @@ static int read_token_file(const char *path, uint8_t hash[STORE_TOKEN_HASH_LEN],
         len--;
     int rv = 0;
     if (!auth_token_format_ok(buf, len)) {
-        snprintf(errmsg, errlen, "--admin-token-file %s: expected one token of %d to %d "
-                 "characters (letters, digits, -._~+/), nothing else", path, AUTH_TOKEN_MIN,
-                 AUTH_TOKEN_MAX);
+        snprintf(errmsg, errlen, "%s %s: expected one token of %d to %d characters (letters, "
+                 "digits, -._~+/), nothing else", flag, path, AUTH_TOKEN_MIN, AUTH_TOKEN_MAX);
         rv = LC_EINVAL;
     } else if (auth_hash(buf, len, hash) != 0) {
-        snprintf(errmsg, errlen, "--admin-token-file: SHA-256 failed");
+        snprintf(errmsg, errlen, "%s: SHA-256 failed", flag);
         rv = LC_EIO;
     }
     OPENSSL_cleanse(buf, sizeof buf);
@@ -234,14 +243,14 @@ int auth_token_file_load(const char *path, uint8_t hash[STORE_TOKEN_HASH_LEN], b
                          char *errmsg, size_t errlen)
 {
     *created = false;
-    int rv = read_token_file(path, hash, errmsg, errlen);
+    int rv = auth_token_file_read("--admin-token-file", path, hash, errmsg, errlen);
     if (rv != LC_ENOTFOUND)
         return rv;
     rv = create_token_file(path, errmsg, errlen);
     if (rv == LC_EIO)
         return rv;
     *created = rv == 0;
-    rv = read_token_file(path, hash, errmsg, errlen);
+    rv = auth_token_file_read("--admin-token-file", path, hash, errmsg, errlen);
     if (rv == LC_ENOTFOUND)
         snprintf(errmsg, errlen, "--admin-token-file %s: vanished while being created", path);
     return rv;

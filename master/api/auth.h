@@ -49,6 +49,16 @@ int auth_bearer_parse(const char *header, const char **token, size_t *len);
  * LC_EIO when the store failed. */
 int auth_identify(store_t *s, const char *header, auth_identity_t *out);
 
+/* Whether an Authorization header value carries the token whose SHA-256 is
+ * hash (compared in constant time). */
+bool auth_header_matches(const char *header, const uint8_t hash[STORE_TOKEN_HASH_LEN]);
+
+/* Reads the one token in a token file (flag names it in errors). OUT: hash.
+ * Returns 0, LC_ENOTFOUND when the file does not exist, or LC_EINVAL /
+ * LC_EIO with errmsg. */
+int auth_token_file_read(const char *flag, const char *path, uint8_t hash[STORE_TOKEN_HASH_LEN],
+                         char *errmsg, size_t errlen);
+
 /* --admin-token-file: reads the token in path, or when the file does not
  * exist generates one and creates the file (mode 0600; a master starting at
  * the same time with the same path reads the winner's token). OUT: hash;

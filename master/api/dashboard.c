@@ -63,15 +63,16 @@ static void respond_text(lc_http_exchange_t *ex, int status, const char *text, c
     lc_http_exchange_respond(ex, status, "text/plain; charset=utf-8", text, strlen(text), headers);
 }
 
+bool dashboard_owns(const char *path)
+{
+    return strcmp(path, "/") == 0 || strncmp(path, UI_PREFIX, sizeof UI_PREFIX - 1) == 0;
+}
+
 bool dashboard_serve(lc_http_exchange_t *ex, const lc_http_request_t *req)
 {
-    const char *name;
-    if (strcmp(req->path, "/") == 0)
-        name = "index.html";
-    else if (strncmp(req->path, UI_PREFIX, sizeof UI_PREFIX - 1) == 0)
-        name = req->path + sizeof UI_PREFIX - 1;
-    else
+    if (!dashboard_owns(req->path))
         return false;
+    const char *name = strcmp(req->path, "/") == 0 ? "index.html" : req->path + sizeof UI_PREFIX - 1;
     /* HEAD is a GET without the body (the HTTP server leaves it out). */
     if (strcmp(req->method, "GET") != 0 && strcmp(req->method, "HEAD") != 0) {
         respond_text(ex, 405, "method not allowed\n", "Allow: GET, HEAD\r\n");

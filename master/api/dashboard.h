@@ -18,6 +18,9 @@ typedef struct dashboard_asset_s {
 extern const dashboard_asset_t dashboard_assets[];
 extern const size_t dashboard_asset_count;
 
+/* Whether path is the dashboard's: "/" or under "/ui/". */
+bool dashboard_owns(const char *path);
+
 /* Answers the request when its path is the dashboard's ("/" or under
  * "/ui/"): the file with its Content-Type, Cache-Control and a strict
  * Content-Security-Policy, 404 for an unknown file, 405 for anything but

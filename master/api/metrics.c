@@ -1,14 +1,17 @@
 /* metrics.c — Prometheus text format: per run, tenant and endpoint request
  * and failure counters and latency histograms; users, grants and dropped
- * starts per run; workers by state; Raft role, term and apply lag. */
+ * starts per run; workers by state; Raft role, term and apply lag. Every
+ * label value a tenant or worker named is escaped. */
 #include "metrics.h"
 
 #include <stdarg.h>
 #include <stdio.h>
+#include <string.h>
 
 #include "batcher.h"
 #include "fleet.h"
 #include "lc_buf.h"
+#include "lc_utf8.h"
 #include "quorum.h"
 #include "runs.h"
 #include "store_metrics.h"
@@ -40,29 +43,56 @@ static void family(text_t *t, const char *name, const char *type, const char *he
     appendf(t, "# HELP %s %s\n# TYPE %s %s\n", name, help, name, type);
 }
 
-/* Label values: escape backslash, quote and newline as the format requires. */
+/* Label values: valid UTF-8 (cut at a code point, invalid bytes replaced),
+ * with backslash, double quote and newline escaped as the format requires,
+ * so that a name cannot end its label and forge others. */
 static void label_escape(const char *in, char *out, size_t len)
 {
-    size_t j = 0;
-    for (size_t i = 0; in[i] != '\0' && j + 2 < len; i++) {
-        char c = in[i];
-        if (c == '\\' || c == '"' || c == '\n') {
-            out[j++] = '\\';
-            c = c == '\n' ? 'n' : c;
+    size_t j = 0, n = strlen(in);
+    for (size_t i = 0; i < n;) {
+        size_t seq = lc_utf8_seq_len(in + i, n - i);
+        const char *piece = seq ? in + i : "\xef\xbf\xbd";
+        size_t plen = seq ? seq : 3;
+        char esc[2] = {'\\', in[i] == '\n' ? 'n' : in[i]};
+        if (seq == 1 && (in[i] == '\\' || in[i] == '"' || in[i] == '\n')) {
+            piece = esc;
+            plen = 2;
         }
-        out[j++] = c;
+        if (j + plen >= len)
+            break;
+        memcpy(out + j, piece, plen);
+        j += plen;
+        i += seq ? seq : 1;
     }
     out[j] = '\0';
+}
+
+/* The labels every run's series carry: run, tenant, state. */
+static void run_labels(uint64_t run, const char *tenant, const char *state, char *out,
+                       size_t len)
+{
+    char t[256], st[64];
+    label_escape(tenant, t, sizeof t);
+    label_escape(state, st, sizeof st);
+    snprintf(out, len, "run=\"%llu\",tenant=\"%s\",state=\"%s\"", (unsigned long long)run, t,
+             st);
 }
 
 /* The labels of one endpoint: run, tenant, endpoint, method. */
 static void endpoint_labels(const store_endpoint_metrics_t *e, char *out, size_t len)
 {
-    char tenant[256], endpoint[512];
+    char tenant[256], endpoint[512], method[64];
     label_escape(e->tenant, tenant, sizeof tenant);
     label_escape(e->endpoint, endpoint, sizeof endpoint);
+    label_escape(e->method, method, sizeof method);
     snprintf(out, len, "run=\"%llu\",tenant=\"%s\",endpoint=\"%s\",method=\"%s\"",
-             (unsigned long long)e->run, tenant, endpoint, e->method);
+             (unsigned long long)e->run, tenant, endpoint, method);
+}
+
+/* Whether the scraper may see a series of this tenant. */
+static bool in_scope(const metrics_scope_t *scope, const char *tenant)
+{
+    return scope->tenant_series && (scope->tenant[0] == '\0' || strcmp(scope->tenant, tenant) == 0);
 }
 
 /* Values recorded at or below limit_us: whole buckets only, so a count is
@@ -79,6 +109,7 @@ enum endpoint_pass { PASS_REQUESTS, PASS_FAILURES, PASS_LATENCY };
 
 typedef struct endpoint_ctx_s {
     text_t *t;
+    const metrics_scope_t *scope;
     enum endpoint_pass pass;
 } endpoint_ctx_t;
 
@@ -97,6 +128,8 @@ static void endpoint_row(void *arg, const store_endpoint_metrics_t *e)
 {
     endpoint_ctx_t *ctx = arg;
     char labels[1024];
+    if (!in_scope(ctx->scope, e->tenant))
+        return;
     endpoint_labels(e, labels, sizeof labels);
     if (ctx->pass == PASS_REQUESTS)
         appendf(ctx->t, "loadcluster_requests_total{%s} %llu\n", labels,
@@ -108,9 +141,9 @@ static void endpoint_row(void *arg, const store_endpoint_metrics_t *e)
         latency_lines(ctx->t, labels, e->hist);
 }
 
-static void endpoint_families(text_t *t, master_t *m)
+static void endpoint_families(text_t *t, master_t *m, const metrics_scope_t *scope)
 {
-    endpoint_ctx_t ctx = {t, PASS_REQUESTS};
+    endpoint_ctx_t ctx = {t, scope, PASS_REQUESTS};
     family(t, "loadcluster_requests_total", "counter",
            "Requests completed, per run, tenant and endpoint (newest 50 runs).");
     store_each_endpoint_metrics(m->store, endpoint_row, &ctx);
@@ -142,6 +175,7 @@ static const struct {
 typedef struct run_ctx_s {
     text_t *t;
     master_t *m;
+    const metrics_scope_t *scope;
     enum run_pass pass;
 } run_ctx_t;
 
@@ -161,6 +195,8 @@ static void run_row(void *arg, const store_run_metrics_t *r)
 {
     run_ctx_t *ctx = arg;
     uint64_t v = 0;
+    if (!in_scope(ctx->scope, r->tenant))
+        return;
     switch (ctx->pass) {
     case RUN_USERS: v = active_users(ctx->m, r->run); break;
     case RUN_REQUESTED: v = r->users_requested; break;
@@ -170,16 +206,14 @@ static void run_row(void *arg, const store_run_metrics_t *r)
     case RUN_LOST: v = r->lost_requests; break;
     case RUN_PASSES: return;
     }
-    char tenant[256];
-    label_escape(r->tenant, tenant, sizeof tenant);
-    appendf(ctx->t, "%s{run=\"%llu\",tenant=\"%s\",state=\"%s\"} %llu\n",
-            run_families[ctx->pass].name, (unsigned long long)r->run, tenant, r->state,
-            (unsigned long long)v);
+    char labels[512];
+    run_labels(r->run, r->tenant, r->state, labels, sizeof labels);
+    appendf(ctx->t, "%s{%s} %llu\n", run_families[ctx->pass].name, labels, (unsigned long long)v);
 }
 
-static void run_families_lines(text_t *t, master_t *m)
+static void run_families_lines(text_t *t, master_t *m, const metrics_scope_t *scope)
 {
-    run_ctx_t ctx = {t, m, RUN_USERS};
+    run_ctx_t ctx = {t, m, scope, RUN_USERS};
     for (ctx.pass = RUN_USERS; ctx.pass < RUN_PASSES; ctx.pass++) {
         family(t, run_families[ctx.pass].name, run_families[ctx.pass].type,
                run_families[ctx.pass].help);
@@ -238,11 +272,13 @@ static void raft_lines(text_t *t, master_t *m)
             (unsigned long long)batcher_replays(m->batcher));
 }
 
-char *metrics_render(master_t *m)
+char *metrics_render(master_t *m, const metrics_scope_t *scope)
 {
     text_t t = {0};
-    endpoint_families(&t, m);
-    run_families_lines(&t, m);
+    if (scope->tenant_series) {
+        endpoint_families(&t, m, scope);
+        run_families_lines(&t, m, scope);
+    }
     worker_lines(&t, m);
     raft_lines(&t, m);
     if (t.failed) {

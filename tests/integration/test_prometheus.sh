@@ -58,6 +58,11 @@ check "requests equal the target's count" \
 check "a quoted run name does not break the labels (tenant label present)" \
     grep -q "tenant=\"default\"" "$WORK/master.prom"
 check "raft series present" grep -q '^loadcluster_raft_apply_lag ' "$WORK/master.prom"
+# Without a token (curl -q: not the admin token of .curlrc) only the cluster's own series.
+curl -q -sf "$API/metrics" >"$WORK/anon.prom"
+check "an unauthenticated scrape parses strictly" $CHECK "$WORK/anon.prom"
+check "an unauthenticated scrape has the cluster's series" grep -qx 'loadcluster_workers{state="connected"} 2' "$WORK/anon.prom"
+check "an unauthenticated scrape has no run or tenant series" sh -c "! grep -q 'tenant=' '$WORK/anon.prom'"
 check "workers by state" grep -qx 'loadcluster_workers{state="connected"} 2' "$WORK/master.prom"
 
 cat "$WORK/master.prom" "$WORK/live-worker.prom" >"$WORK/all.prom"
