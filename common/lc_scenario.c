@@ -11,6 +11,7 @@
 #include <jansson.h>
 
 #include "lc_err.h"
+#include "lc_pem.h"
 
 #define DURATION_MIN_MS 1000ull
 #define DURATION_MAX_MS (7ull * 24 * 3600 * 1000)
@@ -27,6 +28,8 @@
 #define WEIGHT_MAX 1000000u
 #define EXPECT_STATUS_MAX 32u
 #define TEMPLATE_SHOW_MAX 64
+#define CA_PEM_MAX_LEN (256u * 1024u)
+#define CA_FILE_MAX_LEN 255u
 
 /* Carries the caller's error buffer through the recursive descent. */
 typedef struct parser_s {
@@ -637,17 +640,32 @@ static int parse_identity(parser_t *p, json_t *root, lc_scenario_t *s)
     return 0;
 }
 
+/* CA certificates come inline, checked here, or as the name of a file the
+ * operator put in the worker's --tls-ca-dir: a tenant never names a path. */
 static int parse_tls(parser_t *p, json_t *root, lc_scenario_t *s)
 {
-    static const char *const fields[] = {"insecure", "ca_file", NULL};
+    static const char *const fields[] = {"insecure", "ca_pem", "ca_file", NULL};
+    char why[128];
     json_t *tls;
     int rv = get_object(p, root, "", "tls", &tls);
     if (rv != 0 || tls == NULL)
         return rv;
     if ((rv = check_fields(p, tls, "tls", fields)) != 0 ||
-        (rv = get_bool(p, tls, "tls", "insecure", &s->tls.insecure)) != 0)
+        (rv = get_bool(p, tls, "tls", "insecure", &s->tls.insecure)) != 0 ||
+        (rv = get_string(p, tls, "tls", "ca_pem", 1, CA_PEM_MAX_LEN, &s->tls.ca_pem)) != 0 ||
+        (rv = get_text(p, tls, "tls", "ca_file", 1, CA_FILE_MAX_LEN, &s->tls.ca_file)) != 0)
         return rv;
-    return get_string(p, tls, "tls", "ca_file", 1, PATH_MAX_LEN, &s->tls.ca_file);
+    if (s->tls.ca_pem != NULL && s->tls.ca_file != NULL)
+        return fail(p, "tls", "ca_pem", "cannot be combined with ca_file");
+    if (s->tls.ca_file != NULL && (s->tls.ca_file[0] == '.' || strchr(s->tls.ca_file, '/')))
+        return fail(p, "tls", "ca_file",
+                    "expected a file name in the worker's --tls-ca-dir (no '/', no leading '.')");
+    if (s->tls.ca_pem == NULL)
+        return 0;
+    rv = lc_pem_load_certs(s->tls.ca_pem, strlen(s->tls.ca_pem), NULL, why, sizeof why);
+    if (rv == LC_ENOMEM)
+        return out_of_memory(p);
+    return rv != 0 ? fail(p, "tls", "ca_pem", "%s", why) : 0;
 }
 
 /* The k6-style thresholds (lc_threshold.c); endpoint filters name tasks, so tasks come first. */
@@ -759,6 +777,7 @@ void lc_scenario_free(lc_scenario_t *s)
     free(s->target);
     free(s->stages);
     free(s->tls.ca_file);
+    free(s->tls.ca_pem);
     for (size_t i = 0; i < s->n_tasks; i++)
         free_task(&s->tasks[i]);
     free(s->tasks);

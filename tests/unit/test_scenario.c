@@ -9,6 +9,7 @@
 
 #include <cmocka.h>
 
+#include "ca_pem.h"
 #include "lc_err.h"
 #include "lc_scenario.h"
 
@@ -98,7 +99,7 @@ static const char *const full_doc =
     "{'name':'checkout','tenant':'shop','target':'https://shop.example:8443/base',"
     "'duration':'5m','users':2000,'spawn_rate':200.5,'think_time_ms':[500,1500],"
     "'stages':[{'duration':'1m','users':500},{'duration':240,'target':2000}],"
-    "'tls':{'insecure':true,'ca_file':'/etc/ssl/ca.pem'},"
+    "'tls':{'insecure':true,'ca_file':'ca.pem'},"
     "'tasks':[{'name':'list','weight':3,'method':'GET',"
     "'path':'/api/users?page=${rand(1,50)}&u=${user_id}&i=${iteration}'},"
     "{'name':'create','weight':1,'method':'POST','path':'/api/users',"
@@ -131,7 +132,8 @@ static void test_full_scenario(void **state)
     assert_int_equal(s.stages[1].duration_ms, 240000);
     assert_int_equal(s.stages[1].target, 2000);
     assert_true(s.tls.insecure);
-    assert_string_equal(s.tls.ca_file, "/etc/ssl/ca.pem");
+    assert_string_equal(s.tls.ca_file, "ca.pem");
+    assert_null(s.tls.ca_pem);
     assert_int_equal(s.n_tasks, 2);
     assert_string_equal(s.tasks[0].name, "list");
     assert_int_equal(s.tasks[0].weight, 3);
@@ -192,6 +194,7 @@ static void test_defaults(void **state)
     assert_int_equal(s.n_stages, 0);
     assert_false(s.tls.insecure);
     assert_null(s.tls.ca_file);
+    assert_null(s.tls.ca_pem);
     assert_string_equal(s.tasks[0].name, "GET /x");
     assert_int_equal(s.tasks[0].weight, 1);
     assert_string_equal(s.tasks[0].method, "GET");
@@ -500,6 +503,59 @@ static void test_forbidden_headers(void **state)
     expect_ok(doc("'tasks':[{'path':'/','headers':{'User-Agent':'me','X-Host':'h'}}]", NULL),
               &s);
     lc_scenario_free(&s);
+}
+
+/* CA certificates come inline (tls.ca_pem, checked here, on the master) or by
+ * a plain name from the operator's --tls-ca-dir on the worker: never a path. */
+static void test_tls_ca(void **state)
+{
+    lc_scenario_t s;
+    expect_ok(doc("'tls':{'ca_pem':'" TEST_CA_PEM_JSON "'}", NULL), &s);
+    assert_non_null(strstr(s.tls.ca_pem, "-----BEGIN CERTIFICATE-----\n"));
+    assert_null(s.tls.ca_file);
+    lc_scenario_free(&s);
+    /* A bundle, with text around its blocks as in ca-certificates.crt. */
+    expect_ok(doc("'tls':{'ca_pem':'# one\\n" TEST_CA_PEM_JSON "\\n# two\\n" TEST_CA_PEM_JSON "'}",
+                  NULL),
+              &s);
+    lc_scenario_free(&s);
+    expect_ok(doc("'tls':{'ca_file':'corp-ca.pem','insecure':false}", NULL), &s);
+    assert_string_equal(s.tls.ca_file, "corp-ca.pem");
+    lc_scenario_free(&s);
+
+    static const struct error_case cases[] = {
+        {"'tls':{'ca_pem':1}", "tls.ca_pem", "expected a string"},
+        {"'tls':{'ca_pem':''}", "tls.ca_pem", "must be 1 to 262144"},
+        {"'tls':{'ca_pem':'not a certificate'}", "tls.ca_pem", "no PEM certificate"},
+        {"'tls':{'ca_pem':'-----BEGIN PRIVATE KEY-----\\nAAAA\\n-----END PRIVATE KEY-----\\n'}",
+         "tls.ca_pem", "PEM block 1 is not a CERTIFICATE"},
+        {"'tls':{'ca_pem':'" TEST_CA_PEM_JSON "-----BEGIN CERTIFICATE-----\\nAAAA\\n"
+         "-----END CERTIFICATE-----\\n'}",
+         "tls.ca_pem", "PEM block 2 is not a valid X.509 certificate"},
+        {"'tls':{'ca_pem':'-----BEGIN CERTIFICATE-----\\nMIIB\\n'}", "tls.ca_pem",
+         "malformed PEM"},
+        {"'tls':{'ca_pem':'" TEST_CA_PEM_JSON "','ca_file':'ca.pem'}", "tls.ca_pem",
+         "cannot be combined with ca_file"},
+        {"'tls':{'ca_file':'/etc/ssl/ca.pem'}", "tls.ca_file", "expected a file name"},
+        {"'tls':{'ca_file':'/proc/self/fd/0'}", "tls.ca_file", "expected a file name"},
+        {"'tls':{'ca_file':'sub/ca.pem'}", "tls.ca_file", "expected a file name"},
+        {"'tls':{'ca_file':'..'}", "tls.ca_file", "expected a file name"},
+        {"'tls':{'ca_file':'.'}", "tls.ca_file", "expected a file name"},
+        {"'tls':{'ca_file':'..data'}", "tls.ca_file", "expected a file name"},
+        {"'tls':{'ca_file':'ca\\n.pem'}", "tls.ca_file", "control character 0x0a at offset 2"},
+    };
+    run_cases(cases, sizeof cases / sizeof cases[0]);
+
+    /* One byte over the bound (too big for doc()). */
+    size_t over = 262145;
+    char *json = malloc(over + 256);
+    assert_non_null(json);
+    int n = snprintf(json, 256, "{\"name\":\"t\",\"target\":\"http://h\",\"duration\":1,"
+                                "\"tasks\":[{\"path\":\"/\"}],\"tls\":{\"ca_pem\":\"");
+    memset(json + n, 'A', over);
+    strcpy(json + n + over, "\"}}");
+    expect_error(json, "tls.ca_pem", "must be 1 to 262144");
+    free(json);
 }
 
 static void test_templates(void **state)
@@ -823,6 +879,7 @@ int main(void)
         cmocka_unit_test(test_unknown_fields),  cmocka_unit_test(test_bounds),
         cmocka_unit_test(test_paths_and_headers), cmocka_unit_test(test_templates),
         cmocka_unit_test(test_control_characters), cmocka_unit_test(test_forbidden_headers),
+        cmocka_unit_test(test_tls_ca),
         cmocka_unit_test(test_invalid_json),    cmocka_unit_test(test_duration_parse),
         cmocka_unit_test(test_free_and_small_buffers),
         cmocka_unit_test(test_thresholds_k6),   cmocka_unit_test(test_threshold_expressions),
