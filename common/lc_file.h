@@ -13,4 +13,12 @@
 int lc_file_read(const char *path, size_t max, char **out, size_t *len, char *errmsg,
                  size_t errlen);
 
+/* The same for the file `name` (no '/') in the directory dirfd, for names
+ * that come from outside: a symbolic link, a FIFO, a device or anything but
+ * a regular file is refused without blocking (LC_EIO "<name>: Too many
+ * levels of symbolic links", LC_EINVAL "<name>: not a regular file"), and
+ * one larger than max before any byte is read. */
+int lc_file_read_at(int dirfd, const char *name, size_t max, char **out, size_t *len,
+                    char *errmsg, size_t errlen);
+
 #endif

@@ -18,7 +18,11 @@ int lc_log_level_parse(const char *name);
 int lc_log_open_file(const char *path, char *errmsg, size_t errlen);
 
 /* Writes `ts=… level=… module=<module> ` followed by the formatted text, which
- * should itself be logfmt: msg="what happened" key=value … */
+ * should itself be logfmt: msg="what happened" key=value …. Values may come
+ * from the network: control bytes anywhere become \n, \r, \t or \xNN, and
+ * in an argument the format puts between quotes (reason="%s") a " or \ gets
+ * a backslash, so one call is always one line with the keys the format has.
+ * Clean text is written unchanged. */
 void lc_logf(enum lc_log_level level, const char *module, const char *fmt, ...)
     __attribute__((format(printf, 3, 4)));
 

@@ -11,6 +11,7 @@
 #include <jansson.h>
 
 #include "lc_err.h"
+#include "lc_pem.h"
 
 #define DURATION_MIN_MS 1000ull
 #define DURATION_MAX_MS (7ull * 24 * 3600 * 1000)
@@ -27,6 +28,8 @@
 #define WEIGHT_MAX 1000000u
 #define EXPECT_STATUS_MAX 32u
 #define TEMPLATE_SHOW_MAX 64
+#define CA_PEM_MAX_LEN (256u * 1024u)
+#define CA_FILE_MAX_LEN 255u
 
 /* Carries the caller's error buffer through the recursive descent. */
 typedef struct parser_s {
@@ -91,6 +94,31 @@ static int get_string(parser_t *p, json_t *obj, const char *parent, const char *
     if (len < min_len || len > max_len)
         return fail(p, parent, key, "must be %zu to %zu characters long", min_len, max_len);
     return dup_string(p, json_string_value(v), out);
+}
+
+/* Refuses a control byte (0x00-0x1f, 0x7f) in text[0..len): in a request line
+ * or a header, CR or LF would end the line and start one of the sender's
+ * choosing; in a name, a log line or a report row. */
+static int check_controls(parser_t *p, const char *parent, const char *key, const char *what,
+                          const char *text, size_t len)
+{
+    for (size_t i = 0; i < len; i++) {
+        unsigned char c = (unsigned char)text[i];
+        if (c < 0x20 || c == 0x7f)
+            return fail(p, parent, key, "%scontrol character 0x%02x at offset %zu", what, c, i);
+    }
+    return 0;
+}
+
+/* get_string for text without control bytes. */
+static int get_text(parser_t *p, json_t *obj, const char *parent, const char *key,
+                    size_t min_len, size_t max_len, char **out)
+{
+    json_t *v = json_object_get(obj, key);
+    int rv = get_string(p, obj, parent, key, min_len, max_len, out);
+    if (rv != 0 || v == NULL)
+        return rv;
+    return check_controls(p, parent, key, "", json_string_value(v), json_string_length(v));
 }
 
 static int uint_value(parser_t *p, json_t *v, const char *parent, const char *key,
@@ -240,7 +268,7 @@ static int check_templates(parser_t *p, const char *parent, const char *key, con
 
 static int parse_method(parser_t *p, json_t *obj, const char *parent, lc_task_t *t)
 {
-    int rv = get_string(p, obj, parent, "method", 1, 16, &t->method);
+    int rv = get_text(p, obj, parent, "method", 1, 16, &t->method);
     if (rv != 0)
         return rv;
     if (t->method == NULL)
@@ -255,15 +283,16 @@ static int parse_path(parser_t *p, json_t *obj, const char *parent, lc_task_t *t
 {
     if (json_object_get(obj, "path") == NULL)
         return fail(p, parent, "path", "required");
-    int rv = get_string(p, obj, parent, "path", 1, PATH_MAX_LEN, &t->path);
+    int rv = get_text(p, obj, parent, "path", 1, PATH_MAX_LEN, &t->path);
     if (rv != 0)
         return rv;
     if (t->path[0] != '/')
         return fail(p, parent, "path", "must start with '/'");
-    /* Spaces, CR, LF or other controls would split or smuggle the request line. */
-    for (const unsigned char *c = (const unsigned char *)t->path; *c != '\0'; c++)
-        if (*c <= ' ' || *c == 0x7f)
-            return fail(p, parent, "path", "must not contain spaces or control characters");
+    /* A space would end the request target early. */
+    const char *space = strchr(t->path, ' ');
+    if (space != NULL)
+        return fail(p, parent, "path", "must not contain spaces (offset %zu)",
+                    (size_t)(space - t->path));
     return check_templates(p, parent, "path", t->path);
 }
 
@@ -278,22 +307,49 @@ static bool is_token(const char *s)
     return true;
 }
 
+/* Headers the engine writes itself (framing from the body, Host from target)
+ * or that would change the connection under it (hop-by-hop): a tenant's
+ * copy would contradict the engine's and invite request smuggling. */
+static const char *reserved_header(const char *name)
+{
+    static const char set_by_engine[] = "is set automatically and must not be given";
+    static const char hop_by_hop[] =
+        "is hop-by-hop (the engine manages connections) and must not be given";
+    static const struct {
+        const char *name, *why;
+    } reserved[] = {
+        {"Content-Length", set_by_engine}, {"Transfer-Encoding", set_by_engine},
+        {"Host", "is set from target and must not be given"},
+        {"Connection", hop_by_hop},        {"Keep-Alive", hop_by_hop},
+        {"Proxy-Connection", hop_by_hop},  {"TE", hop_by_hop},
+        {"Trailer", hop_by_hop},           {"Upgrade", hop_by_hop},
+    };
+    for (size_t i = 0; i < sizeof reserved / sizeof reserved[0]; i++)
+        if (strcasecmp(name, reserved[i].name) == 0)
+            return reserved[i].why;
+    return NULL;
+}
+
 static int parse_header(parser_t *p, const char *parent, const char *name, json_t *v,
                         lc_header_t *h)
 {
+    /* Checked before the name goes into an error's JSON path. */
+    int rv = check_controls(p, parent, NULL, "header name: ", name, strlen(name));
+    if (rv != 0)
+        return rv;
     if (!is_token(name) || strlen(name) > HEADER_NAME_MAX_LEN)
         return fail(p, parent, NULL, "invalid header name '%.64s' (expected an HTTP token)",
                     name);
-    /* The engine computes framing itself; a user-supplied one invites request smuggling. */
-    if (strcasecmp(name, "Content-Length") == 0 || strcasecmp(name, "Transfer-Encoding") == 0)
-        return fail(p, parent, name, "is set automatically and must not be given");
+    const char *why = reserved_header(name);
+    if (why != NULL)
+        return fail(p, parent, name, "%s", why);
     if (!json_is_string(v))
         return fail(p, parent, name, "expected a string");
     const char *value = json_string_value(v);
     if (json_string_length(v) > HEADER_VALUE_MAX_LEN)
         return fail(p, parent, name, "must be at most %u characters long", HEADER_VALUE_MAX_LEN);
-    if (strpbrk(value, "\r\n") != NULL)
-        return fail(p, parent, name, "must not contain CR or LF");
+    if ((rv = check_controls(p, parent, name, "", value, json_string_length(v))) != 0)
+        return rv;
     if (dup_string(p, name, &h->name) != 0 || dup_string(p, value, &h->value) != 0)
         return LC_ENOMEM;
     return 0;
@@ -376,7 +432,7 @@ static int parse_task(parser_t *p, json_t *v, const char *parent, lc_task_t *t)
         return fail(p, parent, NULL, "expected an object");
     t->weight = 1;
     if ((rv = check_fields(p, v, parent, fields)) != 0 ||
-        (rv = get_string(p, v, parent, "name", 1, NAME_MAX_LEN, &t->name)) != 0 ||
+        (rv = get_text(p, v, parent, "name", 1, NAME_MAX_LEN, &t->name)) != 0 ||
         (rv = get_uint(p, v, parent, "weight", 1, WEIGHT_MAX, &t->weight)) != 0 ||
         (rv = parse_method(p, v, parent, t)) != 0 || (rv = parse_path(p, v, parent, t)) != 0 ||
         (rv = parse_headers(p, v, parent, t)) != 0 ||
@@ -565,7 +621,7 @@ static int parse_identity(parser_t *p, json_t *root, lc_scenario_t *s)
     int rv;
     if (json_object_get(root, "name") == NULL)
         return fail(p, "", "name", "required");
-    if ((rv = get_string(p, root, "", "name", 1, NAME_MAX_LEN, &s->name)) != 0 ||
+    if ((rv = get_text(p, root, "", "name", 1, NAME_MAX_LEN, &s->name)) != 0 ||
         (rv = get_string(p, root, "", "tenant", 1, TENANT_MAX_LEN, &s->tenant)) != 0)
         return rv;
     if (s->tenant == NULL && (rv = dup_string(p, "default", &s->tenant)) != 0)
@@ -575,7 +631,7 @@ static int parse_identity(parser_t *p, json_t *root, lc_scenario_t *s)
         return fail(p, "", "tenant", "expected letters, digits, '.', '_' or '-'");
     if (json_object_get(root, "target") == NULL)
         return fail(p, "", "target", "required");
-    if ((rv = get_string(p, root, "", "target", 1, URL_MAX_LEN, &s->target)) != 0)
+    if ((rv = get_text(p, root, "", "target", 1, URL_MAX_LEN, &s->target)) != 0)
         return rv;
     if (strncasecmp(s->target, "http://", 7) != 0 && strncasecmp(s->target, "https://", 8) != 0)
         return fail(p, "", "target", "expected a URL starting with http:// or https://");
@@ -584,17 +640,32 @@ static int parse_identity(parser_t *p, json_t *root, lc_scenario_t *s)
     return 0;
 }
 
+/* CA certificates come inline, checked here, or as the name of a file the
+ * operator put in the worker's --tls-ca-dir: a tenant never names a path. */
 static int parse_tls(parser_t *p, json_t *root, lc_scenario_t *s)
 {
-    static const char *const fields[] = {"insecure", "ca_file", NULL};
+    static const char *const fields[] = {"insecure", "ca_pem", "ca_file", NULL};
+    char why[128];
     json_t *tls;
     int rv = get_object(p, root, "", "tls", &tls);
     if (rv != 0 || tls == NULL)
         return rv;
     if ((rv = check_fields(p, tls, "tls", fields)) != 0 ||
-        (rv = get_bool(p, tls, "tls", "insecure", &s->tls.insecure)) != 0)
+        (rv = get_bool(p, tls, "tls", "insecure", &s->tls.insecure)) != 0 ||
+        (rv = get_string(p, tls, "tls", "ca_pem", 1, CA_PEM_MAX_LEN, &s->tls.ca_pem)) != 0 ||
+        (rv = get_text(p, tls, "tls", "ca_file", 1, CA_FILE_MAX_LEN, &s->tls.ca_file)) != 0)
         return rv;
-    return get_string(p, tls, "tls", "ca_file", 1, PATH_MAX_LEN, &s->tls.ca_file);
+    if (s->tls.ca_pem != NULL && s->tls.ca_file != NULL)
+        return fail(p, "tls", "ca_pem", "cannot be combined with ca_file");
+    if (s->tls.ca_file != NULL && (s->tls.ca_file[0] == '.' || strchr(s->tls.ca_file, '/')))
+        return fail(p, "tls", "ca_file",
+                    "expected a file name in the worker's --tls-ca-dir (no '/', no leading '.')");
+    if (s->tls.ca_pem == NULL)
+        return 0;
+    rv = lc_pem_load_certs(s->tls.ca_pem, strlen(s->tls.ca_pem), NULL, why, sizeof why);
+    if (rv == LC_ENOMEM)
+        return out_of_memory(p);
+    return rv != 0 ? fail(p, "tls", "ca_pem", "%s", why) : 0;
 }
 
 /* The k6-style thresholds (lc_threshold.c); endpoint filters name tasks, so tasks come first. */
@@ -706,6 +777,7 @@ void lc_scenario_free(lc_scenario_t *s)
     free(s->target);
     free(s->stages);
     free(s->tls.ca_file);
+    free(s->tls.ca_pem);
     for (size_t i = 0; i < s->n_tasks; i++)
         free_task(&s->tasks[i]);
     free(s->tasks);

@@ -58,7 +58,9 @@ typedef struct lc_scenario_s {
     size_t n_stages;
     struct {
         bool insecure;
-        char *ca_file;   /* NULL: system default */
+        char *ca_pem;    /* inline PEM CA certificates (validated); NULL: none */
+        char *ca_file;   /* a file name in the worker's --tls-ca-dir; NULL: none */
+                         /* neither: the system's default CAs */
     } tls;
     lc_task_t *tasks;    /* 1..LC_SCENARIO_MAX_TASKS */
     size_t n_tasks;

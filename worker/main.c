@@ -11,6 +11,7 @@
 #include "lc_log.h"
 #include "opts.h"
 #include "sysinfo.h"
+#include "tls.h"
 
 #define USERS_PER_THREAD 10000u
 
@@ -42,6 +43,8 @@ static void usage(FILE *out)
             "  --tls-key F       its private key\n"
             "  --tls-ca F        CAs the masters' certificates chain to (they must also\n"
             "                    name the host dialed)\n"
+            "  --tls-ca-dir DIR  where scenarios' tls.ca_file names CA files (plain names,\n"
+            "                    regular files up to 1 MiB; without it ca_file is refused)\n"
             "  --health-addr HOST:PORT  serve /healthz and /metrics here\n"
             "  --log-level L     debug, info, warn or error (default: info)\n"
             "  --log-file F      append logs to F instead of stderr; SIGHUP reopens it\n"
@@ -85,7 +88,8 @@ enum {
     OPT_TLS_KEY,
     OPT_TLS_CA,
     OPT_HEALTH_ADDR,
-    OPT_LOG_FILE
+    OPT_LOG_FILE,
+    OPT_TLS_CA_DIR
 };
 
 static const struct option long_opts[] = {
@@ -105,6 +109,7 @@ static const struct option long_opts[] = {
     {"tls-cert", required_argument, NULL, OPT_TLS_CERT},
     {"tls-key", required_argument, NULL, OPT_TLS_KEY},
     {"tls-ca", required_argument, NULL, OPT_TLS_CA},
+    {"tls-ca-dir", required_argument, NULL, OPT_TLS_CA_DIR},
     {"health-addr", required_argument, NULL, OPT_HEALTH_ADDR},
     {"log-file", required_argument, NULL, OPT_LOG_FILE},
     {"help", no_argument, NULL, 'h'},
@@ -165,6 +170,12 @@ static int apply_opt(int c, worker_opts_t *o)
     case OPT_JOIN_SECRET:
         if (lc_join_secret_load(optarg, &o->join_secret, why, sizeof why) != 0) {
             fprintf(stderr, "loadworker: --join-secret-file: %s\n", why);
+            return -1;
+        }
+        return 0;
+    case OPT_TLS_CA_DIR:
+        if (worker_tls_ca_dir_set(optarg, why, sizeof why) != 0) {
+            fprintf(stderr, "loadworker: %s\n", why);
             return -1;
         }
         return 0;

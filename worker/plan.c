@@ -24,7 +24,7 @@ static int render_head2(const lc_scenario_t *sc, const lc_task_t *t, lc_buf_t *b
     bool v6 = strchr(hp->host, ':') != NULL;
     bool default_port = hp->port == (sc->url.tls ? 443 : 80);
     int rv = lc_buf_append(b, " HTTP/1.1\r\n", 11);
-    if (rv == 0 && !task_sets_header(t, "Host")) {
+    if (rv == 0) { /* lc_scenario_parse refuses a task's own Host */
         rv = lc_buf_appendf(b, "Host: %s%s%s", v6 ? "[" : "", hp->host, v6 ? "]" : "");
         if (rv == 0 && !default_port)
             rv = lc_buf_appendf(b, ":%u", hp->port);

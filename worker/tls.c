@@ -2,10 +2,12 @@
 #include "tls.h"
 
 #include <errno.h>
+#include <fcntl.h>
 #include <limits.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 #include <openssl/err.h>
 #include <openssl/ssl.h>
@@ -13,6 +15,9 @@
 
 #include "lc_addr.h"
 #include "lc_err.h"
+#include "lc_file.h"
+#include "lc_log.h"
+#include "lc_pem.h"
 #include "lc_tls_channel.h"
 
 /* Each direction of a connection's BIO pair; allocated on first use, freed
@@ -23,6 +28,17 @@
  * a second of thinking; ~34 KiB per idle connection is not). */
 #define TLS_RELEASE_BUFFERS_THINK_MS 1000u
 #define UNKNOWN_SSL_ERROR "unknown OpenSSL error"
+/* A CA bundle in --tls-ca-dir (ca-certificates.crt is about 200 KiB). */
+#define CA_FILE_MAX (1024u * 1024u)
+/* What a tenant hears whenever a tls.ca_file cannot be used, so that it
+ * learns nothing about which files a worker has; the worker's log says why. */
+#define CA_FILE_UNAVAILABLE                                                                       \
+    "tls.ca_file: not available on this worker (CA files come from its --tls-ca-dir; "        \
+    "tls.ca_pem takes them inline)"
+
+/* The operator's directory of CA files (--tls-ca-dir), opened at start; -1:
+ * none. Read-only once runs are assigned. */
+static int ca_dir_fd = -1;
 
 /* One engine's share of a run's TLS, written only by that engine's thread. */
 typedef struct tls_slot_s {
@@ -72,23 +88,55 @@ static int on_new_session(SSL *ssl, SSL_SESSION *session)
     return 1; /* the reference is ours */
 }
 
-static int load_cas(SSL_CTX *ctx, const char *ca_file, char *errmsg, size_t errlen)
+int worker_tls_ca_dir_set(const char *dir, char *errmsg, size_t errlen)
+{
+    int fd = -1;
+    if (dir != NULL && (fd = open(dir, O_RDONLY | O_DIRECTORY | O_CLOEXEC)) < 0)
+        return lc_errf(errmsg, errlen, LC_EIO, "--tls-ca-dir %s: %s", dir, strerror(errno));
+    if (ca_dir_fd >= 0)
+        close(ca_dir_fd);
+    ca_dir_fd = fd;
+    return 0;
+}
+
+/* The file is read here, on the control thread, only because it is a regular
+ * file of at most CA_FILE_MAX bytes in the operator's directory: a tenant's
+ * path (a FIFO, /proc/self/fd/N) could block the loop for good. */
+static int load_ca_file(X509_STORE *store, const char *name, char *errmsg, size_t errlen)
+{
+    char why[300], sub[160];
+    char *pem = NULL;
+    size_t len = 0;
+    int rv = ca_dir_fd < 0 ? lc_errf(why, sizeof why, LC_EINVAL, "no --tls-ca-dir given")
+                           : lc_file_read_at(ca_dir_fd, name, CA_FILE_MAX, &pem, &len, why,
+                                             sizeof why);
+    if (rv == 0 && (rv = lc_pem_load_certs(pem, len, store, sub, sizeof sub)) != 0)
+        lc_errf(why, sizeof why, rv, "%s: %s", name, sub);
+    free(pem);
+    if (rv == 0)
+        return 0;
+    lc_warn("tls", "msg=\"tls.ca_file refused\" file=\"%s\" reason=\"%s\"", name, why);
+    if (rv == LC_ENOMEM)
+        return lc_errf(errmsg, errlen, rv, "tls: out of memory");
+    return lc_errf(errmsg, errlen, LC_EINVAL, "%s", CA_FILE_UNAVAILABLE);
+}
+
+/* Inline certificates (checked by the master already), a file from the
+ * operator's directory, or the system's. */
+static int load_cas(SSL_CTX *ctx, const lc_scenario_t *sc, char *errmsg, size_t errlen)
 {
     char why[160];
-    if (ca_file == NULL) {
-        if (SSL_CTX_set_default_verify_paths(ctx) == 1)
-            return 0;
-        return lc_errf(errmsg, errlen, LC_EINVAL, "tls: cannot load the system CA certificates: %s",
-                       lc_tls_error_reason(why, sizeof why, UNKNOWN_SSL_ERROR));
+    if (sc->tls.ca_pem != NULL) {
+        int rv = lc_pem_load_certs(sc->tls.ca_pem, strlen(sc->tls.ca_pem),
+                                   SSL_CTX_get_cert_store(ctx), why, sizeof why);
+        return rv == 0 ? 0 : lc_errf(errmsg, errlen, rv, "tls.ca_pem: %s", why);
     }
-    FILE *f = fopen(ca_file, "r"); /* for errno's clearer message */
-    if (f == NULL)
-        return lc_errf(errmsg, errlen, LC_EINVAL, "tls.ca_file: %s: %s", ca_file, strerror(errno));
-    fclose(f);
-    if (SSL_CTX_load_verify_locations(ctx, ca_file, NULL) != 1)
-        return lc_errf(errmsg, errlen, LC_EINVAL, "tls.ca_file: %s: %s", ca_file,
-                       lc_tls_error_reason(why, sizeof why, UNKNOWN_SSL_ERROR));
-    return 0;
+    if (sc->tls.ca_file != NULL)
+        return load_ca_file(SSL_CTX_get_cert_store(ctx), sc->tls.ca_file, errmsg, errlen);
+    if (SSL_CTX_set_default_verify_paths(ctx) == 1)
+        return 0;
+    return lc_errf(errmsg, errlen, LC_EINVAL, "tls: cannot load the system CA certificates: %s",
+                   lc_tls_error_reason(why, sizeof why, UNKNOWN_SSL_ERROR));
 }
 
 /* Verification of the chain and of the target's name or address; every SSL
@@ -139,7 +187,7 @@ int worker_tls_new(worker_tls_t **out, const lc_scenario_t *sc, char *errmsg, si
     if (SSL_CTX_set_alpn_protos(t->ctx, alpn_http11, sizeof alpn_http11 - 1) != 0)
         rv = lc_errf(errmsg, errlen, LC_ENOMEM, "tls: out of memory");
     if (rv == 0)
-        rv = load_cas(t->ctx, sc->tls.ca_file, errmsg, errlen);
+        rv = load_cas(t->ctx, sc, errmsg, errlen);
     if (rv == 0 && setup_verify(t->ctx, host, ip, sc->tls.insecure) != 0)
         rv = lc_errf(errmsg, errlen, LC_EINVAL, "tls: cannot verify the name %s", host);
     if (rv != 0) {

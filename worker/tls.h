@@ -19,10 +19,16 @@
  * read-only afterwards except for each engine's own slot. */
 typedef struct worker_tls_s worker_tls_t;
 
+/* Opens the operator's directory of CA files (--tls-ca-dir) that a
+ * scenario's tls.ca_file names a file in; NULL closes it (then every
+ * ca_file is refused). Call before any run is assigned. Returns 0 or LC_EIO. */
+int worker_tls_ca_dir_set(const char *dir, char *errmsg, size_t errlen);
+
 /* Builds the client for an https scenario: verification on unless
- * tls.insecure, CAs from tls.ca_file or the system's default paths.
- * Returns 0, LC_ENOMEM, or LC_EINVAL with errmsg (e.g. a ca_file OpenSSL
- * cannot load). */
+ * tls.insecure, CAs from tls.ca_pem, from tls.ca_file in the CA directory,
+ * or the system's default paths. Returns 0, LC_ENOMEM, or LC_EINVAL with
+ * errmsg (any ca_file that cannot be used gets one message that does not say
+ * whether the file exists; the reason is logged). */
 int worker_tls_new(worker_tls_t **out, const lc_scenario_t *sc, char *errmsg, size_t errlen);
 /* Frees the context and every engine's session; no connection may use it. */
 void worker_tls_free(worker_tls_t *t);

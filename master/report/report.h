@@ -15,8 +15,10 @@
 extern const char report_csv_stats_header[];
 extern const char report_csv_history_header[];
 
-/* One RFC 4180 field: quoted, with quotes doubled, when it holds a comma, a
- * quote, CR or LF (as Python's csv module, and so Locust, writes it). */
+/* One RFC 4180 text field: quoted, with quotes doubled, when it holds a
+ * comma, a quote, CR or LF (as Python's csv module, and so Locust, writes
+ * it). One that starts with = + - @, TAB or CR, which a spreadsheet would run
+ * as a formula, is quoted and prefixed with ' (OWASP's CSV injection advice). */
 void report_csv_field(FILE *out, const char *s);
 /* The stats CSV (Locust's <prefix>_stats.csv): one row per endpoint (Type is
  * the method), then "Aggregated"; CRLF line ends. */

@@ -2,6 +2,7 @@
  * report JSON, column for column, so Locust tooling reads them unchanged. */
 #include "report.h"
 
+#include <stdbool.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -23,15 +24,25 @@ const char report_csv_history_header[] =
 /* Python's csv module ends rows with CRLF (so does RFC 4180). */
 #define CSV_EOL "\r\n"
 
+/* A text cell a spreadsheet would take for a formula: OWASP's list for CSV
+ * injection. Only text goes through report_csv_field; numbers never do. */
+static bool is_formula(const char *s)
+{
+    return s[0] != '\0' && strchr("=+-@\t\r", s[0]) != NULL;
+}
+
 void report_csv_field(FILE *out, const char *s)
 {
     if (s == NULL)
         s = "";
-    if (s[strcspn(s, ",\"\r\n")] == '\0') {
+    bool formula = is_formula(s);
+    if (!formula && s[strcspn(s, ",\"\r\n")] == '\0') {
         fputs(s, out);
         return;
     }
     fputc('"', out);
+    if (formula)
+        fputc('\'', out); /* shown as text, and the name still reads as it was */
     for (; *s != '\0'; s++) {
         if (*s == '"')
             fputc('"', out);

@@ -2,7 +2,9 @@
 # test_tls.sh — loadworker --local against nginx over HTTPS with a test CA:
 # verified requests counted exactly, resumed sessions on a server that closes
 # after each response, a wrong CA or a wrong name failing as "tls", insecure
-# mode, and a ca_file that cannot be loaded refusing to start.
+# mode, the CA inline (tls.ca_pem) or by name from --tls-ca-dir, and a
+# ca_file that cannot be used refusing to start with words that do not say
+# whether the file exists.
 source "$LC_SRC/tests/integration/lib.sh"
 
 command -v nginx >/dev/null || { log "nginx is not installed (make -f Makefile.ci deps)"; exit 1; }
@@ -103,6 +105,7 @@ run() {
 JSON
     RC=0
     timeout 30 "$LC_BIN/loadworker" --local "$WORK/$1.scenario.json" --threads 2 --json \
+        --tls-ca-dir "$WORK" \
         >"$WORK/$1.json" 2>"$WORK/$1.log" || RC=$?
 }
 field() { jq -r "$2" "$WORK/$1.json"; }
@@ -111,7 +114,7 @@ other_errors() { jq '[.errors[] | select(.kind != "tls") | .count] | add // 0' "
 
 # (1) Verified against the test CA: every request served and counted.
 before=$(lines "$WORK/ka.access")
-run verified "$KA_PORT" "{\"ca_file\": \"$WORK/ca.pem\"}"
+run verified "$KA_PORT" "{\"ca_file\": \"ca.pem\"}"
 served=$(( $(lines "$WORK/ka.access") - before ))
 requests=$(field verified .totals.requests)
 log "verified: exit $RC, requests $requests, served $served, handshakes $(field verified .totals.tls_handshakes), resumed $(field verified .totals.tls_resumed)"
@@ -123,7 +126,7 @@ check "full handshakes counted (≥ 1)" test "$(field verified .totals.tls_hands
 
 # (2) A server closing after each response: new connections resume the session.
 before=$(lines "$WORK/close.access")
-run resumed "$CLOSE_PORT" "{\"ca_file\": \"$WORK/ca.pem\"}" 4
+run resumed "$CLOSE_PORT" "{\"ca_file\": \"ca.pem\"}" 4
 served=$(( $(lines "$WORK/close.access") - before ))
 requests=$(field resumed .totals.requests)
 resumed=$(field resumed .totals.tls_resumed)
@@ -140,7 +143,7 @@ check "one handshake per request (full $full + resumed $resumed ≥ requests $re
 
 # (3) A CA that did not sign the server's certificate: every request fails as tls.
 before=$(lines "$WORK/ka.access")
-run wrong-ca "$KA_PORT" "{\"ca_file\": \"$WORK/other-ca.pem\"}"
+run wrong-ca "$KA_PORT" "{\"ca_file\": \"other-ca.pem\"}"
 served=$(( $(lines "$WORK/ka.access") - before ))
 requests=$(field wrong-ca .totals.requests)
 log "wrong CA: requests $requests, failures $(field wrong-ca .totals.failures), tls $(tls_errors wrong-ca), served $served"
@@ -152,28 +155,39 @@ check "wrong CA: nothing reached nginx's access log ($served)" test "$served" -e
 check "wrong CA: no handshake counted" test "$(field wrong-ca .totals.tls_handshakes)" -eq 0
 
 # (4) The same wrong CA with verification off.
-run insecure "$KA_PORT" "{\"ca_file\": \"$WORK/other-ca.pem\", \"insecure\": true}"
+run insecure "$KA_PORT" "{\"ca_file\": \"other-ca.pem\", \"insecure\": true}"
 log "insecure: requests $(field insecure .totals.requests), failures $(field insecure .totals.failures)"
 check "insecure: requests succeed" \
     test "$(field insecure .totals.requests)" -gt 100 -a "$(field insecure .totals.failures)" -eq 0
 
 # (5) A certificate for another name, the target given by IP: fails as tls.
-run wrong-name "$NAME_PORT" "{\"ca_file\": \"$WORK/ca.pem\"}"
+run wrong-name "$NAME_PORT" "{\"ca_file\": \"ca.pem\"}"
 requests=$(field wrong-name .totals.requests)
 log "wrong name: requests $requests, tls $(tls_errors wrong-name)"
 check "wrong name: every request failed as tls" \
     test "$requests" -gt 0 -a "$(tls_errors wrong-name)" -eq "$requests"
 check "wrong name: nothing reached nginx's access log" test "$(lines "$WORK/name.access")" -eq 0
 
-# (6) A ca_file that cannot be loaded: the run does not start, and says why.
-run missing-ca "$KA_PORT" "{\"ca_file\": \"$WORK/no-such-ca.pem\"}"
+# (6) The CA inline: verified as with the file.
+run inline "$KA_PORT" "$(jq -n --rawfile pem "$WORK/ca.pem" '{ca_pem: $pem}')"
+check "inline ca_pem: exit 0, no failures" \
+    test "$RC" -eq 0 -a "$(field inline .totals.failures)" -eq 0 -a "$(field inline .totals.requests)" -gt 100
+
+# (7) A ca_file that cannot be used: the run does not start, and the words
+# are the same whether the file is missing or is not a certificate (the log
+# line for the operator says which).
+generic="tls.ca_file: not available on this worker"
+run missing-ca "$KA_PORT" '{"ca_file": "no-such-ca.pem"}'
 check "missing ca_file: exit 1 (got $RC)" test "$RC" -eq 1
-check "missing ca_file: the error names tls.ca_file and the file" \
-    grep -q "tls.ca_file: $WORK/no-such-ca.pem: No such file or directory" "$WORK/missing-ca.log"
+check "missing ca_file: the generic refusal" grep -q "$generic" "$WORK/missing-ca.log"
+check "missing ca_file: the log says why" \
+    grep -q 'reason="no-such-ca.pem: No such file or directory"' "$WORK/missing-ca.log"
 echo "not a certificate" >"$WORK/garbage.pem"
-run garbage-ca "$KA_PORT" "{\"ca_file\": \"$WORK/garbage.pem\"}"
+run garbage-ca "$KA_PORT" '{"ca_file": "garbage.pem"}'
 check "unloadable ca_file: exit 1 (got $RC)" test "$RC" -eq 1
-check "unloadable ca_file: the error names tls.ca_file" \
-    grep -q "tls.ca_file: $WORK/garbage.pem: " "$WORK/garbage-ca.log"
+check "unloadable ca_file: the generic refusal" grep -q "$generic" "$WORK/garbage-ca.log"
+run path-ca "$KA_PORT" "{\"ca_file\": \"$WORK/ca.pem\"}"
+check "a ca_file path: refused (exit $RC)" test "$RC" -ne 0
+check "a ca_file path: the error names tls.ca_file" grep -q "tls.ca_file: expected a file name" "$WORK/path-ca.log"
 
 finish

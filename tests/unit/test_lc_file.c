@@ -6,6 +6,8 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <fcntl.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include <cmocka.h>
@@ -120,6 +122,51 @@ static void test_directory(void **state)
     expect_unreadable(f->dir, "read error");
 }
 
+/* Names from outside (a scenario's tls.ca_file): a FIFO is refused at once
+ * rather than blocking the caller, and so are links, devices and big files. */
+static void test_read_at_refuses_what_is_not_a_small_regular_file(void **state)
+{
+    fixture_t *f = *state;
+    char fifo[160], link[160], err[256];
+    char *buf;
+    size_t len;
+    int dirfd = open(f->dir, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+    assert_true(dirfd >= 0);
+    write_pattern(f->path, 1000);
+    assert_int_equal(lc_file_read_at(dirfd, "data", 1000, &buf, &len, err, sizeof err), 0);
+    assert_int_equal(len, 1000);
+    expect_pattern(buf, len);
+    free(buf);
+
+    assert_int_equal(lc_file_read_at(dirfd, "data", 999, &buf, &len, err, sizeof err),
+                     LC_ETOOBIG);
+    assert_null(buf);
+    assert_string_equal(err, "data: larger than 999 bytes");
+
+    snprintf(fifo, sizeof fifo, "%s/fifo", f->dir);
+    assert_int_equal(mkfifo(fifo, 0600), 0);
+    assert_int_equal(lc_file_read_at(dirfd, "fifo", 1000, &buf, &len, err, sizeof err),
+                     LC_EINVAL);
+    assert_string_equal(err, "fifo: not a regular file");
+    unlink(fifo);
+
+    snprintf(link, sizeof link, "%s/link", f->dir);
+    assert_int_equal(symlink("data", link), 0);
+    assert_int_equal(lc_file_read_at(dirfd, "link", 1000, &buf, &len, err, sizeof err), LC_EIO);
+    unlink(link);
+
+    assert_int_equal(lc_file_read_at(dirfd, "null", 1000, &buf, &len, err, sizeof err), LC_EIO);
+    assert_int_equal(lc_file_read_at(dirfd, "../data", 1000, &buf, &len, err, sizeof err),
+                     LC_EINVAL);
+    assert_int_equal(lc_file_read_at(dirfd, "", 1000, &buf, &len, err, sizeof err), LC_EINVAL);
+    int devfd = open("/dev", O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+    assert_true(devfd >= 0);
+    assert_int_equal(lc_file_read_at(devfd, "zero", 1000, &buf, &len, err, sizeof err),
+                     LC_EINVAL);
+    close(devfd);
+    close(dirfd);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -127,6 +174,8 @@ int main(void)
         cmocka_unit_test_setup_teardown(test_over_the_cap, setup, teardown),
         cmocka_unit_test_setup_teardown(test_missing_file, setup, teardown),
         cmocka_unit_test_setup_teardown(test_directory, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_read_at_refuses_what_is_not_a_small_regular_file,
+                                        setup, teardown),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -104,6 +104,39 @@ static void test_csv_quoting_is_rfc4180(void **state)
     ASSERT_CONVERTS(field, "\"", "\"\"\"\"");
 }
 
+/* OWASP's CSV injection advice: a text cell that a spreadsheet would read as
+ * a formula (= + - @, or TAB or CR first) gets a leading ' and is quoted. */
+static void test_csv_formulas_are_neutralised(void **state)
+{
+    (void)state;
+    ASSERT_CONVERTS(field, "=HYPERLINK(\"http://evil/\",\"x\")",
+                    "\"'=HYPERLINK(\"\"http://evil/\"\",\"\"x\"\")\"");
+    ASSERT_CONVERTS(field, "=1+2", "\"'=1+2\"");
+    ASSERT_CONVERTS(field, "+1", "\"'+1\"");
+    ASSERT_CONVERTS(field, "-1", "\"'-1\""); /* a name, even if it looks like a number */
+    ASSERT_CONVERTS(field, "@SUM(A1)", "\"'@SUM(A1)\"");
+    ASSERT_CONVERTS(field, "\tx", "\"'\tx\"");
+    ASSERT_CONVERTS(field, "\rx", "\"'\rx\"");
+    ASSERT_CONVERTS(field, "a=b", "a=b"); /* only the first character matters */
+    ASSERT_CONVERTS(field, "GET /a-b", "GET /a-b");
+
+    /* In the files: the name column is neutralised, negative numbers stay numbers. */
+    char *csv = render(report_csv_stats,
+                       "{\"stats\":[{\"type\":\"GET\",\"name\":\"=cmd|' /C calc'!A0\","
+                       "\"requests\":1,\"failures\":0,\"median_ms\":-1.5,\"avg_ms\":1,"
+                       "\"min_ms\":1,\"max_ms\":1,\"avg_content_size\":0,\"rps\":1,"
+                       "\"failures_per_s\":0,\"percentiles_ms\":{}}]}",
+                       0);
+    assert_non_null(strstr(csv, "\r\nGET,\"'=cmd|' /C calc'!A0\",1,0,-1.500,1.000,"));
+    free(csv);
+    csv = render(report_csv_history,
+                 "{\"endpoint\":\"+x\",\"method\":\"-GET\",\"seconds\":[{\"t\":1,\"users\":1,"
+                 "\"rps\":1,\"failures_per_s\":0,\"total\":{\"requests\":1,\"failures\":0}}]}",
+                 0);
+    assert_non_null(strstr(csv, "\r\n1,1,\"'-GET\",\"'+x\",1.000000,"));
+    free(csv);
+}
+
 static const char report_json[] =
     "{\"id\":7,\"name\":\"" HOSTILE "\",\"state\":\"finished\",\"tenant\":\"t\",\"verdict\":\"\","
     "\"duration_s\":10.0,\"totals\":{\"requests\":30,\"failures\":1,\"rps\":3.0,"
@@ -257,6 +290,7 @@ int main(void)
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_headers_are_locusts),
         cmocka_unit_test(test_csv_quoting_is_rfc4180),
+        cmocka_unit_test(test_csv_formulas_are_neutralised),
         cmocka_unit_test(test_stats_csv_rows),
         cmocka_unit_test(test_history_csv_rows),
         cmocka_unit_test(test_xml_escaping),

@@ -1,5 +1,6 @@
 /* test_tls.c — worker/tls.c: the run's TLS client as the plan builds it, and
- * the clear refusal of a tls.ca_file that cannot be loaded. Handshakes are
+ * CAs inline or from the operator's directory, and one refusal, whatever the
+ * reason, for a tls.ca_file that cannot be used. Handshakes are
  * tested against nginx in tests/integration/test_tls.sh. */
 #include <setjmp.h>
 #include <stdarg.h>
@@ -8,10 +9,12 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include <cmocka.h>
 
+#include "ca_pem.h"
 #include "lc_err.h"
 #include "lc_scenario.h"
 #include "plan.h"
@@ -21,7 +24,7 @@
  * object (or none); returns the plan's rv and errmsg. */
 static int build(const char *target, const char *tls, worker_plan_t **p, char *err, size_t len)
 {
-    char json[1024];
+    char json[4096];
     lc_scenario_t sc;
     snprintf(json, sizeof json,
              "{\"name\": \"t\", \"target\": \"%s\", \"duration\": \"1s\"%s%s,"
@@ -59,31 +62,115 @@ static void test_https_defaults(void **state)
     worker_plan_free(p);
 }
 
-static void test_missing_ca_file(void **state)
+#define CA_FILE_UNAVAILABLE "tls.ca_file: not available on this worker ("
+
+static void test_inline_ca_pem(void **state)
 {
-    worker_plan_t *p = NULL;
+    worker_plan_t *p;
     char err[256];
-    int rv = build("https://127.0.0.1", "{\"ca_file\": \"/nonexistent/ca.pem\"}", &p, err,
-                   sizeof err);
-    assert_int_equal(rv, LC_EINVAL);
-    assert_string_equal(err, "tls.ca_file: /nonexistent/ca.pem: No such file or directory");
+    assert_int_equal(
+        build("https://127.0.0.1", "{\"ca_pem\": \"" TEST_CA_PEM_JSON "\"}", &p, err, sizeof err),
+        0);
+    assert_non_null(p->tls);
+    worker_plan_free(p);
 }
 
-static void test_unloadable_ca_file(void **state)
+/* A directory of CA files as an operator sets one up, with a FIFO, a link and
+ * a big file a tenant might name. */
+typedef struct ca_dir_s {
+    char dir[64];
+} ca_dir_t;
+
+static void put(const ca_dir_t *d, const char *name, const char *text, size_t len)
 {
-    char path[] = "/tmp/lc-test-tls-XXXXXX";
-    int fd = mkstemp(path);
-    assert_true(fd >= 0);
-    assert_int_equal(write(fd, "not a certificate\n", 18), 18);
-    close(fd);
-    char tls[128], err[256], want[128];
+    char path[128];
+    snprintf(path, sizeof path, "%s/%s", d->dir, name);
+    FILE *f = fopen(path, "wb");
+    assert_non_null(f);
+    assert_int_equal(fwrite(text, 1, len, f), len);
+    assert_int_equal(fclose(f), 0);
+}
+
+static int ca_dir_setup(void **state)
+{
+    static const char pem[] = TEST_CA_PEM_JSON;
+    static ca_dir_t d;
+    char path[128], json_unescaped[sizeof pem];
+    size_t n = 0;
+    snprintf(d.dir, sizeof d.dir, "/tmp/lc-test-cadir-XXXXXX");
+    assert_non_null(mkdtemp(d.dir));
+    for (size_t i = 0; pem[i] != '\0'; i++) /* "\\n" (JSON) -> '\n' */
+        json_unescaped[n++] = pem[i] == '\\' && pem[i + 1] == 'n' ? (i++, '\n') : pem[i];
+    put(&d, "ca.pem", json_unescaped, n);
+    put(&d, "garbage.pem", "not a certificate\n", 18);
+    char *big = calloc(1, 1024 * 1024 + 1);
+    assert_non_null(big);
+    put(&d, "big.pem", big, 1024 * 1024 + 1);
+    free(big);
+    snprintf(path, sizeof path, "%s/fifo.pem", d.dir);
+    assert_int_equal(mkfifo(path, 0600), 0);
+    snprintf(path, sizeof path, "%s/link.pem", d.dir);
+    assert_int_equal(symlink("ca.pem", path), 0);
+    *state = &d;
+    return 0;
+}
+
+static int ca_dir_teardown(void **state)
+{
+    static const char *const names[] = {"ca.pem", "garbage.pem", "big.pem", "fifo.pem",
+                                        "link.pem"};
+    ca_dir_t *d = *state;
+    char path[128];
+    for (size_t i = 0; i < sizeof names / sizeof names[0]; i++) {
+        snprintf(path, sizeof path, "%s/%s", d->dir, names[i]);
+        unlink(path);
+    }
+    rmdir(d->dir);
+    worker_tls_ca_dir_set(NULL, NULL, 0);
+    return 0;
+}
+
+static int build_ca_file(const char *name, char *err, size_t len)
+{
+    char tls[128];
     worker_plan_t *p = NULL;
-    snprintf(tls, sizeof tls, "{\"ca_file\": \"%s\"}", path);
-    int rv = build("https://127.0.0.1", tls, &p, err, sizeof err);
-    unlink(path);
-    assert_int_equal(rv, LC_EINVAL);
-    snprintf(want, sizeof want, "tls.ca_file: %s: ", path);
-    assert_memory_equal(err, want, strlen(want));
+    snprintf(tls, sizeof tls, "{\"ca_file\": \"%s\"}", name);
+    int rv = build("https://127.0.0.1", tls, &p, err, len);
+    if (rv == 0)
+        worker_plan_free(p);
+    return rv;
+}
+
+static void test_ca_file_from_the_operators_directory(void **state)
+{
+    ca_dir_t *d = *state;
+    char err[256];
+    assert_int_equal(worker_tls_ca_dir_set(d->dir, err, sizeof err), 0);
+    assert_int_equal(build_ca_file("ca.pem", err, sizeof err), 0);
+    /* Whatever is wrong, a tenant hears the same: it learns nothing about the
+     * worker's files. A FIFO returns at once instead of blocking. */
+    static const char *const refused[] = {"missing.pem", "garbage.pem", "big.pem", "fifo.pem",
+                                          "link.pem"};
+    for (size_t i = 0; i < sizeof refused / sizeof refused[0]; i++) {
+        err[0] = '\0';
+        assert_int_equal(build_ca_file(refused[i], err, sizeof err), LC_EINVAL);
+        if (strncmp(err, CA_FILE_UNAVAILABLE, strlen(CA_FILE_UNAVAILABLE)) != 0)
+            fail_msg("%s: %s", refused[i], err);
+        assert_null(strstr(err, refused[i]));
+    }
+}
+
+static void test_ca_file_without_a_directory(void **state)
+{
+    ca_dir_t *d = *state;
+    char err[256], generic[256];
+    assert_int_equal(worker_tls_ca_dir_set(d->dir, err, sizeof err), 0);
+    assert_int_equal(build_ca_file("missing.pem", generic, sizeof generic), LC_EINVAL);
+    assert_int_equal(worker_tls_ca_dir_set(NULL, err, sizeof err), 0);
+    /* Even a file that exists there is refused, with the very same words. */
+    assert_int_equal(build_ca_file("ca.pem", err, sizeof err), LC_EINVAL);
+    assert_string_equal(err, generic);
+    assert_int_equal(worker_tls_ca_dir_set("/nonexistent-dir", err, sizeof err), LC_EIO);
 }
 
 int main(void)
@@ -91,8 +178,11 @@ int main(void)
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_http_has_no_tls),
         cmocka_unit_test(test_https_defaults),
-        cmocka_unit_test(test_missing_ca_file),
-        cmocka_unit_test(test_unloadable_ca_file),
+        cmocka_unit_test(test_inline_ca_pem),
+        cmocka_unit_test_setup_teardown(test_ca_file_from_the_operators_directory,
+                                        ca_dir_setup, ca_dir_teardown),
+        cmocka_unit_test_setup_teardown(test_ca_file_without_a_directory, ca_dir_setup,
+                                        ca_dir_teardown),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
