@@ -2,35 +2,15 @@
 #include "lc_text.h"
 
 #include <assert.h>
-#include <stdint.h>
 #include <string.h>
+
+#include "lc_utf8.h"
 
 /* Length of the valid UTF-8 sequence at s (1 to 4), or 0 when it is invalid
  * or cut short by the end of the string. */
 static size_t sequence_length(const unsigned char *s)
 {
-    unsigned char c = s[0];
-    size_t len;
-    uint32_t cp;
-    if (c < 0x80)
-        return 1;
-    if (c >= 0xc2 && c <= 0xdf)
-        len = 2, cp = c & 0x1f;
-    else if (c >= 0xe0 && c <= 0xef)
-        len = 3, cp = c & 0x0f;
-    else if (c >= 0xf0 && c <= 0xf4)
-        len = 4, cp = c & 0x07;
-    else
-        return 0;
-    for (size_t i = 1; i < len; i++) {
-        if ((s[i] & 0xc0) != 0x80)
-            return 0; /* also stops at the terminating NUL */
-        cp = cp << 6 | (s[i] & 0x3f);
-    }
-    bool overlong = (len == 3 && cp < 0x800) || (len == 4 && cp < 0x10000);
-    if (overlong || (cp >= 0xd800 && cp <= 0xdfff) || cp > 0x10ffff)
-        return 0;
-    return len;
+    return lc_utf8_seq_len((const char *)s, strnlen((const char *)s, 4));
 }
 
 /* C0 controls, DEL and the C1 controls (U+0080..U+009F, encoded c2 80..c2 9f). */

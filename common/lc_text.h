@@ -1,4 +1,4 @@
-/* lc_text.h — text from the network made safe to store and show: valid
+/* lc_text.h — worker text made safe to store and show (on lc_utf8): valid
  * UTF-8, no control characters, bounded in length. */
 #ifndef LC_TEXT_H
 #define LC_TEXT_H
