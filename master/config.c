@@ -10,6 +10,7 @@
 #include "lc_addr.h"
 #include "lc_err.h"
 #include "lc_log.h"
+#include "lc_scenario.h"
 
 static const char usage[] =
     "usage: loadmaster [options]\n"
@@ -38,6 +39,14 @@ static const char usage[] =
     "                             cluster's own series only\n"
     "  --api-max-conns N          API connections at once (default 1024; 32 more\n"
     "                             are kept for /healthz and /readyz)\n"
+    "  --history-full AGE         a finished run keeps per-second history this\n"
+    "                             long, then 10 s points (default 30d; 0: always)\n"
+    "  --history-10s AGE          then 10 s points until this age, 1 min points\n"
+    "                             after (default 90d; 0: never coarser)\n"
+    "  --history-max AGE          delete a run's history points at this age; its\n"
+    "                             summary and totals stay (default 0: never)\n"
+    "  --acks-keep AGE            drop a finished run's replay markers at this age\n"
+    "                             (default 1h; later batches of it are refused)\n"
     "  --join-secret-file PATH    workers must answer a challenge with this secret\n"
     "                             (HMAC-SHA256); without it any worker may join\n"
     "  --tls-cert PATH            mutual TLS on the worker port: this master's\n"
@@ -80,6 +89,18 @@ static int parse_listen(const char *flag, const char *text, char *host, size_t h
 }
 
 /* A path flag into a PATH_MAX buffer. */
+#define DAY_MS 86400000ull
+
+/* An age like "30d", "12h" or "90s" (lc_duration_parse); "0" means never. */
+static int parse_age(const char *flag, const char *text, uint64_t *out_ms)
+{
+    if (lc_duration_parse(text, out_ms) == 0)
+        return 0;
+    fprintf(stderr, "loadmaster: %s: expected an age like 30d, 12h or 90s, not '%s'\n", flag,
+            text);
+    return -1;
+}
+
 static int parse_path(const char *flag, const char *text, char out[PATH_MAX])
 {
     if (text[0] == '\0' || strlen(text) >= PATH_MAX) {
@@ -107,6 +128,8 @@ static void set_defaults(master_config_t *c)
     c->worker_heartbeat_ms = 1000;
     c->stats_interval_ms = 1000;
     c->api_max_conns = 1024;
+    c->retention = (master_retention_t){.full_ms = 30 * DAY_MS, .ten_s_ms = 90 * DAY_MS,
+                                        .acks_ms = 3600000};
 }
 
 /* --id auto: the ordinal at the end of the host name (a StatefulSet pod
@@ -186,7 +209,8 @@ enum { OPT_DATA = 256, OPT_ID, OPT_RAFT, OPT_WORKERS, OPT_ADVERTISE, OPT_API, OP
        OPT_HEARTBEAT, OPT_SNAP_THRESHOLD, OPT_SNAP_TRAILING, OPT_WORKER_HB, OPT_CLUSTER,
        OPT_LOG, OPT_VERSION, OPT_HELP, OPT_JOIN_QUORUM, OPT_ADMIN_TOKEN,
        OPT_JOIN_SECRET, OPT_TLS_CERT, OPT_TLS_KEY, OPT_TLS_CA, OPT_LOG_FILE,
-       OPT_TLS_REQUIRE_ID, OPT_METRICS_TOKEN, OPT_API_MAX_CONNS };
+       OPT_TLS_REQUIRE_ID, OPT_METRICS_TOKEN, OPT_API_MAX_CONNS, OPT_HISTORY_FULL,
+       OPT_HISTORY_10S, OPT_HISTORY_MAX, OPT_ACKS_KEEP };
 
 static const struct option options[] = {
     {"data-dir", required_argument, NULL, OPT_DATA},
@@ -206,6 +230,10 @@ static const struct option options[] = {
     {"admin-token-file", required_argument, NULL, OPT_ADMIN_TOKEN},
     {"metrics-token-file", required_argument, NULL, OPT_METRICS_TOKEN},
     {"api-max-conns", required_argument, NULL, OPT_API_MAX_CONNS},
+    {"history-full", required_argument, NULL, OPT_HISTORY_FULL},
+    {"history-10s", required_argument, NULL, OPT_HISTORY_10S},
+    {"history-max", required_argument, NULL, OPT_HISTORY_MAX},
+    {"acks-keep", required_argument, NULL, OPT_ACKS_KEEP},
     {"tls-cert", required_argument, NULL, OPT_TLS_CERT},
     {"tls-key", required_argument, NULL, OPT_TLS_KEY},
     {"tls-ca", required_argument, NULL, OPT_TLS_CA},
@@ -246,6 +274,10 @@ static int apply_flag(master_config_t *c, int opt, const char *arg)
     case OPT_ADMIN_TOKEN: return parse_path("--admin-token-file", arg, c->admin_token_file);
     case OPT_METRICS_TOKEN: return parse_path("--metrics-token-file", arg, c->metrics_token_file);
     case OPT_API_MAX_CONNS: return parse_uint("--api-max-conns", arg, 16, 1000000, &c->api_max_conns);
+    case OPT_HISTORY_FULL: return parse_age("--history-full", arg, &c->retention.full_ms);
+    case OPT_HISTORY_10S: return parse_age("--history-10s", arg, &c->retention.ten_s_ms);
+    case OPT_HISTORY_MAX: return parse_age("--history-max", arg, &c->retention.max_ms);
+    case OPT_ACKS_KEEP: return parse_age("--acks-keep", arg, &c->retention.acks_ms);
     case OPT_LOG:
         if (lc_log_level_parse(arg) < 0) {
             fprintf(stderr, "loadmaster: --log-level: expected debug, info, warn or error\n");

@@ -18,8 +18,13 @@
 #include "members.h"
 #include "peers.h"
 #include "quorum.h"
+#include "retention.h"
 #include "runs.h"
 #include "store.h"
+
+/* How often the leader looks for history due for compaction or deletion;
+ * one step (at most 10 minutes of one run) per look. */
+#define RETENTION_CHECK_MS 200
 
 static void on_role(void *arg, bool leader)
 {
@@ -32,6 +37,7 @@ static void on_role(void *arg, bool leader)
     if (!leader)
         batcher_reset(m->batcher);
     runs_on_leader(m->runs, leader);
+    retention_on_leader(m->retention, leader);
 }
 
 static void on_join(void *arg, fleet_worker_t *w, const Lc__Hello *hello)
@@ -104,6 +110,7 @@ static void shut_down(master_t *m)
     uv_close((uv_handle_t *)&m->stop_timer, NULL);
     lc_http_server_close(m->api);
     runs_close(m->runs);
+    retention_close(m->retention);
     batcher_close(m->batcher);
     fleet_close(m->fleet, NULL, NULL);
     peers_close(m->peers);
@@ -224,6 +231,12 @@ static int start(master_t *m, char *errmsg, size_t errlen)
         rv = runs_init(&m->runs, m->loop, m->store, &runs_io, m->cfg.worker_heartbeat_ms);
     if (rv == 0)
         rv = batcher_init(&m->batcher, m);
+    const master_retention_t *keep = &m->cfg.retention;
+    store_retention_policy_t policy = {.full_ms = keep->full_ms, .ten_s_ms = keep->ten_s_ms,
+                                       .max_ms = keep->max_ms, .acks_ms = keep->acks_ms};
+    if (rv == 0)
+        rv = retention_init(&m->retention, m->loop, m->store, &runs_io.commands, &policy,
+                            RETENTION_CHECK_MS);
     if (rv == 0)
         rv = peers_init(&m->peers, m->loop, m->cfg.id, list_members, m);
     if (rv == 0 && m->cfg.worker_tls.cert != NULL)

@@ -20,6 +20,13 @@ typedef struct fleet_s fleet_t;
 typedef struct runs_s runs_t;
 typedef struct batcher_s batcher_t;
 typedef struct peers_s peers_t;
+typedef struct retention_s retention_t;
+
+/* --history-full, --history-10s, --history-max, --acks-keep in ms (0: never);
+ * the same fields as store_retention_policy_t. */
+typedef struct master_retention_s {
+    uint64_t full_ms, ten_s_ms, max_ms, acks_ms;
+} master_retention_t;
 
 typedef struct master_config_s {
     char data_dir[PATH_MAX];
@@ -46,6 +53,7 @@ typedef struct master_config_s {
     unsigned api_max_conns;     /* --api-max-conns */
     lc_tls_files_t worker_tls;  /* --tls-cert/--tls-key/--tls-ca (argv); NULLs: plaintext */
     bool tls_require_worker_id; /* --tls-require-worker-id */
+    master_retention_t retention;
     char log_file[PATH_MAX];    /* --log-file; "" logs to stderr */
 } master_config_t;
 
@@ -59,6 +67,7 @@ typedef struct master_s {
     batcher_t *batcher;
     lc_http_server_t *api;
     peers_t *peers;
+    retention_t *retention;
     uint8_t admin_hash[32];   /* SHA-256 of --admin-token-file's token */
     bool admin_hash_set;
     uint8_t metrics_hash[32]; /* SHA-256 of --metrics-token-file's token */

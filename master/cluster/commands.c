@@ -103,6 +103,16 @@ int command_run_assignment(const command_sink_t *s, uint64_t run, const char *wo
     return propose(s, &cmd, NULL, NULL);
 }
 
+int command_retain_history(const command_sink_t *s, const Lc__RetainHistory *step,
+                           quorum_applied_cb cb, void *arg)
+{
+    assert(step != NULL && step->run != 0);
+    Lc__Command cmd = LC__COMMAND__INIT;
+    cmd.cmd_case = LC__COMMAND__CMD_RETAIN_HISTORY;
+    cmd.retain_history = (Lc__RetainHistory *)step;
+    return propose(s, &cmd, cb, arg);
+}
+
 int command_run_seconds(const command_sink_t *s, uint64_t run, Lc__StatsBatch **batches,
                         size_t n_batches, quorum_applied_cb cb, void *arg)
 {

@@ -37,6 +37,9 @@ int command_run_assignment(const command_sink_t *s, uint64_t run, const char *wo
 /* state: finished, failed or aborted. */
 int command_run_finished(const command_sink_t *s, uint64_t run, lc_run_state_t state,
                          const char *verdict, const char *summary_json, uint64_t at_ms);
+/* What store_retention_next found due (store/store_retention.h). */
+int command_retain_history(const command_sink_t *s, const Lc__RetainHistory *step,
+                           quorum_applied_cb cb, void *arg);
 int command_run_seconds(const command_sink_t *s, uint64_t run, Lc__StatsBatch **batches,
                         size_t n_batches, quorum_applied_cb cb, void *arg);
 int command_put_member(const command_sink_t *s, uint64_t id, const char *raft, const char *worker,

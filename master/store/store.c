@@ -11,6 +11,7 @@
 #include "lc_err.h"
 #include "lc_log.h"
 #include "store_internal.h"
+#include "store_retention.h"
 #include "store_thresholds.h"
 
 static const char schema_sql[] =
@@ -44,7 +45,10 @@ static const char schema_sql[] =
     "CREATE TABLE IF NOT EXISTS acks(worker TEXT NOT NULL, run INTEGER NOT NULL,"
     " seq INTEGER NOT NULL, PRIMARY KEY(worker, run, seq));"
     "CREATE TABLE IF NOT EXISTS run_assignments(run INTEGER NOT NULL, worker TEXT NOT NULL,"
-    " generation INTEGER NOT NULL, users INTEGER NOT NULL, PRIMARY KEY(run, worker));";
+    " generation INTEGER NOT NULL, users INTEGER NOT NULL, PRIMARY KEY(run, worker));"
+    "CREATE TABLE IF NOT EXISTS run_retention(run INTEGER PRIMARY KEY,"
+    " resolution_s INTEGER NOT NULL, progress_res INTEGER NOT NULL, progress_t INTEGER NOT NULL,"
+    " acks_dropped INTEGER NOT NULL, seconds_deleted INTEGER NOT NULL);";
 
 int store_open(store_t **out, char *errmsg, size_t errlen)
 {
@@ -260,6 +264,8 @@ static int apply_one(store_t *s, const Lc__Command *cmd)
         return run_exists(s, cmd->run_assignment->run)
                    ? store_apply_run_assignment(s, cmd->run_assignment)
                    : LC_ENOTFOUND;
+    case LC__COMMAND__CMD_RETAIN_HISTORY:
+        return store_apply_retain_history(s, cmd->retain_history);
     case LC__COMMAND__CMD_PUT_MEMBER:
         return apply_put_member(s, cmd->put_member);
     case LC__COMMAND__CMD_REMOVE_MEMBER:

@@ -7,6 +7,7 @@
 #include "lc_err.h"
 #include "lc_run_state.h"
 #include "store_internal.h"
+#include "store_retention.h"
 
 const double store_percentiles[STORE_N_PERCENTILES] = {50,   66,   75,   80,    90,   95,
                                                        98,   99,   99.9, 99.99, 100};
@@ -86,6 +87,7 @@ typedef struct history_s {
     lc_hist_t *total;    /* every second so far (q->full) */
     second_t sums;       /* counters of every second so far (t unused) */
     uint64_t last_users; /* users of the previous second, for gaps */
+    uint32_t step;       /* seconds per point: 1, or 10 / 60 once compacted */
     json_t *rows;
 } history_t;
 
@@ -109,8 +111,8 @@ static json_t *second_json(const history_t *h, const second_t *sec)
     json_t *row = json_pack("{s:I,s:I,s:I,s:I,s:I,s:f,s:f}", "t", (json_int_t)(h->start_s + sec->t),
                             "offset_s", (json_int_t)sec->t, "users", (json_int_t)sec->users,
                             "requests", (json_int_t)sec->count, "failures",
-                            (json_int_t)sec->failures, "rps", (double)sec->count,
-                            "failures_per_s", (double)sec->failures);
+                            (json_int_t)sec->failures, "rps", (double)sec->count / h->step,
+                            "failures_per_s", (double)sec->failures / h->step);
     if (row == NULL)
         return NULL;
     json_object_set_new(row, "p50_ms", pct_json(h->hist, 50));
@@ -171,7 +173,7 @@ static void history_walk(history_t *h, int64_t prev, cursor_t *totals, cursor_t 
         if (t == INT64_MAX)
             break;
         if (prev >= 0 && t - prev <= MAX_GAP_S)
-            for (int64_t gap = prev + 1; gap < t; gap++) {
+            for (int64_t gap = prev + h->step; gap < t; gap += h->step) {
                 second_t empty = {gap, h->last_users, 0, 0, 0};
                 emit_second(h, &empty);
             }
@@ -275,7 +277,10 @@ json_t *store_history_json(store_t *s, uint64_t run, const store_history_query_t
     store_run_t r;
     if (store_run_get(s, run, &r) != 0)
         return NULL;
-    history_t h = {.q = q, .rows = json_array()};
+    store_retention_t kept;
+    if (store_retention_get(s, run, &kept) != 0)
+        kept.resolution_s = 1;
+    history_t h = {.q = q, .rows = json_array(), .step = kept.resolution_s ? kept.resolution_s : 1};
     h.start_s = (int64_t)((r.started_ms ? r.started_ms : r.created_ms) / 1000);
     /* Without running totals only seconds after `since` are read at all. */
     int64_t lo = -1;
@@ -287,9 +292,10 @@ json_t *store_history_json(store_t *s, uint64_t run, const store_history_query_t
         json_decref(h.rows);
         return NULL;
     }
-    return json_pack("{s:I,s:o,s:o,s:o}", "run", (json_int_t)run, "endpoint",
+    return json_pack("{s:I,s:o,s:o,s:I,s:o}", "run", (json_int_t)run, "endpoint",
                      q->endpoint ? json_string(q->endpoint) : json_null(), "method",
-                     endpoint_method(s, run, q->endpoint), "seconds", h.rows);
+                     endpoint_method(s, run, q->endpoint), "resolution_s",
+                     (json_int_t)h.step, "seconds", h.rows);
 }
 
 /* Request table ------------------------------------------------------------ */

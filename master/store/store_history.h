@@ -20,7 +20,7 @@ typedef struct store_history_query_s {
     bool full;            /* add "bytes", "percentiles_ms" and the running "total" */
 } store_history_query_t;
 
-/* {"run","endpoint","method","seconds":[{"t","offset_s","users","requests",
+/* {"run","endpoint","method","resolution_s","seconds":[{"t","offset_s","users","requests",
  * "failures","rps","failures_per_s","p50_ms","p95_ms","p99_ms"}]}: one entry
  * per second from the run's first second with stats (gaps filled with zero
  * requests), t in unix seconds (the run's start plus offset_s), users of
@@ -32,8 +32,10 @@ typedef struct store_history_query_s {
  * With q->full each entry also has "bytes", "percentiles_ms" {"50%": …} and
  * "total" (the run up to and including that second: "requests", "failures",
  * "median_ms", "avg_ms", "min_ms", "max_ms", "avg_content_size").
- * "method" is the endpoint's method ("" for all). NULL when the run does not
- * exist. */
+ * "method" is the endpoint's method ("" for all). A finished run's history
+ * compacted by retention has one entry per resolution_s seconds (10 or 60),
+ * each holding that span's sums (rps: per second over it). NULL when the run
+ * does not exist. */
 json_t *store_history_json(store_t *s, uint64_t run, const store_history_query_t *q,
                            uint64_t now_ms);
 

@@ -5,6 +5,7 @@
 #include "lc_err.h"
 #include "lc_log.h"
 #include "store_internal.h"
+#include "store_retention.h"
 
 void store_hist_add_column(lc_hist_t *h, sqlite3_stmt *st, int col)
 {
@@ -187,6 +188,13 @@ int store_apply_run_seconds(store_t *s, const Lc__RunSeconds *c)
     sqlite3_finalize(st);
     if (!exists)
         return LC_ENOTFOUND;
+    /* Without its acks a replay could not be told from new counts: once they
+     * are dropped (RetainHistory, long after the run ended) nothing is added. */
+    store_retention_t r;
+    if (store_retention_get(s, c->run, &r) != 0)
+        return LC_EIO;
+    if (r.acks_dropped)
+        return 0;
     for (size_t i = 0; i < c->n_batches; i++) {
         const Lc__StatsBatch *b = c->batches[i];
         /* A replayed batch (after a reconnect or failover) is skipped whole. */

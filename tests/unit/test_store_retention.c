@@ -1,0 +1,262 @@
+/* test_store_retention.c — RetainHistory (master/store/store_retention.c):
+ * compaction keeps every total and the run's percentiles exact, acks are
+ * dropped and later batches refused, seconds deleted with the summary kept,
+ * and what store_retention_next finds due at each age. */
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include <cmocka.h>
+
+#include "lc_err.h"
+#include "lc_hist.h"
+#include "store_commands.h"
+#include "store_internal.h"
+#include "store_retention.h"
+
+#define RUN 1
+#define SECONDS 125 /* crosses chunk and point boundaries: 12.5 points of 10 s */
+#define FINISHED_MS 1700000000000ull
+#define DAY 86400000ull
+
+/* A batch of second t for endpoint name, latencies spread with t. */
+static int apply_second(store_t *s, uint64_t seq, uint32_t t, const char *name)
+{
+    lc_hist_t *h = malloc(sizeof *h);
+    lc_hist_init(h);
+    uint64_t count = 3 + t % 7;
+    for (uint64_t i = 0; i < count; i++)
+        lc_hist_record(h, 1000 + 137 * t + 31 * i);
+    uint8_t *enc;
+    size_t len;
+    assert_int_equal(lc_hist_encode(h, &enc, &len), 0);
+    free(h);
+    Lc__EndpointStats ep = LC__ENDPOINT_STATS__INIT, *eps[] = {&ep};
+    ep.name = (char *)name;
+    ep.method = "GET";
+    ep.count = count;
+    ep.failures = t % 3 == 0;
+    ep.bytes = count * 10;
+    ep.hist.data = enc;
+    ep.hist.len = len;
+    Lc__StatsBatch b = LC__STATS_BATCH__INIT, *bs[] = {&b};
+    b.run = RUN;
+    b.worker_id = "w1";
+    b.seq = seq;
+    b.interval = t;
+    b.endpoints = eps;
+    b.n_endpoints = 1;
+    b.users = t % 11;
+    b.dropped = 1;
+    Lc__RunSeconds rs = LC__RUN_SECONDS__INIT;
+    rs.run = RUN;
+    rs.batches = bs;
+    rs.n_batches = 1;
+    Lc__Command cmd = LC__COMMAND__INIT;
+    cmd.cmd_case = LC__COMMAND__CMD_RUN_SECONDS;
+    cmd.run_seconds = &rs;
+    int rv = store_apply(s, &cmd);
+    free(enc);
+    return rv;
+}
+
+static int retain(store_t *s, uint32_t res, uint32_t from, uint32_t to, bool acks, bool del)
+{
+    Lc__RetainHistory r = LC__RETAIN_HISTORY__INIT;
+    r.run = RUN;
+    r.resolution_s = res;
+    r.from_t = from;
+    r.to_t = to;
+    r.drop_acks = acks;
+    r.delete_seconds = del;
+    Lc__Command cmd = LC__COMMAND__INIT;
+    cmd.cmd_case = LC__COMMAND__CMD_RETAIN_HISTORY;
+    cmd.retain_history = &r;
+    return store_apply(s, &cmd);
+}
+
+/* Totals of the seconds table (sums, point count, users/dropped sums) and
+ * the p50/p99 of all its histograms merged. */
+typedef struct seconds_sum_s {
+    int64_t count, failures, bytes, points, dropped, max_users;
+    uint64_t p50, p99, max;
+} seconds_sum_t;
+
+static seconds_sum_t sum_seconds(store_t *s)
+{
+    seconds_sum_t out = {0};
+    lc_hist_t *h = malloc(sizeof *h);
+    lc_hist_init(h);
+    sqlite3_stmt *st = store_prepare(
+        s, "SELECT count, failures, bytes, hist FROM run_seconds WHERE run = 1");
+    while (sqlite3_step(st) == SQLITE_ROW) {
+        out.count += sqlite3_column_int64(st, 0);
+        out.failures += sqlite3_column_int64(st, 1);
+        out.bytes += sqlite3_column_int64(st, 2);
+        out.points++;
+        store_hist_add_column(h, st, 3);
+    }
+    sqlite3_finalize(st);
+    st = store_prepare(s, "SELECT SUM(dropped), MAX(users) FROM run_second_totals WHERE run = 1");
+    assert_int_equal(sqlite3_step(st), SQLITE_ROW);
+    out.dropped = sqlite3_column_int64(st, 0);
+    out.max_users = sqlite3_column_int64(st, 1);
+    sqlite3_finalize(st);
+    out.p50 = lc_hist_percentile(h, 50);
+    out.p99 = lc_hist_percentile(h, 99);
+    out.max = lc_hist_percentile(h, 100);
+    free(h);
+    return out;
+}
+
+static store_t *finished_run(void)
+{
+    store_t *s = test_store_open();
+    assert_int_equal(test_store_create_run(s, RUN, "r", "{}", 4, FINISHED_MS - 200000), 0);
+    assert_int_equal(test_store_set_state(s, RUN, "running", FINISHED_MS - 200000, ""), 0);
+    for (uint32_t t = 1; t <= SECONDS; t++) {
+        assert_int_equal(apply_second(s, 2 * t, t, "a"), 0);
+        assert_int_equal(apply_second(s, 2 * t + 1, t, "b"), 0);
+    }
+    return s;
+}
+
+static void finish(store_t *s)
+{
+    Lc__RunFinished f = LC__RUN_FINISHED__INIT;
+    f.run = RUN;
+    f.state = "finished";
+    f.at_ms = FINISHED_MS;
+    f.verdict = "";
+    f.summary_json = "";
+    Lc__Command cmd = LC__COMMAND__INIT;
+    cmd.cmd_case = LC__COMMAND__CMD_RUN_FINISHED;
+    cmd.run_finished = &f;
+    assert_int_equal(store_apply(s, &cmd), 0);
+}
+
+static void test_compaction_is_exact(void **state)
+{
+    store_t *s = finished_run();
+    /* an active run's history is not touched */
+    assert_int_equal(retain(s, 10, 0, 600, false, false), LC_ESTATE);
+    finish(s);
+    seconds_sum_t before = sum_seconds(s);
+    assert_int_equal(before.points, 2 * SECONDS);
+    assert_int_equal(retain(s, 7, 0, 600, false, false), LC_EINVAL);  /* not 10 or 60 */
+    assert_int_equal(retain(s, 10, 5, 600, false, false), LC_EINVAL); /* unaligned */
+    assert_int_equal(retain(s, 10, 0, 60, false, false), 0);          /* a first chunk */
+    store_retention_t r;
+    assert_int_equal(store_retention_get(s, RUN, &r), 0);
+    assert_int_equal(r.resolution_s, 1);
+    assert_int_equal(r.progress_res, 10);
+    assert_int_equal(r.progress_t, 60);
+    assert_int_equal(retain(s, 10, 60, 600, false, false), 0);
+    seconds_sum_t ten = sum_seconds(s);
+    assert_int_equal(store_retention_get(s, RUN, &r), 0);
+    assert_int_equal(r.resolution_s, 10);
+    /* points 0,10,...,120 for each endpoint: 13 each */
+    assert_int_equal(ten.points, 2 * 13);
+    assert_int_equal(ten.count, before.count);
+    assert_int_equal(ten.failures, before.failures);
+    assert_int_equal(ten.bytes, before.bytes);
+    assert_int_equal(ten.dropped, before.dropped);
+    assert_int_equal(ten.max_users, before.max_users);
+    assert_int_equal(ten.p50, before.p50);
+    assert_int_equal(ten.p99, before.p99);
+    assert_int_equal(ten.max, before.max);
+    /* then 1 min points; a repeated step changes nothing */
+    assert_int_equal(retain(s, 60, 0, 600, false, false), 0);
+    assert_int_equal(retain(s, 10, 0, 600, false, false), 0);
+    seconds_sum_t minute = sum_seconds(s);
+    assert_int_equal(minute.points, 2 * 3);
+    assert_int_equal(minute.count, before.count);
+    assert_int_equal(minute.p99, before.p99);
+    store_close(s);
+}
+
+static void test_acks_dropped_then_batches_change_nothing(void **state)
+{
+    store_t *s = finished_run();
+    finish(s);
+    assert_true(store_batch_applied(s, "w1", RUN, 2));
+    assert_int_equal(retain(s, 0, 0, 0, true, false), 0);
+    assert_false(store_batch_applied(s, "w1", RUN, 2));
+    seconds_sum_t before = sum_seconds(s);
+    assert_int_equal(apply_second(s, 2, 1, "a"), 0); /* a replay: its marker is gone */
+    seconds_sum_t after = sum_seconds(s);
+    assert_int_equal(after.count, before.count);
+    store_close(s);
+}
+
+static void test_delete_keeps_the_summary(void **state)
+{
+    store_t *s = finished_run();
+    finish(s);
+    assert_int_equal(retain(s, 0, 0, 0, false, true), 0);
+    assert_int_equal(sum_seconds(s).points, 0);
+    sqlite3_stmt *st = store_prepare(s, "SELECT SUM(count) FROM run_endpoints WHERE run = 1");
+    assert_int_equal(sqlite3_step(st), SQLITE_ROW);
+    assert_true(sqlite3_column_int64(st, 0) > 0);
+    sqlite3_finalize(st);
+    store_run_t row;
+    assert_int_equal(store_run_get(s, RUN, &row), 0);
+    assert_string_equal(row.state, "finished");
+    store_run_free(&row);
+    store_close(s);
+}
+
+/* Drives store_retention_next as the leader would, applying each step. */
+static int run_due(store_t *s, const store_retention_policy_t *p, uint64_t now)
+{
+    Lc__RetainHistory step;
+    int steps = 0;
+    while (store_retention_next(s, p, now, &step) == 0) {
+        Lc__Command cmd = LC__COMMAND__INIT;
+        cmd.cmd_case = LC__COMMAND__CMD_RETAIN_HISTORY;
+        cmd.retain_history = &step;
+        assert_int_equal(store_apply(s, &cmd), 0);
+        assert_true(++steps < 100);
+    }
+    return steps;
+}
+
+static void test_what_is_due(void **state)
+{
+    store_t *s = finished_run();
+    store_retention_policy_t p = {.full_ms = 30 * DAY, .ten_s_ms = 90 * DAY, .max_ms = 365 * DAY,
+                                  .acks_ms = 3600000};
+    Lc__RetainHistory step;
+    assert_int_equal(store_retention_next(s, &p, FINISHED_MS + 400 * DAY, &step), LC_ENOTFOUND);
+    finish(s);
+    assert_int_equal(store_retention_next(s, &p, FINISHED_MS + 1000, &step), LC_ENOTFOUND);
+    assert_int_equal(run_due(s, &p, FINISHED_MS + 2 * 3600000), 1); /* acks */
+    store_retention_t r;
+    assert_int_equal(store_retention_get(s, RUN, &r), 0);
+    assert_true(r.acks_dropped);
+    assert_int_equal(r.resolution_s, 1);
+    assert_int_equal(run_due(s, &p, FINISHED_MS + 31 * DAY), 1); /* one 600 s chunk */
+    assert_int_equal(store_retention_get(s, RUN, &r), 0);
+    assert_int_equal(r.resolution_s, 10);
+    assert_int_equal(run_due(s, &p, FINISHED_MS + 91 * DAY), 1);
+    assert_int_equal(store_retention_get(s, RUN, &r), 0);
+    assert_int_equal(r.resolution_s, 60);
+    assert_int_equal(run_due(s, &p, FINISHED_MS + 366 * DAY), 1);
+    assert_int_equal(sum_seconds(s).points, 0);
+    assert_int_equal(run_due(s, &p, FINISHED_MS + 999 * DAY), 0); /* settled */
+    store_close(s);
+}
+
+int main(void)
+{
+    const struct CMUnitTest tests[] = {
+        cmocka_unit_test(test_compaction_is_exact),
+        cmocka_unit_test(test_acks_dropped_then_batches_change_nothing),
+        cmocka_unit_test(test_delete_keeps_the_summary),
+        cmocka_unit_test(test_what_is_due),
+    };
+    return cmocka_run_group_tests(tests, NULL, NULL);
+}
