@@ -49,6 +49,9 @@ static const char usage[] =
     "                             (default 1h; later batches of it are refused)\n"
     "  --join-secret-file PATH    workers must answer a challenge with this secret\n"
     "                             (HMAC-SHA256); without it any worker may join\n"
+    "  --cluster-secret-file PATH masters prove this secret to each other before\n"
+    "                             raft reads a byte (default: the join secret);\n"
+    "                             without either the Raft port is unauthenticated\n"
     "  --tls-cert PATH            mutual TLS on the worker port: this master's\n"
     "                             certificate chain (PEM), given with --tls-key\n"
     "  --tls-key PATH             and --tls-ca (CAs workers' certificates chain to)\n"
@@ -161,11 +164,11 @@ static int load_cluster(master_config_t *c, const char *path)
     return 0;
 }
 
-static int load_join_secret(master_config_t *c, const char *path)
+static int load_secret(const char *flag, const char *path, lc_join_secret_t *out)
 {
     char why[512];
-    if (lc_join_secret_load(path, &c->join_secret, why, sizeof why) != 0) {
-        fprintf(stderr, "loadmaster: --join-secret-file: %s\n", why);
+    if (lc_join_secret_load(path, out, why, sizeof why) != 0) {
+        fprintf(stderr, "loadmaster: %s: %s\n", flag, why);
         return -1;
     }
     return 0;
@@ -208,7 +211,7 @@ static int apply_cluster_node(master_config_t *c)
 enum { OPT_DATA = 256, OPT_ID, OPT_RAFT, OPT_WORKERS, OPT_ADVERTISE, OPT_API, OPT_ELECTION,
        OPT_HEARTBEAT, OPT_SNAP_THRESHOLD, OPT_SNAP_TRAILING, OPT_WORKER_HB, OPT_CLUSTER,
        OPT_LOG, OPT_VERSION, OPT_HELP, OPT_JOIN_QUORUM, OPT_ADMIN_TOKEN,
-       OPT_JOIN_SECRET, OPT_TLS_CERT, OPT_TLS_KEY, OPT_TLS_CA, OPT_LOG_FILE,
+       OPT_JOIN_SECRET, OPT_CLUSTER_SECRET, OPT_TLS_CERT, OPT_TLS_KEY, OPT_TLS_CA, OPT_LOG_FILE,
        OPT_TLS_REQUIRE_ID, OPT_METRICS_TOKEN, OPT_API_MAX_CONNS, OPT_HISTORY_FULL,
        OPT_HISTORY_10S, OPT_HISTORY_MAX, OPT_ACKS_KEEP };
 
@@ -227,6 +230,7 @@ static const struct option options[] = {
     {"cluster", required_argument, NULL, OPT_CLUSTER},
     {"join-quorum", no_argument, NULL, OPT_JOIN_QUORUM},
     {"join-secret-file", required_argument, NULL, OPT_JOIN_SECRET},
+    {"cluster-secret-file", required_argument, NULL, OPT_CLUSTER_SECRET},
     {"admin-token-file", required_argument, NULL, OPT_ADMIN_TOKEN},
     {"metrics-token-file", required_argument, NULL, OPT_METRICS_TOKEN},
     {"api-max-conns", required_argument, NULL, OPT_API_MAX_CONNS},
@@ -270,7 +274,9 @@ static int apply_flag(master_config_t *c, int opt, const char *arg)
     case OPT_WORKER_HB: return parse_uint("--worker-heartbeat-ms", arg, 100, 60000, &c->worker_heartbeat_ms);
     case OPT_CLUSTER: return load_cluster(c, arg);
     case OPT_JOIN_QUORUM: c->no_bootstrap = true; return 0;
-    case OPT_JOIN_SECRET: return load_join_secret(c, arg);
+    case OPT_JOIN_SECRET: return load_secret("--join-secret-file", arg, &c->join_secret);
+    case OPT_CLUSTER_SECRET:
+        return load_secret("--cluster-secret-file", arg, &c->cluster_secret);
     case OPT_ADMIN_TOKEN: return parse_path("--admin-token-file", arg, c->admin_token_file);
     case OPT_METRICS_TOKEN: return parse_path("--metrics-token-file", arg, c->metrics_token_file);
     case OPT_API_MAX_CONNS: return parse_uint("--api-max-conns", arg, 16, 1000000, &c->api_max_conns);
@@ -316,6 +322,8 @@ int master_config_parse(int argc, char **argv, master_config_t *c)
     }
     if (c->clustered && apply_cluster_node(c) != 0)
         return -1;
+    if (c->cluster_secret.len == 0)
+        c->cluster_secret = c->join_secret;
     if (c->worker_advertise[0] == '\0')
         snprintf(c->worker_advertise, sizeof c->worker_advertise, "%s:%u",
                  strcmp(c->worker_host, "0.0.0.0") == 0 ? "127.0.0.1" : c->worker_host,

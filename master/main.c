@@ -269,7 +269,13 @@ static int start(master_t *m, char *errmsg, size_t errlen)
                           .heartbeat_timeout_ms = m->cfg.heartbeat_timeout_ms,
                           .snapshot_threshold = m->cfg.snapshot_threshold,
                           .snapshot_trailing = m->cfg.snapshot_trailing,
-                          .no_bootstrap = m->cfg.no_bootstrap};
+                          .no_bootstrap = m->cfg.no_bootstrap,
+                          .cluster_secret = &m->cfg.cluster_secret};
+    if (rv == 0 && m->cfg.cluster_secret.len == 0)
+        lc_warn("master", "msg=\"the Raft port is unauthenticated: anyone who reaches %s can "
+                "take part in the quorum; give --cluster-secret-file or --join-secret-file "
+                "(--tls-cert/--tls-key/--tls-ca cover the worker port only)\"",
+                m->cfg.raft_address);
     if (rv == 0)
         rv = quorum_init(&m->quorum, m->loop, m->store, &qc, on_role, m, errmsg, errlen);
     return rv;

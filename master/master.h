@@ -47,6 +47,7 @@ typedef struct master_config_s {
     lc_nodes_conf_t nodes;
     bool set_raft, set_workers, set_api; /* flags that override nodes.conf */
     lc_join_secret_t join_secret; /* --join-secret-file; len 0 when none */
+    lc_join_secret_t cluster_secret; /* --cluster-secret-file, else the join secret; len 0: none */
     bool no_bootstrap;        /* --join-quorum: wait to be added by `loadctl cluster add` */
     char admin_token_file[PATH_MAX]; /* --admin-token-file; "" when not given */
     char metrics_token_file[PATH_MAX]; /* --metrics-token-file; "" when not given */

@@ -23,7 +23,7 @@
 struct quorum_s {
     struct raft raft;
     struct raft_io io;
-    resolving_transport_t transport;
+    cluster_transport_t transport;
     struct raft_fsm fsm;
     uv_timer_t role_timer;
     bool leader;             /* what on_role was last told */
@@ -116,7 +116,7 @@ static int bootstrap_if_new(quorum_t *q, const quorum_config_t *cfg, char *errms
 }
 
 /* When this node's raft address is a host name, listen on every interface
- * at its port (raft's TCP transport binds only IPv4 literals). */
+ * at its port (the transport binds only IPv4 literals). */
 static const char *bind_address_for(const char *address, char *buf, size_t len)
 {
     lc_hostport_t hp;
@@ -136,20 +136,21 @@ static int start_raft(quorum_t *q, uv_loop_t *loop, const quorum_config_t *cfg, 
         return lc_errf(errmsg, errlen, LC_EIO, "quorum: create %s: %s", cfg->data_dir,
                        strerror(errno));
     char bind_buf[32];
-    if (resolving_transport_init(&q->transport, loop,
-                                 bind_address_for(cfg->raft_address, bind_buf, sizeof bind_buf)) != 0) {
+    if (cluster_transport_init(&q->transport, loop,
+                               bind_address_for(cfg->raft_address, bind_buf, sizeof bind_buf),
+                               cfg->cluster_secret) != 0) {
         return lc_errf(errmsg, errlen, LC_EIO, "quorum: init raft transport for %s",
                        cfg->raft_address);
     }
     if (raft_uv_init(&q->io, loop, cfg->data_dir, &q->transport.outer) != 0) {
         snprintf(errmsg, errlen, "quorum: open %s: %s", cfg->data_dir, q->io.errmsg);
-        resolving_transport_close(&q->transport);
+        cluster_transport_close(&q->transport);
         return LC_EIO;
     }
     if (raft_init(&q->raft, &q->io, &q->fsm, cfg->id, cfg->raft_address) != 0) {
         snprintf(errmsg, errlen, "quorum: init raft: %s", raft_errmsg(&q->raft));
         raft_uv_close(&q->io);
-        resolving_transport_close(&q->transport);
+        cluster_transport_close(&q->transport);
         return LC_EIO;
     }
     raft_set_election_timeout(&q->raft, cfg->election_timeout_ms);
@@ -371,7 +372,7 @@ static void maybe_finish_close(quorum_t *q)
     if (--q->pending_closes > 0)
         return;
     raft_uv_close(&q->io);
-    resolving_transport_close(&q->transport);
+    cluster_transport_close(&q->transport);
     void (*on_closed)(void *) = q->on_closed;
     void *arg = q->closed_arg;
     free(q);

@@ -7,6 +7,7 @@
 #include <stdint.h>
 #include <uv.h>
 
+#include "lc_join.h"
 #include "lc_nodes_conf.h"
 #include "state.pb-c.h"
 #include "store.h"
@@ -23,6 +24,7 @@ typedef struct quorum_config_s {
     unsigned snapshot_threshold; /* entries between snapshots */
     unsigned snapshot_trailing;  /* entries kept after a snapshot */
     bool no_bootstrap;           /* wait to be added to a running quorum */
+    const lc_join_secret_t *cluster_secret; /* peers prove it (transport.h); NULL: none */
 } quorum_config_t;
 
 /* Called when this node becomes leader (true) or stops being leader. */

@@ -1,54 +1,519 @@
-/* transport.c — name resolution in front of raft's TCP transport: each
- * connect looks the peer's name up again, so a peer that moved is found. */
+/* transport.c — the Raft port: listen, connect (looking names up again each
+ * time, so a peer that moved is found), the cluster secret's challenge, then
+ * raft's handshake, and only then the stream is raft's. */
 #include "transport.h"
 
 #include <arpa/inet.h>
+#include <assert.h>
+#include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include "lc_addr.h"
 #include "lc_log.h"
+#include "peer_auth.h"
 
-typedef struct pending_resolve_s {
+/* canonical/raft's TCP handshake (src/uv_tcp.h, uv_tcp_connect.c): three
+ * little-endian uint64 (protocol 1, server id, address length padded to 8
+ * with its NUL), then the address. */
+#define HANDSHAKE_PROTOCOL 1u
+#define PREAMBLE_LEN 24u
+#define ADDRESS_MAX CLUSTER_TRANSPORT_ADDRESS_MAX /* padded, with the NUL */
+#define LISTEN_BACKLOG 64
+
+typedef enum {
+    PHASE_CONNECTING, /* outgoing: TCP connect in flight */
+    PHASE_AUTH,       /* the challenge (peer_auth) */
+    PHASE_PREAMBLE,   /* incoming: raft's handshake preamble */
+    PHASE_ADDRESS,    /* incoming: the peer's raft address */
+    PHASE_READY       /* raft's once the last write completed */
+} phase_t;
+
+/* One connection before raft owns it. */
+struct peer_conn_s {
+    cluster_transport_t *t;
+    uv_tcp_t *tcp; /* raft_malloc'd: raft frees it once it is raft's */
+    uv_timer_t deadline;
+    uv_connect_t connect;
+    bool outgoing;
+    bool notify;             /* outgoing: raft waits for cb */
+    phase_t phase;
+    peer_auth_t auth;
+    uint8_t in[ADDRESS_MAX]; /* the message being read, read exactly */
+    size_t have, want;
+    size_t received;         /* bytes from the peer so far */
+    raft_id peer_id;
+    struct raft_uv_connect *req; /* outgoing */
+    raft_uv_connect_cb cb;
+    unsigned writes;         /* uv_write requests in flight */
+    unsigned closes;         /* handles still closing */
+    bool failed;
+    char peer[64];           /* ip:port for logs */
+    peer_conn_t *next;
+};
+
+typedef struct conn_write_s {
+    uv_write_t req;
+    peer_conn_t *c;
+    uint8_t data[];
+} conn_write_t;
+
+struct pending_resolve_s {
     uv_getaddrinfo_t gai;
-    resolving_transport_t *t;
+    cluster_transport_t *t;
     struct raft_uv_connect *req;
     raft_id id;
     uint16_t port;
     raft_uv_connect_cb cb;
-    struct pending_resolve_s *next;
-} pending_resolve_t;
+    pending_resolve_t *next;
+};
 
-static resolving_transport_t *of_outer(struct raft_uv_transport *outer)
+static cluster_transport_t *of_outer(struct raft_uv_transport *outer)
 {
     return outer->impl;
 }
 
-static int outer_init(struct raft_uv_transport *outer, raft_id id, const char *address)
+static void maybe_closed(cluster_transport_t *t);
+static void advance(peer_conn_t *c);
+
+/* ---- raft's handshake ------------------------------------------------ */
+
+static void put_u64(uint8_t *p, uint64_t v)
 {
-    resolving_transport_t *t = of_outer(outer);
-    return t->inner.init(&t->inner, id, address);
+    for (int i = 0; i < 8; i++)
+        p[i] = (uint8_t)(v >> (8 * i));
 }
 
-static void inner_accept_cb(struct raft_uv_transport *inner, raft_id id, const char *address,
-                            struct uv_stream_s *stream)
+static uint64_t get_u64(const uint8_t *p)
 {
-    resolving_transport_t *t = inner->data;
-    t->accept_cb(&t->outer, id, address, stream);
+    uint64_t v = 0;
+    for (int i = 7; i >= 0; i--)
+        v = v << 8 | p[i];
+    return v;
+}
+
+/* Writes raft's handshake for (id, address) into out; returns its length. */
+static size_t handshake_encode(raft_id id, const char *address, uint8_t out[PREAMBLE_LEN + ADDRESS_MAX])
+{
+    size_t padded = (strlen(address) + 1 + 7) / 8 * 8;
+    assert(padded <= ADDRESS_MAX);
+    put_u64(out, HANDSHAKE_PROTOCOL);
+    put_u64(out + 8, id);
+    put_u64(out + 16, padded);
+    memset(out + PREAMBLE_LEN, 0, padded);
+    memcpy(out + PREAMBLE_LEN, address, strlen(address));
+    return PREAMBLE_LEN + padded;
+}
+
+/* ---- one connection ---------------------------------------------------- */
+
+static void refusal_log(peer_conn_t *c, const char *why)
+{
+    cluster_transport_t *t = c->t;
+    /* Per direction: a peer we keep failing to reach must not hide intruders. */
+    int d = c->outgoing;
+    uint64_t now = uv_now(t->loop);
+    if (now < t->log_next_ms[d]) {
+        t->log_suppressed[d]++;
+        return;
+    }
+    lc_warn("transport",
+            "msg=\"raft connection refused\" direction=%s peer=%s reason=\"%s\" suppressed=%u",
+            d ? "outgoing" : "incoming", c->peer, why, t->log_suppressed[d]);
+    t->log_next_ms[d] = now + 1000;
+    t->log_suppressed[d] = 0;
+}
+
+/* Frees c once it failed or is raft's, its handles are closed and its
+ * writes called back. */
+static void maybe_free(peer_conn_t *c)
+{
+    bool over = c->failed || c->tcp == NULL;
+    if (!over || c->closes > 0 || c->writes > 0)
+        return;
+    cluster_transport_t *t = c->t;
+    for (peer_conn_t **link = &t->conns; *link != NULL; link = &(*link)->next)
+        if (*link == c) {
+            *link = c->next;
+            break;
+        }
+    if (!c->outgoing)
+        t->incoming--;
+    if (c->failed && c->notify)
+        c->cb(c->req, NULL, t->closing ? RAFT_CANCELED : RAFT_NOCONNECTION);
+    raft_free(c->tcp); /* NULL once handed to raft */
+    free(c);
+    maybe_closed(t);
+}
+
+static void conn_closed_cb(uv_handle_t *h)
+{
+    peer_conn_t *c = h->data;
+    assert(c->closes > 0);
+    c->closes--;
+    maybe_free(c);
+}
+
+/* Closes c for why (NULL: not worth a warning, as a reachability probe's
+ * connect-and-close, or a peer that is down). */
+static void conn_fail(peer_conn_t *c, const char *why)
+{
+    if (c->failed || c->tcp == NULL)
+        return; /* closing already, or raft's */
+    c->failed = true;
+    if (why != NULL && !c->t->closing)
+        refusal_log(c, why);
+    c->closes = 2;
+    uv_close((uv_handle_t *)c->tcp, conn_closed_cb);
+    uv_close((uv_handle_t *)&c->deadline, conn_closed_cb);
+}
+
+static void write_cb(uv_write_t *req, int status)
+{
+    conn_write_t *w = (conn_write_t *)req;
+    peer_conn_t *c = w->c;
+    free(w);
+    assert(c->writes > 0);
+    c->writes--;
+    if (!c->failed && status != 0)
+        conn_fail(c, uv_strerror(status));
+    else if (!c->failed)
+        advance(c);
+    maybe_free(c);
+}
+
+static int conn_write(peer_conn_t *c, const uint8_t *data, size_t len)
+{
+    if (len == 0)
+        return 0;
+    conn_write_t *w = malloc(sizeof *w + len);
+    if (w == NULL)
+        return UV_ENOMEM;
+    w->c = c;
+    memcpy(w->data, data, len);
+    uv_buf_t buf = uv_buf_init((char *)w->data, (unsigned)len);
+    int rv = uv_write(&w->req, (uv_stream_t *)c->tcp, &buf, 1, write_cb);
+    if (rv != 0) {
+        free(w);
+        return rv;
+    }
+    c->writes++;
+    return 0;
+}
+
+/* Hands c's stream to raft once the last of our writes is out. */
+static void advance(peer_conn_t *c)
+{
+    if (c->failed || c->phase != PHASE_READY || c->writes > 0)
+        return;
+    cluster_transport_t *t = c->t;
+    uv_stream_t *stream = (uv_stream_t *)c->tcp;
+    c->tcp = NULL;
+    stream->data = NULL;
+    uv_timer_stop(&c->deadline);
+    c->closes = 1;
+    uv_close((uv_handle_t *)&c->deadline, conn_closed_cb);
+    if (c->outgoing) {
+        c->cb(c->req, stream, 0);
+    } else {
+        lc_debug("transport", "msg=\"raft peer connected\" id=%llu peer=%s",
+                 (unsigned long long)c->peer_id, c->peer);
+        t->accept_cb(&t->outer, c->peer_id, (const char *)c->in, stream);
+    }
+}
+
+static void deadline_cb(uv_timer_t *timer)
+{
+    peer_conn_t *c = timer->data;
+    conn_fail(c, c->phase == PHASE_AUTH ? "timeout during authentication"
+                                        : "timeout during raft's handshake");
+}
+
+static void expect(peer_conn_t *c, phase_t phase, size_t want)
+{
+    c->phase = phase;
+    c->have = 0;
+    c->want = want;
+}
+
+/* Writes raft's handshake: the outgoing side is then done. */
+static void send_handshake(peer_conn_t *c)
+{
+    uint8_t hs[PREAMBLE_LEN + ADDRESS_MAX];
+    size_t len = handshake_encode(c->t->id, c->t->address, hs);
+    c->phase = PHASE_READY;
+    int rv = conn_write(c, hs, len);
+    if (rv != 0)
+        conn_fail(c, uv_strerror(rv));
+}
+
+static void auth_step(peer_conn_t *c, size_t n)
+{
+    uint8_t out[PEER_AUTH_MSG_MAX];
+    size_t out_len = 0;
+    peer_auth_verdict_t v = peer_auth_feed(&c->auth, c->in, n, out, &out_len);
+    if (v == PEER_AUTH_FAIL) {
+        conn_fail(c, c->auth.why);
+        return;
+    }
+    int rv = conn_write(c, out, out_len);
+    if (rv != 0) {
+        conn_fail(c, uv_strerror(rv));
+        return;
+    }
+    if (v == PEER_AUTH_AGAIN) {
+        expect(c, PHASE_AUTH, peer_auth_want(&c->auth));
+    } else if (c->outgoing) {
+        uv_read_stop((uv_stream_t *)c->tcp);
+        send_handshake(c);
+    } else {
+        expect(c, PHASE_PREAMBLE, PREAMBLE_LEN);
+    }
+}
+
+static void preamble_step(peer_conn_t *c)
+{
+    uint64_t protocol = get_u64(c->in), id = get_u64(c->in + 8), len = get_u64(c->in + 16);
+    if (protocol != HANDSHAKE_PROTOCOL || id == 0 || len == 0 || len > ADDRESS_MAX) {
+        conn_fail(c, "malformed raft handshake");
+        return;
+    }
+    c->peer_id = id;
+    expect(c, PHASE_ADDRESS, (size_t)len);
+}
+
+static void address_step(peer_conn_t *c)
+{
+    if (memchr(c->in, '\0', c->have) == NULL) {
+        conn_fail(c, "malformed raft handshake");
+        return;
+    }
+    /* Not one byte more: what follows is raft's. */
+    uv_read_stop((uv_stream_t *)c->tcp);
+    c->phase = PHASE_READY;
+    advance(c);
+}
+
+static void alloc_cb(uv_handle_t *h, size_t suggested, uv_buf_t *buf)
+{
+    peer_conn_t *c = h->data;
+    (void)suggested;
+    assert(c->want > c->have && c->want <= sizeof c->in);
+    *buf = uv_buf_init((char *)c->in + c->have, (unsigned)(c->want - c->have));
+}
+
+static void read_cb(uv_stream_t *stream, ssize_t nread, const uv_buf_t *buf)
+{
+    peer_conn_t *c = stream->data;
+    (void)buf;
+    if (nread == 0 || c->failed)
+        return;
+    if (nread < 0) {
+        /* A probe connects and closes without a word: no warning for that. */
+        conn_fail(c, c->received == 0 && !c->outgoing ? NULL
+                     : nread == UV_EOF                ? "peer closed the connection"
+                                                      : uv_strerror((int)nread));
+        return;
+    }
+    c->received += (size_t)nread;
+    c->have += (size_t)nread;
+    assert(c->have <= c->want);
+    if (c->phase == PHASE_AUTH) {
+        /* peer_auth keeps partial messages itself. */
+        size_t n = c->have;
+        c->have = 0;
+        auth_step(c, n);
+        return;
+    }
+    if (c->have < c->want)
+        return;
+    if (c->phase == PHASE_PREAMBLE)
+        preamble_step(c);
+    else
+        address_step(c);
+}
+
+/* Allocates a connection with its TCP handle and deadline timer initialized. */
+static peer_conn_t *conn_new(cluster_transport_t *t, bool outgoing)
+{
+    peer_conn_t *c = calloc(1, sizeof *c);
+    uv_tcp_t *tcp = raft_malloc(sizeof *tcp);
+    if (c == NULL || tcp == NULL) {
+        free(c);
+        raft_free(tcp);
+        return NULL;
+    }
+    c->t = t;
+    c->tcp = tcp;
+    c->outgoing = outgoing;
+    uv_tcp_init(t->loop, c->tcp);
+    uv_timer_init(t->loop, &c->deadline);
+    c->tcp->data = c;
+    c->deadline.data = c;
+    c->next = t->conns;
+    t->conns = c;
+    if (!outgoing)
+        t->incoming++;
+    return c;
+}
+
+/* The TCP connection is up (either direction): start the challenge, or with
+ * no secret go straight to raft's handshake. */
+static void conn_start(peer_conn_t *c)
+{
+    cluster_transport_t *t = c->t;
+    uv_timer_start(&c->deadline, deadline_cb, t->deadline_ms, 0);
+    if (t->secret == NULL) {
+        if (c->outgoing)
+            send_handshake(c);
+        else
+            expect(c, PHASE_PREAMBLE, PREAMBLE_LEN);
+    } else {
+        uint8_t nonce[PEER_AUTH_NONCE_LEN], out[PEER_AUTH_MSG_MAX];
+        size_t out_len;
+        if (lc_join_nonce(nonce) != 0) {
+            conn_fail(c, "no random nonce");
+            return;
+        }
+        peer_auth_start(&c->auth, c->outgoing ? PEER_AUTH_CONNECTOR : PEER_AUTH_ACCEPTOR,
+                        t->secret, nonce, out, &out_len);
+        expect(c, PHASE_AUTH, peer_auth_want(&c->auth));
+        int rv = conn_write(c, out, out_len);
+        if (rv != 0) {
+            conn_fail(c, uv_strerror(rv));
+            return;
+        }
+    }
+    if (!c->failed && c->phase != PHASE_READY) {
+        int rv = uv_read_start((uv_stream_t *)c->tcp, alloc_cb, read_cb);
+        if (rv != 0)
+            conn_fail(c, uv_strerror(rv));
+    }
+}
+
+/* ---- listening --------------------------------------------------------- */
+
+static void name_peer(peer_conn_t *c)
+{
+    struct sockaddr_storage ss;
+    int len = sizeof ss;
+    char ip[INET6_ADDRSTRLEN] = "?";
+    uint16_t port = 0;
+    if (uv_tcp_getpeername(c->tcp, (struct sockaddr *)&ss, &len) == 0 && ss.ss_family == AF_INET) {
+        const struct sockaddr_in *in = (const struct sockaddr_in *)&ss;
+        uv_ip4_name(in, ip, sizeof ip);
+        port = ntohs(in->sin_port);
+    }
+    snprintf(c->peer, sizeof c->peer, "%s:%u", ip, port);
+}
+
+static void listen_cb(uv_stream_t *server, int status)
+{
+    cluster_transport_t *t = server->data;
+    if (status != 0 || t->closing)
+        return;
+    peer_conn_t *c = conn_new(t, false);
+    if (c == NULL) {
+        /* Accept and drop it, so the backlog does not keep waking us. */
+        uv_tcp_t *drop = malloc(sizeof *drop);
+        if (drop != NULL) {
+            uv_tcp_init(t->loop, drop);
+            uv_accept(server, (uv_stream_t *)drop);
+            uv_close((uv_handle_t *)drop, (uv_close_cb)free);
+        }
+        return;
+    }
+    if (uv_accept(server, (uv_stream_t *)c->tcp) != 0) {
+        conn_fail(c, NULL);
+        return;
+    }
+    name_peer(c);
+    if (t->incoming > CLUSTER_TRANSPORT_INCOMING_MAX) {
+        conn_fail(c, "too many connections in handshake");
+        return;
+    }
+    conn_start(c);
+}
+
+static int outer_init(struct raft_uv_transport *outer, raft_id id, const char *address)
+{
+    cluster_transport_t *t = of_outer(outer);
+    if (strlen(address) + 1 > ADDRESS_MAX || strlen(address) >= sizeof t->address) {
+        snprintf(outer->errmsg, sizeof outer->errmsg, "raft address too long: %.200s", address);
+        return RAFT_INVALID;
+    }
+    t->id = id;
+    snprintf(t->address, sizeof t->address, "%s", address);
+    return 0;
 }
 
 static int outer_listen(struct raft_uv_transport *outer, raft_uv_accept_cb cb)
 {
-    resolving_transport_t *t = of_outer(outer);
+    cluster_transport_t *t = of_outer(outer);
+    const char *bind = t->bind_address[0] != '\0' ? t->bind_address : t->address;
+    lc_hostport_t hp;
+    char why[128];
+    struct sockaddr_in addr;
+    if (lc_hostport_parse(bind, 0, &hp, why, sizeof why) != 0 ||
+        uv_ip4_addr(hp.host, hp.port, &addr) != 0) {
+        snprintf(outer->errmsg, sizeof outer->errmsg, "listen on %.200s: not an IPv4 ip:port", bind);
+        return RAFT_INVALID;
+    }
     t->accept_cb = cb;
-    int rv = t->inner.listen(&t->inner, inner_accept_cb);
-    if (rv != 0)
-        snprintf(outer->errmsg, sizeof outer->errmsg, "%s", t->inner.errmsg);
-    return rv;
+    uv_tcp_init(t->loop, &t->listener);
+    t->listener.data = t;
+    t->listener_state = 1;
+    int rv = uv_tcp_bind(&t->listener, (const struct sockaddr *)&addr, 0);
+    if (rv == 0)
+        rv = uv_listen((uv_stream_t *)&t->listener, LISTEN_BACKLOG, listen_cb);
+    if (rv != 0) {
+        snprintf(outer->errmsg, sizeof outer->errmsg, "listen on %.200s: %s", bind, uv_strerror(rv));
+        return RAFT_IOERR; /* the listener is closed with the transport */
+    }
+    return 0;
 }
 
-static void unlink_pending(resolving_transport_t *t, pending_resolve_t *p)
+/* ---- connecting -------------------------------------------------------- */
+
+static void connect_cb(uv_connect_t *req, int status)
+{
+    peer_conn_t *c = req->data;
+    if (c->failed)
+        return; /* closed meanwhile: maybe_free() reports it */
+    if (status != 0) {
+        lc_debug("transport", "msg=\"cannot connect to raft peer\" id=%llu peer=%s error=\"%s\"",
+                 (unsigned long long)c->peer_id, c->peer, uv_strerror(status));
+        conn_fail(c, NULL);
+        return;
+    }
+    conn_start(c);
+}
+
+/* Connects to an IPv4 literal address. Returns 0 (cb follows) or a RAFT_ error. */
+static int connect_literal(cluster_transport_t *t, struct raft_uv_connect *req, raft_id id,
+                           const struct sockaddr_in *addr, raft_uv_connect_cb cb)
+{
+    peer_conn_t *c = conn_new(t, true);
+    if (c == NULL)
+        return RAFT_NOMEM;
+    c->req = req;
+    c->cb = cb;
+    c->peer_id = id;
+    c->connect.data = c;
+    char ip[INET_ADDRSTRLEN];
+    uv_ip4_name(addr, ip, sizeof ip);
+    snprintf(c->peer, sizeof c->peer, "%s:%u", ip, ntohs(addr->sin_port));
+    int rv = uv_tcp_connect(&c->connect, c->tcp, (const struct sockaddr *)addr, connect_cb);
+    if (rv != 0) {
+        conn_fail(c, NULL); /* without cb: this attempt failed synchronously */
+        return RAFT_NOCONNECTION;
+    }
+    c->notify = true;
+    return 0;
+}
+
+static void unlink_pending(cluster_transport_t *t, pending_resolve_t *p)
 {
     for (pending_resolve_t **link = &t->pending; *link != NULL; link = &(*link)->next)
         if (*link == p) {
@@ -57,25 +522,22 @@ static void unlink_pending(resolving_transport_t *t, pending_resolve_t *p)
         }
 }
 
-static void maybe_closed(resolving_transport_t *t);
-
 static void resolved_cb(uv_getaddrinfo_t *gai, int status, struct addrinfo *res)
 {
     pending_resolve_t *p = gai->data;
-    resolving_transport_t *t = p->t;
+    cluster_transport_t *t = p->t;
     unlink_pending(t, p);
-    char literal[64] = "";
-    if (status == 0 && res != NULL) {
-        char ip[INET_ADDRSTRLEN];
-        uv_ip4_name((const struct sockaddr_in *)res->ai_addr, ip, sizeof ip);
-        snprintf(literal, sizeof literal, "%s:%u", ip, p->port);
+    struct sockaddr_in addr;
+    bool found = status == 0 && res != NULL;
+    if (found) {
+        memcpy(&addr, res->ai_addr, sizeof addr);
+        addr.sin_port = htons(p->port);
     }
     uv_freeaddrinfo(res);
     int rv = RAFT_CANCELED;
     if (!t->closing) {
-        rv = literal[0] ? t->inner.connect(&t->inner, p->req, p->id, literal, p->cb)
-                        : RAFT_NOCONNECTION;
-        if (literal[0] == '\0')
+        rv = found ? connect_literal(t, p->req, p->id, &addr, p->cb) : RAFT_NOCONNECTION;
+        if (!found)
             lc_debug("transport", "msg=\"cannot resolve raft peer\" id=%llu error=\"%s\"",
                      (unsigned long long)p->id, uv_strerror(status));
     }
@@ -88,14 +550,15 @@ static void resolved_cb(uv_getaddrinfo_t *gai, int status, struct addrinfo *res)
 static int outer_connect(struct raft_uv_transport *outer, struct raft_uv_connect *req,
                          raft_id id, const char *address, raft_uv_connect_cb cb)
 {
-    resolving_transport_t *t = of_outer(outer);
+    cluster_transport_t *t = of_outer(outer);
+    assert(!t->closing);
     lc_hostport_t hp;
     char why[128];
-    struct in_addr literal;
+    struct sockaddr_in addr;
     if (lc_hostport_parse(address, 0, &hp, why, sizeof why) != 0)
         return RAFT_NOCONNECTION;
-    if (inet_pton(AF_INET, hp.host, &literal) == 1)
-        return t->inner.connect(&t->inner, req, id, address, cb);
+    if (uv_ip4_addr(hp.host, hp.port, &addr) == 0)
+        return connect_literal(t, req, id, &addr, cb);
     pending_resolve_t *p = calloc(1, sizeof *p);
     if (p == NULL)
         return RAFT_NOMEM;
@@ -111,45 +574,60 @@ static int outer_connect(struct raft_uv_transport *outer, struct raft_uv_connect
     return 0;
 }
 
-/* The close callback fires once the inner transport closed and no lookup is
- * pending (their connect callbacks must have run first). */
-static void maybe_closed(resolving_transport_t *t)
+/* ---- closing ----------------------------------------------------------- */
+
+/* The close callback fires once the listener is closed, no lookup is pending
+ * and no connection is in handshake (their connect callbacks ran first). */
+static void maybe_closed(cluster_transport_t *t)
 {
-    if (t->closing != 2 || t->pending != NULL || t->close_cb == NULL)
+    if (!t->closing || t->pending != NULL || t->conns != NULL || t->listener_state == 2 ||
+        t->close_cb == NULL)
         return;
     raft_uv_transport_close_cb cb = t->close_cb;
     t->close_cb = NULL;
     cb(&t->outer);
 }
 
-static void inner_closed_cb(struct raft_uv_transport *inner)
+static void listener_closed_cb(uv_handle_t *h)
 {
-    resolving_transport_t *t = inner->data;
-    t->closing = 2;
+    cluster_transport_t *t = h->data;
+    t->listener_state = 3;
     maybe_closed(t);
 }
 
 static void outer_close(struct raft_uv_transport *outer, raft_uv_transport_close_cb cb)
 {
-    resolving_transport_t *t = of_outer(outer);
+    cluster_transport_t *t = of_outer(outer);
+    assert(!t->closing);
     t->closing = 1;
     t->close_cb = cb;
+    if (t->listener_state == 1) {
+        t->listener_state = 2;
+        uv_close((uv_handle_t *)&t->listener, listener_closed_cb);
+    }
     for (pending_resolve_t *p = t->pending; p != NULL; p = p->next)
         uv_cancel((uv_req_t *)&p->gai);
-    t->inner.close(&t->inner, inner_closed_cb);
+    for (peer_conn_t *c = t->conns; c != NULL; c = c->next)
+        conn_fail(c, NULL);
+    maybe_closed(t);
 }
 
-int resolving_transport_init(resolving_transport_t *t, uv_loop_t *loop, const char *bind_address)
+int cluster_transport_init(cluster_transport_t *t, uv_loop_t *loop, const char *bind_address,
+                           const lc_join_secret_t *secret)
 {
     memset(t, 0, sizeof *t);
     t->loop = loop;
-    t->inner.data = t;
-    int rv = raft_uv_tcp_init(&t->inner, loop);
-    if (rv != 0)
-        return rv;
-    if (bind_address != NULL && (rv = raft_uv_tcp_set_bind_address(&t->inner, bind_address)) != 0) {
-        raft_uv_tcp_close(&t->inner);
-        return rv;
+    t->secret = secret != NULL && secret->len > 0 ? secret : NULL;
+    t->deadline_ms = CLUSTER_TRANSPORT_DEADLINE_MS;
+    if (bind_address != NULL) {
+        struct sockaddr_in addr;
+        lc_hostport_t hp;
+        char why[128];
+        if (strlen(bind_address) >= sizeof t->bind_address ||
+            lc_hostport_parse(bind_address, 0, &hp, why, sizeof why) != 0 ||
+            uv_ip4_addr(hp.host, hp.port, &addr) != 0)
+            return RAFT_INVALID;
+        snprintf(t->bind_address, sizeof t->bind_address, "%s", bind_address);
     }
     t->outer.impl = t;
     t->outer.init = outer_init;
@@ -159,7 +637,9 @@ int resolving_transport_init(resolving_transport_t *t, uv_loop_t *loop, const ch
     return 0;
 }
 
-void resolving_transport_close(resolving_transport_t *t)
+void cluster_transport_close(cluster_transport_t *t)
 {
-    raft_uv_tcp_close(&t->inner);
+    /* Everything t holds is inside it; raft's close released the handles. */
+    assert(t->conns == NULL && t->pending == NULL);
+    (void)t;
 }

@@ -572,13 +572,14 @@ def check_master(rep, src, bindir, objs, secrets_known):
     rep.check(f"{MASTER}: --data-dir {data_dir} is a volumeClaimTemplate mount",
               bool(data_mount) and data_mount[0]["name"] in claims, f"claims {sorted(claims)}")
     for flag, key in (("--cluster", "nodes.conf"), ("--admin-token-file", "admin-token"),
-                      ("--join-secret-file", "join-secret")):
+                      ("--join-secret-file", "join-secret"), ("--cluster-secret-file", "cluster-secret")):
         path = flag_value(args, flag)
         f = files.get(path)
         rep.check(f"{MASTER}: {flag} {path} is the mounted key {key}", f is not None and f[2] == key,
                   f"mounted: {sorted(files)}")
-    rep.check(f"{MASTER}: admin token and join secret come from a Secret",
-              all(files.get(flag_value(args, fl), ("",))[0] == "secret" for fl in ("--admin-token-file", "--join-secret-file")))
+    rep.check(f"{MASTER}: admin token, join and cluster secrets come from a Secret",
+              all(files.get(flag_value(args, fl), ("",))[0] == "secret"
+                  for fl in ("--admin-token-file", "--join-secret-file", "--cluster-secret-file")))
     rep.check(f"{MASTER}: nodes.conf comes from a ConfigMap", files.get(flag_value(args, "--cluster"), ("",))[0] == "configMap")
 
     # nodes.conf: our reading of lc_nodes_conf.c, then the real parser.
@@ -675,8 +676,53 @@ def check_master(rep, src, bindir, objs, secrets_known):
             if w is not m:
                 rep.check(f"the masters' PDB does not select {w['metadata']['name']}",
                           not matches(spec_pdb["selector"].get("matchLabels"), pod_labels(w)))
+    check_network_policy(rep, objs, m, raft_port, worker_port, api_port)
     return {"headless": headless_name, "worker_port": worker_port, "pods": pods,
             "join_secret": files[flag_value(args, "--join-secret-file")][1:3]}
+
+
+def check_network_policy(rep, objs, m, raft_port, worker_port, api_port):
+    """A NetworkPolicy admits only the masters to the Raft port; the worker
+    port and the API stay open to everyone (a policy that selects a pod denies
+    every port it does not admit)."""
+    c = main_container(m)
+    labels = pod_labels(m)
+    pols = [p for p in by_kind(objs, "NetworkPolicy")
+            if matches((p["spec"].get("podSelector") or {}).get("matchLabels"), labels)
+            and "Ingress" in (p["spec"].get("policyTypes") or ["Ingress"])]
+    if not rep.check("a NetworkPolicy selects the masters' pods (their StatefulSet's labels)", len(pols) == 1,
+                     f"{len(pols)} do"):
+        return
+    spec = pols[0]["spec"]
+    name = pols[0]["metadata"]["name"]
+    others = [w for w in by_kind(objs, "StatefulSet") + by_kind(objs, "Deployment") if w is not m]
+    rep.check(f"{name}: selects no other workload",
+              not any(matches(spec["podSelector"].get("matchLabels"), pod_labels(w)) for w in others))
+
+    def rule_ports(rule):
+        if "ports" not in rule:
+            return None  # every port
+        return {container_port(c, p.get("port")) if isinstance(p.get("port"), str) else p.get("port")
+                for p in rule["ports"] if p.get("protocol", "TCP") == "TCP"}
+
+    def from_masters_only(rule):
+        peers = rule.get("from")
+        return bool(peers) and all(set(peer) == {"podSelector"} and
+                                   matches((peer["podSelector"] or {}).get("matchLabels"), labels) and
+                                   not any(matches(peer["podSelector"].get("matchLabels"), pod_labels(w))
+                                           for w in others)
+                                   for peer in peers)
+
+    rules = spec.get("ingress") or []
+    raft_rules = [r for r in rules if rule_ports(r) is None or raft_port in rule_ports(r)]
+    rep.check(f"{name}: the Raft port {raft_port} is admitted from the master pods",
+              any(from_masters_only(r) for r in raft_rules), str(raft_rules))
+    rep.check(f"{name}: and from nowhere else (no other rule, namespace or ipBlock admits {raft_port})",
+              bool(raft_rules) and all(from_masters_only(r) for r in raft_rules), str(raft_rules))
+    for what, port in (("worker port", worker_port), ("API port", api_port)):
+        rep.check(f"{name}: the {what} {port} stays open to every source",
+                  any(not r.get("from") and rule_ports(r) is not None and port in rule_ports(r) for r in rules),
+                  str(rules))
 
 
 def check_worker(rep, objs, secrets_known, master_info):
@@ -700,6 +746,8 @@ def check_worker(rep, objs, secrets_known, master_info):
               f"{js and js[1:3]} vs {master_info['join_secret']}")
     rep.check(f"{WORKER}: the admin token is not mounted",
               not any(f[0] == "secret" and f[2] == "admin-token" for f in files.values()))
+    rep.check(f"{WORKER}: the cluster secret is not mounted (only masters may speak Raft)",
+              not any(f[0] == "secret" and f[2] == "cluster-secret" for f in files.values()))
     cap = flag_value(args, "--capacity")
     rep.check(f"{WORKER}: --capacity given explicitly", cap is not None and cap.isdigit() and int(cap) > 0, f"{cap}")
     threads = flag_value(args, "--threads")
@@ -736,12 +784,13 @@ def check_secret_example(rep, src, secrets_known):
     if not rep.check("secret.example.yaml holds one Secret", len(sec) == 1):
         return
     data = secret_data(sec[0])
-    rep.check("secret.example.yaml has admin-token and join-secret", {"admin-token", "join-secret"} <= set(data),
-              f"keys {sorted(data)}")
+    rep.check("secret.example.yaml has admin-token, join-secret and cluster-secret",
+              {"admin-token", "join-secret", "cluster-secret"} <= set(data), f"keys {sorted(data)}")
     tok = (data.get("admin-token") or "").rstrip("\r\n\t ")
     rep.check("secret.example.yaml: the admin-token placeholder is not a usable token", not token_format_ok(tok))
-    js = (data.get("join-secret") or "").encode().rstrip(b"\r\n")
-    rep.check("secret.example.yaml: the join-secret placeholder is too short to be used", len(js) < JOIN_SECRET_MIN)
+    for key in ("join-secret", "cluster-secret"):
+        js = (data.get(key) or "").encode().rstrip(b"\r\n")
+        rep.check(f"secret.example.yaml: the {key} placeholder is too short to be used", len(js) < JOIN_SECRET_MIN)
 
 
 def check_containerfile(rep, src, bindir, objs):
