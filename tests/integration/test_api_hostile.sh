@@ -56,11 +56,12 @@ ctl tenants add a 1 >/dev/null && ctl tenants add b 1 >/dev/null
 TA=$(ctl --json tokens add tenant a | jq -r .token)
 TB=$(ctl --json tokens add tenant b | jq -r .token)
 check "tenant tokens created" [ -n "$TA" -a -n "$TB" ]
-# A task name with a quote, a backslash and a newline: a label value to escape.
+# A task name with a quote and a backslash: a label value to escape (control
+# bytes such as a newline are refused in names by the scenario parser).
 cat >"$WORK/a.json" <<JSON
 {"name": "run a", "tenant": "a", "target": "http://127.0.0.1:$TARGET_PORT", "duration": "3s",
  "users": 2, "think_time_ms": 20,
- "tasks": [{"name": "q\"uo\\\\te\\nnl} x=\"1", "path": "/"}]}
+ "tasks": [{"name": "q\"uo\\\\te} x=\"1", "path": "/"}]}
 JSON
 cat >"$WORK/b.json" <<JSON
 {"name": "run b", "tenant": "b", "target": "http://127.0.0.1:$TARGET_PORT", "duration": "3s",
@@ -76,8 +77,8 @@ scrape() { # FILE [TOKEN]: /metrics as TOKEN sees it (none: no token); prints th
 }
 check "the metrics token may scrape" [ "$(scrape full.prom "$METRICS_TOKEN")" = 200 ]
 check "the full exposition parses strictly (escaped labels)" $CHECK "$WORK/full.prom"
-check "the endpoint label is escaped: quote, backslash and newline" \
-    grep -qF "endpoint=\"q\\\"uo\\\\te\\nnl} x=\\\"1\",method=\"GET\"" "$WORK/full.prom"
+check "the endpoint label is escaped: quote and backslash" \
+    grep -qF "endpoint=\"q\\\"uo\\\\te} x=\\\"1\",method=\"GET\"" "$WORK/full.prom"
 check "no forged label x=\"1\" outside a value" sh -c "! grep -E '[,{]x=\"1\"' '$WORK/full.prom'"
 check "the metrics token sees both tenants' runs" \
     sh -c "grep -q 'run=\"$idA\",tenant=\"a\"' '$WORK/full.prom' && grep -q 'run=\"$idB\",tenant=\"b\"' '$WORK/full.prom'"
