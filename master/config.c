@@ -47,6 +47,11 @@ static const char usage[] =
     "                             summary and totals stay (default 0: never)\n"
     "  --acks-keep AGE            drop a finished run's replay markers at this age\n"
     "                             (default 1h; later batches of it are refused)\n"
+    "  --quota-active-runs N      per tenant: runs not over yet (default 0: no quota)\n"
+    "  --quota-kept-runs N        per tenant: runs whose history is kept (not yet\n"
+    "                             deleted by --history-max; default 0: no quota)\n"
+    "  --quota-scenario-bytes N   per tenant: bytes of one scenario (default 0: the\n"
+    "                             API's 1 MiB body limit only)\n"
     "  --join-secret-file PATH    workers must answer a challenge with this secret\n"
     "                             (HMAC-SHA256); without it any worker may join\n"
     "  --cluster-secret-file PATH masters prove this secret to each other before\n"
@@ -213,7 +218,8 @@ enum { OPT_DATA = 256, OPT_ID, OPT_RAFT, OPT_WORKERS, OPT_ADVERTISE, OPT_API, OP
        OPT_LOG, OPT_VERSION, OPT_HELP, OPT_JOIN_QUORUM, OPT_ADMIN_TOKEN,
        OPT_JOIN_SECRET, OPT_CLUSTER_SECRET, OPT_TLS_CERT, OPT_TLS_KEY, OPT_TLS_CA, OPT_LOG_FILE,
        OPT_TLS_REQUIRE_ID, OPT_METRICS_TOKEN, OPT_API_MAX_CONNS, OPT_HISTORY_FULL,
-       OPT_HISTORY_10S, OPT_HISTORY_MAX, OPT_ACKS_KEEP };
+       OPT_HISTORY_10S, OPT_HISTORY_MAX, OPT_ACKS_KEEP, OPT_QUOTA_ACTIVE, OPT_QUOTA_KEPT,
+       OPT_QUOTA_BYTES };
 
 static const struct option options[] = {
     {"data-dir", required_argument, NULL, OPT_DATA},
@@ -238,6 +244,9 @@ static const struct option options[] = {
     {"history-10s", required_argument, NULL, OPT_HISTORY_10S},
     {"history-max", required_argument, NULL, OPT_HISTORY_MAX},
     {"acks-keep", required_argument, NULL, OPT_ACKS_KEEP},
+    {"quota-active-runs", required_argument, NULL, OPT_QUOTA_ACTIVE},
+    {"quota-kept-runs", required_argument, NULL, OPT_QUOTA_KEPT},
+    {"quota-scenario-bytes", required_argument, NULL, OPT_QUOTA_BYTES},
     {"tls-cert", required_argument, NULL, OPT_TLS_CERT},
     {"tls-key", required_argument, NULL, OPT_TLS_KEY},
     {"tls-ca", required_argument, NULL, OPT_TLS_CA},
@@ -284,6 +293,12 @@ static int apply_flag(master_config_t *c, int opt, const char *arg)
     case OPT_HISTORY_10S: return parse_age("--history-10s", arg, &c->retention.ten_s_ms);
     case OPT_HISTORY_MAX: return parse_age("--history-max", arg, &c->retention.max_ms);
     case OPT_ACKS_KEEP: return parse_age("--acks-keep", arg, &c->retention.acks_ms);
+    case OPT_QUOTA_ACTIVE:
+        return parse_uint("--quota-active-runs", arg, 0, 1000000, &c->quota_active_runs);
+    case OPT_QUOTA_KEPT:
+        return parse_uint("--quota-kept-runs", arg, 0, 100000000, &c->quota_kept_runs);
+    case OPT_QUOTA_BYTES:
+        return parse_uint("--quota-scenario-bytes", arg, 0, 1u << 20, &c->quota_scenario_bytes);
     case OPT_LOG:
         if (lc_log_level_parse(arg) < 0) {
             fprintf(stderr, "loadmaster: --log-level: expected debug, info, warn or error\n");

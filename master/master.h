@@ -55,6 +55,9 @@ typedef struct master_config_s {
     lc_tls_files_t worker_tls;  /* --tls-cert/--tls-key/--tls-ca (argv); NULLs: plaintext */
     bool tls_require_worker_id; /* --tls-require-worker-id */
     master_retention_t retention;
+    /* Per-tenant quotas (0: none): --quota-active-runs, --quota-kept-runs,
+     * --quota-scenario-bytes. */
+    unsigned quota_active_runs, quota_kept_runs, quota_scenario_bytes;
     char log_file[PATH_MAX];    /* --log-file; "" logs to stderr */
 } master_config_t;
 

@@ -13,6 +13,7 @@
 #include "quorum.h"
 #include "runs.h"
 #include "store.h"
+#include "store_retention.h"
 
 /* Parses "/api/v1/runs/<id>[/<rest>]": returns 1 with id and rest ("" when
  * none), 0 when the path is not of that form. */
@@ -88,6 +89,38 @@ static bool scenario_for(master_t *m, lc_http_exchange_t *ex, const char *body, 
     return false;
 }
 
+/* The tenant's quotas (0: none); answers 429 naming the one a new run would
+ * exceed. Checked by the leader against its applied state. */
+static bool within_quotas(master_t *m, lc_http_exchange_t *ex, const lc_scenario_t *sc,
+                          size_t scenario_bytes)
+{
+    const master_config_t *c = &m->cfg;
+    uint64_t active = 0, kept = 0;
+    if (c->quota_scenario_bytes && scenario_bytes > c->quota_scenario_bytes) {
+        api_respond_error(ex, 429, "quota: tenant '%s' may submit scenarios of at most %u bytes "
+                          "(this one has %zu)", sc->tenant, c->quota_scenario_bytes,
+                          scenario_bytes);
+        return false;
+    }
+    if ((c->quota_active_runs || c->quota_kept_runs) &&
+        store_tenant_run_counts(m->store, sc->tenant, &active, &kept) != 0) {
+        api_respond_error(ex, 500, "quota: cannot count tenant '%s''s runs", sc->tenant);
+        return false;
+    }
+    if (c->quota_active_runs && active >= c->quota_active_runs) {
+        api_respond_error(ex, 429, "quota: tenant '%s' has %llu active runs, its quota is %u",
+                          sc->tenant, (unsigned long long)active, c->quota_active_runs);
+        return false;
+    }
+    if (c->quota_kept_runs && kept >= c->quota_kept_runs) {
+        api_respond_error(ex, 429, "quota: tenant '%s' keeps the history of %llu runs, its quota "
+                          "is %u (older histories are deleted after --history-max)",
+                          sc->tenant, (unsigned long long)kept, c->quota_kept_runs);
+        return false;
+    }
+    return true;
+}
+
 static void create_run(master_t *m, lc_http_exchange_t *ex, const lc_http_request_t *req,
                        const auth_identity_t *who)
 {
@@ -98,10 +131,12 @@ static void create_run(master_t *m, lc_http_exchange_t *ex, const lc_http_reques
         free(filled);
         return;
     }
-    if (!quorum_is_leader(m->quorum)) {
+    bool leader = quorum_is_leader(m->quorum);
+    if (!leader)
+        api_respond_error(ex, 503, "this master is not the leader");
+    if (!leader || !within_quotas(m, ex, &sc, strlen(body))) {
         free(filled);
         lc_scenario_free(&sc);
-        api_respond_error(ex, 503, "this master is not the leader");
         return;
     }
     create_ctx_t *ctx = calloc(1, sizeof *ctx);

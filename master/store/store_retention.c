@@ -348,3 +348,22 @@ int store_retention_next(store_t *s, const store_retention_policy_t *p, uint64_t
     sqlite3_finalize(st);
     return rv;
 }
+
+int store_tenant_run_counts(store_t *s, const char *tenant, uint64_t *active, uint64_t *kept)
+{
+    sqlite3_stmt *st = store_prepare(
+        s, "SELECT COALESCE(SUM(r.state IN ('pending', 'running', 'stopping')), 0),"
+           " COALESCE(SUM(COALESCE(x.seconds_deleted, 0) = 0), 0)"
+           " FROM runs r LEFT JOIN run_retention x ON x.run = r.id WHERE r.tenant = ?");
+    if (st == NULL)
+        return LC_EIO;
+    sqlite3_bind_text(st, 1, tenant, -1, SQLITE_STATIC);
+    int rv = LC_EIO;
+    if (sqlite3_step(st) == SQLITE_ROW) {
+        *active = (uint64_t)sqlite3_column_int64(st, 0);
+        *kept = (uint64_t)sqlite3_column_int64(st, 1);
+        rv = 0;
+    }
+    sqlite3_finalize(st);
+    return rv;
+}

@@ -25,6 +25,10 @@ typedef struct store_retention_s {
     bool acks_dropped, seconds_deleted;
 } store_retention_t;
 
+/* A tenant's runs not over yet (pending, running, stopping), and its runs
+ * whose history is still kept (not deleted by retention), for quotas. */
+int store_tenant_run_counts(store_t *s, const char *tenant, uint64_t *active, uint64_t *kept);
+
 /* Applies RetainHistory (store_apply's case). LC_ESTATE for a run not over,
  * LC_EINVAL for a resolution other than 10 or 60 or an unaligned range. */
 int store_apply_retain_history(store_t *s, const Lc__RetainHistory *c);
