@@ -28,8 +28,12 @@ static int copy_host(lc_hostport_t *out, const char *host, size_t len)
     memcpy(out->host, host, len);
     out->host[len] = '\0';
     for (size_t i = 0; i < len; i++)
-        if (host[i] <= ' ' || host[i] == '/' || host[i] == '@')
+        if (host[i] <= ' ' || host[i] == 0x7f || strchr("/@[]", host[i]) != NULL)
             return LC_EINVAL;
+    /* A host with a colon can only be an IPv6 literal (bracketed or bare). */
+    struct in6_addr v6;
+    if (memchr(host, ':', len) != NULL && inet_pton(AF_INET6, out->host, &v6) != 1)
+        return LC_EINVAL;
     return 0;
 }
 

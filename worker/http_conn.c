@@ -337,6 +337,9 @@ static int on_body(llhttp_t *p, const char *at, size_t len)
 static int on_message_complete(llhttp_t *p)
 {
     worker_conn_t *c = p->data;
+    /* llhttp takes any three digits: "000" is no status, and a parse error. */
+    if (llhttp_get_status_code(p) < 100)
+        return -1;
     /* Interim 1xx responses are not the answer: keep reading. */
     if (llhttp_get_status_code(p) / 100 == 1)
         return 0;

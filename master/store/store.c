@@ -249,6 +249,8 @@ static int apply_remove_member(store_t *s, const Lc__RemoveMember *c)
 
 static int apply_one(store_t *s, const Lc__Command *cmd)
 {
+    if (!store_command_text_ok(cmd))
+        return LC_EINVAL; /* a forged or corrupt entry: nothing changes */
     switch (cmd->cmd_case) {
     case LC__COMMAND__CMD_CREATE_RUN:
         return apply_create_run(s, cmd->create_run);

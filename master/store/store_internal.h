@@ -3,6 +3,7 @@
 #define MASTER_STORE_INTERNAL_H
 
 #include <sqlite3.h>
+#include <stdbool.h>
 
 #include "lc_hist.h"
 #include "store.h"
@@ -35,5 +36,9 @@ void store_hist_add_column(lc_hist_t *h, sqlite3_stmt *st, int col);
 /* store_assignments.c: RunAssignment, and dropping a finished run's shares. */
 int store_apply_run_assignment(store_t *s, const Lc__RunAssignment *c);
 int store_forget_assignments(store_t *s, uint64_t run);
+
+/* store_validate.c: every text of cmd is bounded UTF-8, names without
+ * control characters; store_apply refuses (LC_EINVAL) what is not. */
+bool store_command_text_ok(const Lc__Command *cmd);
 
 #endif
