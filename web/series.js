@@ -1,11 +1,17 @@
 // series.js — a run's per-second history, kept up to date while it runs.
 //
-// GET /api/v1/runs/{id}/history[?since=T] gives every second of a run. A
+// GET /api/v1/runs/{id}/history[?since=T]&limit=N gives a run's seconds a
+// page at a time ("more": ask again from the page's last t). A
 // master without that endpoint (404) still gets live charts: the series is
 // then built from the run view's "current" (the latest complete second) on
 // every poll, which has no p50/p99 and starts when the page was opened.
 
 import {ApiError, getJson, runPath} from './api.js';
+
+// A page is an hour of seconds; a poll reads at most a day of them (a long
+// run's older history arrives over the next polls).
+const PAGE = 3600;
+const MAX_PAGES = 24;
 
 export class RunSeries {
   constructor(id) {
@@ -21,9 +27,15 @@ export class RunSeries {
       try {
         // Ask again for the last seconds seen: the newest may have been partial.
         const last = this.lastT();
-        const q = last === null ? '' : `?since=${last - 2}`;
-        const h = await getJson(`${runPath(this.id)}/history${q}`);
-        for (const s of h.seconds || []) this.seconds.set(s.t, s);
+        let since = last === null ? null : last - 2;
+        for (let page = 0; page < MAX_PAGES; page++) {
+          const q = since === null ? `?limit=${PAGE}` : `?since=${since}&limit=${PAGE}`;
+          const h = await getJson(`${runPath(this.id)}/history${q}`);
+          const seconds = h.seconds || [];
+          for (const s of seconds) this.seconds.set(s.t, s);
+          if (!h.more || seconds.length === 0) break;
+          since = seconds[seconds.length - 1].t;
+        }
       } catch (err) {
         if (!(err instanceof ApiError) || err.status !== 404 || this.seconds.size > 0) throw err;
         this.fromHistory = false;

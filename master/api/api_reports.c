@@ -114,6 +114,18 @@ static bool parse_query(lc_http_exchange_t *ex, const char *query, store_history
         }
         q->since = v;
     }
+    q->limit = 0;
+    if (query_names(query, "limit")) {
+        char *end = NULL, text[32];
+        errno = 0;
+        unsigned long long v = api_query_value(query, "limit", text, sizeof text)
+                                   ? strtoull(text, &end, 10) : 0;
+        if (end == NULL || end == text || *end != '\0' || errno != 0 || v == 0 || v > 1000000) {
+            api_respond_error(ex, 400, "limit: expected a number of entries from 1 to 1000000");
+            return false;
+        }
+        q->limit = (size_t)v;
+    }
     if (query_names(query, "endpoint")) {
         if (!api_query_value(query, "endpoint", buf, len) || !query_decode(buf)) {
             api_respond_error(ex, 400, "endpoint: expected a percent-encoded endpoint name");
@@ -150,7 +162,7 @@ static json_t *report_json(store_t *s, uint64_t id, unsigned parts, uint64_t now
         json_object_set_new(run, "stats", stats ? stats : json_array());
     }
     if (parts & PART_HISTORY) {
-        store_history_query_t q = {NULL, INT64_MIN, false};
+        store_history_query_t q = {.endpoint = NULL, .since = INT64_MIN};
         json_t *history = store_history_json(s, id, &q, now_ms);
         json_t *seconds = json_object_get(history, "seconds");
         json_object_set_new(run, "history", seconds ? json_incref(seconds) : json_array());

@@ -88,6 +88,7 @@ typedef struct history_s {
     second_t sums;       /* counters of every second so far (t unused) */
     uint64_t last_users; /* users of the previous second, for gaps */
     uint32_t step;       /* seconds per point: 1, or 10 / 60 once compacted */
+    bool more;           /* q->limit cut the list: ask again with since = the last t */
     json_t *rows;
 } history_t;
 
@@ -136,7 +137,10 @@ static void emit_second(history_t *h, const second_t *sec)
         h->sums.failures += sec->failures;
         h->sums.bytes += sec->bytes;
     }
-    if (h->start_s + sec->t > h->q->since) {
+    if (h->start_s + sec->t > h->q->since && h->q->limit != 0 &&
+        json_array_size(h->rows) >= h->q->limit)
+        h->more = true;
+    else if (h->start_s + sec->t > h->q->since) {
         json_t *row = second_json(h, sec);
         if (row != NULL)
             json_array_append_new(h->rows, row);
@@ -170,8 +174,8 @@ static void history_walk(history_t *h, int64_t prev, cursor_t *totals, cursor_t 
     for (;;) {
         int64_t t = cursor_t_of(totals) < cursor_t_of(seconds) ? cursor_t_of(totals)
                                                                : cursor_t_of(seconds);
-        if (t == INT64_MAX)
-            break;
+        if (t == INT64_MAX || (h->more && !h->q->full))
+            break; /* the rest is the next page's (running totals need them all) */
         if (prev >= 0 && t - prev <= MAX_GAP_S)
             for (int64_t gap = prev + h->step; gap < t; gap += h->step) {
                 second_t empty = {gap, h->last_users, 0, 0, 0};
@@ -292,10 +296,10 @@ json_t *store_history_json(store_t *s, uint64_t run, const store_history_query_t
         json_decref(h.rows);
         return NULL;
     }
-    return json_pack("{s:I,s:o,s:o,s:I,s:o}", "run", (json_int_t)run, "endpoint",
+    return json_pack("{s:I,s:o,s:o,s:I,s:b,s:o}", "run", (json_int_t)run, "endpoint",
                      q->endpoint ? json_string(q->endpoint) : json_null(), "method",
                      endpoint_method(s, run, q->endpoint), "resolution_s",
-                     (json_int_t)h.step, "seconds", h.rows);
+                     (json_int_t)h.step, "more", h.more, "seconds", h.rows);
 }
 
 /* Request table ------------------------------------------------------------ */

@@ -18,9 +18,10 @@ typedef struct store_history_query_s {
     const char *endpoint; /* one endpoint's seconds, or NULL for all endpoints merged */
     int64_t since;        /* only seconds whose unix time t is > since (INT64_MIN: all) */
     bool full;            /* add "bytes", "percentiles_ms" and the running "total" */
+    size_t limit;         /* at most this many entries (0: all); "more" says if cut */
 } store_history_query_t;
 
-/* {"run","endpoint","method","resolution_s","seconds":[{"t","offset_s","users","requests",
+/* {"run","endpoint","method","resolution_s","more","seconds":[{"t","offset_s","users","requests",
  * "failures","rps","failures_per_s","p50_ms","p95_ms","p99_ms"}]}: one entry
  * per second from the run's first second with stats (gaps filled with zero
  * requests), t in unix seconds (the run's start plus offset_s), users of

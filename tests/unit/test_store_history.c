@@ -106,7 +106,7 @@ static store_t *fixture(const char *final_state)
 
 static json_t *history(store_t *s, const char *endpoint, int64_t since, bool full)
 {
-    store_history_query_t q = {endpoint, since, full};
+    store_history_query_t q = {.endpoint = endpoint, .since = since, .full = full};
     json_t *h = store_history_json(s, 1, &q, NOW_MS);
     assert_non_null(h);
     return h;
@@ -120,6 +120,37 @@ static json_int_t int_at(const json_t *seconds, size_t i, const char *key)
 static double num_at(const json_t *seconds, size_t i, const char *key)
 {
     return json_number_value(json_object_get(json_array_get(seconds, i), key));
+}
+
+/* ?limit= pages: asking again from each page's last t gives exactly the
+ * unpaged list, and only the last page says it is the last. */
+static void test_history_pages(void **state)
+{
+    (void)state;
+    store_t *s = fixture("finished");
+    json_t *all = history(s, NULL, INT64_MIN, false);
+    json_t *seconds = json_object_get(all, "seconds");
+    size_t n = json_array_size(seconds), got = 0;
+    assert_true(n >= 3);
+    assert_false(json_is_true(json_object_get(all, "more")));
+    int64_t since = INT64_MIN;
+    for (int page = 0; page < 100; page++) {
+        store_history_query_t q = {.since = since, .limit = 2};
+        json_t *h = store_history_json(s, 1, &q, NOW_MS);
+        json_t *part = json_object_get(h, "seconds");
+        for (size_t i = 0; i < json_array_size(part); i++, got++)
+            assert_int_equal(int_at(part, i, "t"), int_at(seconds, got, "t"));
+        bool more = json_is_true(json_object_get(h, "more"));
+        assert_true(json_array_size(part) == 2 || !more);
+        if (json_array_size(part) > 0)
+            since = int_at(part, json_array_size(part) - 1, "t");
+        json_decref(h);
+        if (!more)
+            break;
+    }
+    assert_int_equal(got, n);
+    json_decref(all);
+    store_close(s);
 }
 
 static void test_seconds_merged_and_gaps_filled(void **state)
@@ -204,7 +235,7 @@ static void test_running_totals_and_the_filling_second(void **state)
     json_decref(h);
     store_close(s);
 
-    store_history_query_t q = {NULL, INT64_MIN, false};
+    store_history_query_t q = {.endpoint = NULL, .since = INT64_MIN};
     s = open_store();
     assert_null(store_history_json(s, 1, &q, NOW_MS)); /* no such run */
     store_close(s);
@@ -243,6 +274,7 @@ int main(void)
         cmocka_unit_test(test_since_and_endpoint),
         cmocka_unit_test(test_running_totals_and_the_filling_second),
         cmocka_unit_test(test_request_table),
+        cmocka_unit_test(test_history_pages),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
