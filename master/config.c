@@ -42,7 +42,7 @@ static const char usage[] =
     "  --history-full AGE         a finished run keeps per-second history this\n"
     "                             long, then 10 s points (default 30d; 0: always)\n"
     "  --history-10s AGE          then 10 s points until this age, 1 min points\n"
-    "                             after (default 90d; 0: never coarser)\n"
+    "                             after (default 90d; 0: never coarser than 10 s)\n"
     "  --history-max AGE          delete a run's history points at this age; its\n"
     "                             summary and totals stay (default 0: never)\n"
     "  --acks-keep AGE            drop a finished run's replay markers at this age\n"

@@ -299,11 +299,19 @@ int store_apply_retain_history(store_t *s, const Lc__RetainHistory *c)
 /* The resolution a run finished age_ms ago should have by now. */
 static uint32_t target_resolution(const store_retention_policy_t *p, uint64_t age_ms)
 {
+    if (p->full_ms == 0)
+        return 1; /* per-second points for good */
     if (p->ten_s_ms != 0 && age_ms >= p->ten_s_ms)
         return 60;
     if (p->full_ms != 0 && age_ms >= p->full_ms)
         return 10;
     return 1;
+}
+
+/* The resolution every run ends at under p (before deletion). */
+static uint32_t final_resolution(const store_retention_policy_t *p)
+{
+    return p->full_ms == 0 ? 1 : p->ten_s_ms != 0 ? 60 : 10;
 }
 
 /* Fills out with the next step for one run; false when nothing is due. */
@@ -314,7 +322,7 @@ static bool next_for_run(store_t *s, const store_retention_policy_t *p, uint64_t
     if (store_retention_get(s, run, &r) != 0)
         return false;
     out->run = run;
-    out->drop_acks = !r.acks_dropped && age_ms >= p->acks_ms;
+    out->drop_acks = !r.acks_dropped && p->acks_ms != 0 && age_ms >= p->acks_ms;
     out->delete_seconds = !r.seconds_deleted && p->max_ms != 0 && age_ms >= p->max_ms;
     uint32_t target = target_resolution(p, age_ms);
     if (!r.seconds_deleted && !out->delete_seconds && target > r.resolution_s) {
@@ -331,12 +339,19 @@ int store_retention_next(store_t *s, const store_retention_policy_t *p, uint64_t
 {
     assert(p != NULL && out != NULL);
     lc__retain_history__init(out);
+    /* Settled runs (nothing more can happen to them under p) are not even
+     * read: the scan costs the runs still ageing, not the whole history. */
     sqlite3_stmt *st = store_prepare(
         s, "SELECT r.id, r.finished FROM runs r LEFT JOIN run_retention x ON x.run = r.id"
            " WHERE r.finished > 0 AND r.state IN ('finished', 'failed', 'aborted')"
-           " AND (x.run IS NULL OR x.acks_dropped = 0 OR x.seconds_deleted = 0) ORDER BY r.id");
+           " AND (NOT (COALESCE(x.acks_dropped, 0) = 1 OR ?1 = 0)"
+           "      OR NOT (COALESCE(x.seconds_deleted, 0) = 1"
+           "              OR (?2 = 0 AND COALESCE(x.resolution_s, 1) >= ?3))) ORDER BY r.id");
     if (st == NULL)
         return LC_EIO;
+    sqlite3_bind_int64(st, 1, (sqlite3_int64)p->acks_ms);
+    sqlite3_bind_int64(st, 2, (sqlite3_int64)p->max_ms);
+    sqlite3_bind_int64(st, 3, final_resolution(p));
     int rv = LC_ENOTFOUND;
     while (rv == LC_ENOTFOUND && sqlite3_step(st) == SQLITE_ROW) {
         uint64_t run = (uint64_t)sqlite3_column_int64(st, 0);

@@ -250,6 +250,18 @@ static void test_what_is_due(void **state)
     store_close(s);
 }
 
+/* 0 means never: no acks dropped, per-second points kept, nothing due. */
+static void test_zero_means_never(void **state)
+{
+    store_t *s = finished_run();
+    finish(s);
+    store_retention_policy_t p = {.full_ms = 0, .ten_s_ms = 90 * DAY, .max_ms = 0, .acks_ms = 0};
+    Lc__RetainHistory step;
+    assert_int_equal(store_retention_next(s, &p, FINISHED_MS + 999 * DAY, &step), LC_ENOTFOUND);
+    assert_true(store_batch_applied(s, "w1", RUN, 2));
+    store_close(s);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -257,6 +269,7 @@ int main(void)
         cmocka_unit_test(test_acks_dropped_then_batches_change_nothing),
         cmocka_unit_test(test_delete_keeps_the_summary),
         cmocka_unit_test(test_what_is_due),
+        cmocka_unit_test(test_zero_means_never),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
