@@ -725,17 +725,6 @@ static const char *batch_problem(const active_run_t *ar, const Lc__StatsBatch *b
     return NULL;
 }
 
-static bool run_is_over(runs_t *r, uint64_t id)
-{
-    store_run_t row;
-    lc_run_state_t state;
-    if (store_run_get(r->store, id, &row) != 0)
-        return false;
-    bool over = lc_run_state_parse(row.state, &state) == 0 && lc_run_state_is_over(state);
-    store_run_free(&row);
-    return over;
-}
-
 runs_admission_t runs_admit_stats(runs_t *r, const fleet_worker_t *w, const Lc__StatsBatch *b)
 {
     assert(w != NULL && b != NULL);
@@ -755,7 +744,7 @@ runs_admission_t runs_admit_stats(runs_t *r, const fleet_worker_t *w, const Lc__
     if (problem == NULL)
         return RUNS_ADMIT;
     note_refused(r, &r->refused.stats, w->id, b->run, "stats batch", problem);
-    return ar == NULL && run_is_over(r, b->run) ? RUNS_REFUSE_OVER : RUNS_REFUSE;
+    return ar == NULL && store_run_is_over(r->store, b->run) ? RUNS_REFUSE_OVER : RUNS_REFUSE;
 }
 
 runs_refused_t runs_refused(const runs_t *r)

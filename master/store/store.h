@@ -4,6 +4,7 @@
 #define MASTER_STORE_H
 
 #include <jansson.h>
+#include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
 
@@ -45,6 +46,8 @@ typedef struct store_run_s {
 void store_run_free(store_run_t *r);
 /* Loads one run. Returns 0, LC_ENOTFOUND or LC_EIO. */
 int store_run_get(store_t *s, uint64_t id, store_run_t *out);
+/* Whether run id exists and is finished, failed or aborted. */
+bool store_run_is_over(store_t *s, uint64_t id);
 /* The tenant of run id, without loading the rest of it (access checks).
  * Returns 0, LC_ENOTFOUND (tenant set to "") or LC_EIO. */
 int store_run_tenant(store_t *s, uint64_t id, char *tenant, size_t len);

@@ -426,3 +426,14 @@ json_t *store_runs_json(store_t *s, const char *tenant, const char *state, uint6
     sqlite3_finalize(st);
     return list;
 }
+
+bool store_run_is_over(store_t *s, uint64_t id)
+{
+    store_run_t row;
+    lc_run_state_t state;
+    if (store_run_get(s, id, &row) != 0)
+        return false;
+    bool over = lc_run_state_parse(row.state, &state) == 0 && lc_run_state_is_over(state);
+    store_run_free(&row);
+    return over;
+}

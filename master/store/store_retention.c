@@ -237,17 +237,6 @@ static int delete_run_rows(store_t *s, const char *table, uint64_t run)
     return store_step_done(s, st);
 }
 
-static bool run_over(store_t *s, uint64_t id)
-{
-    store_run_t row;
-    lc_run_state_t state;
-    if (store_run_get(s, id, &row) != 0)
-        return false;
-    bool over = lc_run_state_parse(row.state, &state) == 0 && lc_run_state_is_over(state);
-    store_run_free(&row);
-    return over;
-}
-
 static bool compaction_valid(const Lc__RetainHistory *c)
 {
     return (c->resolution_s == 10 || c->resolution_s == 60) && c->from_t < c->to_t &&
@@ -273,7 +262,7 @@ static int apply_compaction(store_t *s, const Lc__RetainHistory *c, store_retent
 int store_apply_retain_history(store_t *s, const Lc__RetainHistory *c)
 {
     assert(c != NULL);
-    if (!run_over(s, c->run))
+    if (!store_run_is_over(s, c->run))
         return LC_ESTATE; /* an active run's history is still being written */
     if (c->resolution_s != 0 && !compaction_valid(c))
         return LC_EINVAL;
