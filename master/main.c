@@ -230,7 +230,7 @@ static int start(master_t *m, char *errmsg, size_t errlen)
     if (rv == 0)
         rv = runs_init(&m->runs, m->loop, m->store, &runs_io, m->cfg.worker_heartbeat_ms);
     if (rv == 0)
-        rv = batcher_init(&m->batcher, m);
+        rv = batcher_init(&m->batcher, m, &runs_io.commands);
     const master_retention_t *keep = &m->cfg.retention;
     store_retention_policy_t policy = {.full_ms = keep->full_ms, .ten_s_ms = keep->ten_s_ms,
                                        .max_ms = keep->max_ms, .acks_ms = keep->acks_ms};

@@ -38,6 +38,7 @@ typedef struct proposal_s {
 
 struct batcher_s {
     master_t *m;
+    command_sink_t commands;  /* RunSeconds go here: the quorum, or a test's sink */
     uv_timer_t flush_timer;
     queued_t *queue_head, *queue_tail;
     proposal_t *in_flight;
@@ -223,8 +224,7 @@ static bool propose_run(batcher_t *a, uint64_t run)
     size_t i = 0;
     for (queued_t *q = p->batches; q != NULL; q = q->next)
         batches[i++] = q->env->stats;
-    command_sink_t sink = command_sink_quorum(a->m->quorum);
-    int rv = command_run_seconds(&sink, run, batches, n, applied_cb, p);
+    int rv = command_run_seconds(&a->commands, run, batches, n, applied_cb, p);
     free(batches);
     if (rv != 0) {
         /* Not acknowledged: workers keep the batches and replay them. */
@@ -268,12 +268,14 @@ static void flush_timer_cb(uv_timer_t *t)
     batcher_flush(t->data);
 }
 
-int batcher_init(batcher_t **out, master_t *m)
+int batcher_init(batcher_t **out, master_t *m, const command_sink_t *commands)
 {
+    assert(m != NULL && commands != NULL && commands->propose != NULL);
     batcher_t *a = calloc(1, sizeof *a);
     if (a == NULL)
         return LC_ENOMEM;
     a->m = m;
+    a->commands = *commands;
     uv_timer_init(m->loop, &a->flush_timer);
     a->flush_timer.data = a;
     uv_timer_start(&a->flush_timer, flush_timer_cb, FLUSH_INTERVAL_MS, FLUSH_INTERVAL_MS);

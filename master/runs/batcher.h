@@ -8,10 +8,12 @@
 #include <stdbool.h>
 #include <stdint.h>
 
+#include "commands.h"
 #include "fleet.h"
 #include "master.h"
 
-int batcher_init(batcher_t **out, master_t *m);
+/* Uses m's store, runs, fleet and loop; proposes RunSeconds to commands. */
+int batcher_init(batcher_t **out, master_t *m, const command_sink_t *commands);
 /* Frees queued batches; proposals still in flight are completed without it. */
 void batcher_close(batcher_t *a);
 
