@@ -8,7 +8,8 @@
  * close-after bit, clock step) and a frame (varint length + Envelope body).
  * Flags: a join secret or none; leader or follower; whether the harness
  * answers a Hello's challenge with the right proof (a fuzzer cannot compute
- * an HMAC); whether closes complete at once. */
+ * an HMAC); whether closes complete at once (fleet.h allows both;
+ * LC_FUZZ_IGNORE=gone-at-once fuzzes only the later one). */
 #include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
@@ -152,7 +153,10 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
     fuzz_quiet_log();
     fuzz_in_t in = {data, size};
     uint8_t flags = fuzz_u8(&in);
-    harness_t h = {.gone_at_once = flags & FLAG_GONE_AT_ONCE};
+    static int gone_later = -1;
+    if (gone_later < 0)
+        gone_later = fuzz_ignored("gone-at-once");
+    harness_t h = {.gone_at_once = (flags & FLAG_GONE_AT_ONCE) && !gone_later};
     fleet_config_t cfg = {.listen_host = "127.0.0.1", .listen_port = 5557,
                           .advertise = "127.0.0.1:5557", .heartbeat_ms = 1000,
                           .stats_interval_ms = 1000,
