@@ -13,6 +13,7 @@
 #include "lc_log.h"
 #include "lc_protocol.h"
 #include "lc_scenario.h"
+#include "lc_text.h"
 #include "run_verdict.h"
 #include "scheduler.h"
 #include "store.h"
@@ -208,15 +209,16 @@ static void begin_stop(runs_t *r, active_run_t *ar, lc_run_state_t final_state, 
     ar->stopping = true;
     assert(lc_run_state_is_over(final_state));
     ar->final_state = final_state;
-    snprintf(ar->reason, sizeof ar->reason, "%s", reason);
+    /* Cut at a character boundary: the store refuses half a UTF-8 sequence. */
+    lc_text_clean(ar->reason, sizeof ar->reason, reason);
     uint32_t wait = ar->sc.request_timeout_ms < 30000 ? ar->sc.request_timeout_ms : 30000;
     ar->stop_deadline_ms = now_mono(r) + wait + FINAL_GRACE_MS;
     for (size_t i = 0; i < ar->n_asg; i++)
-        send_stop(r, ar->id, ar->asg[i].worker, reason);
-    propose_state(r, ar->id, LC_RUN_STOPPING, reason);
+        send_stop(r, ar->id, ar->asg[i].worker, ar->reason);
+    propose_state(r, ar->id, LC_RUN_STOPPING, ar->reason);
     r->dirty = true; /* its users are free for the others */
     lc_info("runs", "msg=\"run stopping\" run=%llu reason=\"%s\"", (unsigned long long)ar->id,
-            reason);
+            ar->reason);
 }
 
 static void finish(runs_t *r, active_run_t *ar)

@@ -10,6 +10,7 @@
 #include "lc_clock.h"
 #include "lc_err.h"
 #include "lc_log.h"
+#include "lc_utf8.h"
 #include "store_internal.h"
 #include "store_retention.h"
 #include "store_thresholds.h"
@@ -118,10 +119,13 @@ int store_step_done(store_t *s, sqlite3_stmt *st)
     return 0;
 }
 
+/* A long text is cut at a character boundary: half a UTF-8 sequence would
+ * make every JSON view of the row fail. */
 void store_copy_text(char *dst, size_t cap, sqlite3_stmt *st, int col)
 {
-    const unsigned char *text = sqlite3_column_text(st, col);
-    snprintf(dst, cap, "%s", text ? (const char *)text : "");
+    const char *text = (const char *)sqlite3_column_text(st, col);
+    int len = sqlite3_column_bytes(st, col);
+    lc_utf8_clean(dst, cap, text ? text : "", text ? (size_t)len : 0);
 }
 
 json_t *store_time_json(int64_t ms)
@@ -311,8 +315,37 @@ int store_serialize(store_t *s, uint8_t **out, size_t *out_len)
     return 0;
 }
 
+/* Whether an image is a sound database (PRAGMA quick_check), checked on a
+ * connection of its own so that a bad image never replaces the store. */
+static bool image_sound(const uint8_t *buf, size_t len)
+{
+    sqlite3 *db = NULL;
+    unsigned char *copy = sqlite3_malloc64(len);
+    bool sound = false;
+    if (copy == NULL || sqlite3_open(":memory:", &db) != SQLITE_OK) {
+        sqlite3_free(copy);
+        sqlite3_close(db);
+        return false;
+    }
+    memcpy(copy, buf, len);
+    sqlite3_stmt *st = NULL;
+    if (sqlite3_deserialize(db, "main", copy, (sqlite3_int64)len, (sqlite3_int64)len,
+                            SQLITE_DESERIALIZE_FREEONCLOSE) == SQLITE_OK &&
+        sqlite3_prepare_v2(db, "PRAGMA quick_check", -1, &st, NULL) == SQLITE_OK &&
+        sqlite3_step(st) == SQLITE_ROW)
+        sound = strcmp((const char *)sqlite3_column_text(st, 0), "ok") == 0;
+    sqlite3_finalize(st);
+    sqlite3_close(db);
+    return sound;
+}
+
 int store_deserialize(store_t *s, const uint8_t *buf, size_t len)
 {
+    if (!image_sound(buf, len)) {
+        lc_error("store", "msg=\"restore refused: the snapshot image is not a sound database\" "
+                 "bytes=%zu", len);
+        return LC_EPROTO;
+    }
     /* SQLite takes ownership of a buffer from sqlite3_malloc64 and may grow it. */
     unsigned char *image = sqlite3_malloc64(len);
     if (image == NULL)

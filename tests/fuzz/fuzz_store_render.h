@@ -61,7 +61,7 @@ static json_t *fuzz_report_json(store_t *s, uint64_t id)
     json_object_set_new(run, "scenario", sc ? sc : json_null());
     json_t *stats = store_report_stats_json(s, id, FUZZ_NOW_MS);
     json_object_set_new(run, "stats", stats ? stats : json_array());
-    store_history_query_t q = {NULL, INT64_MIN, false};
+    store_history_query_t q = {.endpoint = NULL, .since = INT64_MIN};
     json_t *history = store_history_json(s, id, &q, FUZZ_NOW_MS);
     json_t *seconds = json_object_get(history, "seconds");
     json_object_set_new(run, "history", seconds ? json_incref(seconds) : json_array());
@@ -88,7 +88,7 @@ static void fuzz_render_run(store_t *s, uint64_t id)
     fuzz_render_doc(report_junit, report, id, "report.junit.xml");
     json_decref(report);
 
-    store_history_query_t full = {NULL, INT64_MIN, true};
+    store_history_query_t full = {.endpoint = NULL, .since = INT64_MIN, .full = true};
     json_t *history = store_history_json(s, id, &full, FUZZ_NOW_MS);
     FUZZ_CHECK(history != NULL, "run %llu: no history", (unsigned long long)id);
     fuzz_render_doc(report_csv_history, history, id, "history.csv");
@@ -97,7 +97,7 @@ static void fuzz_render_run(store_t *s, uint64_t id)
     json_t *first = json_array_get(stats, 0);
     const char *name = json_string_value(json_object_get(first, "name"));
     if (name != NULL) {
-        store_history_query_t one = {name, 0, true};
+        store_history_query_t one = {.endpoint = name, .since = 0, .full = true};
         json_decref(store_history_json(s, id, &one, FUZZ_NOW_MS));
     }
     json_decref(stats);
