@@ -115,7 +115,7 @@ static void cut_batch(worker_control_t *ctl, worker_run_t *r, bool final)
     for (size_t i = 0; i < r->acc->n; i++)
         requests += r->acc->ep[i].count;
     worker_batch_meta_t meta = {
-        .run = r->id, .worker_id = ctl->worker_id, .seq = r->seq + 1,
+        .run = r->id, .worker_id = ctl->worker_id, .seq = ctl->last_seq + 1,
         .interval = run_second(r, now),
         .users = final ? 0 : users, .final = final, .requests = requests,
         .lost_batches = r->lost_batches, .lost_requests = r->lost_requests};
@@ -128,7 +128,8 @@ static void cut_batch(worker_control_t *ctl, worker_run_t *r, bool final)
                  (unsigned long long)r->id, lc_strerror(rv));
         return;
     }
-    r->seq++;
+    r->seq = ctl->last_seq = meta.seq;
+    r->n_batches++;
     r->lost_batches = r->lost_requests = 0;
     worker_stats_reset(r->acc);
     ctl->hooks->batch(ctl->hooks_arg, &meta, frame, len);
@@ -144,7 +145,7 @@ static void finish_run(worker_control_t *ctl, worker_run_t *r)
     r->final_seq = r->seq;
     r->state = WORKER_RUN_FINAL;
     lc_info("control", "msg=\"run finished\" run=%llu batches=%llu", (unsigned long long)r->id,
-            (unsigned long long)(r->seq - r->first_seq + 1));
+            (unsigned long long)r->n_batches);
     if (ctl->hooks->run_finished)
         ctl->hooks->run_finished(ctl->hooks_arg, r);
     if (r->again && !ctl->closing)
@@ -300,8 +301,7 @@ static worker_run_t *new_run(worker_control_t *ctl, const worker_assign_t *a, wo
      * process restarts with the same worker id: the master drops a batch
      * whose seq it has seen. Each start has its own persisted epoch (not the
      * clock, which may be stepped back). */
-    r->seq = ctl->seq_base;
-    r->first_seq = r->seq + 1;
+    r->seq = ctl->last_seq;
     r->generation = a->generation;
     r->users = a->users;
     r->spawn_rate = a->spawn_rate > 0 ? a->spawn_rate : p->scenario.spawn_rate;
@@ -509,7 +509,7 @@ bool worker_control_lost(worker_control_t *ctl, uint64_t run, uint64_t batches,
 void worker_control_set_seq_epoch(worker_control_t *ctl, uint64_t epoch)
 {
     assert(ctl->runs == NULL && epoch < UINT32_MAX);
-    ctl->seq_base = epoch << 32;
+    ctl->last_seq = epoch << 32;
 }
 
 void worker_control_set_interval(worker_control_t *ctl, uint32_t ms)

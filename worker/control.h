@@ -47,8 +47,8 @@ typedef struct worker_run_s {
     enum worker_run_state state;
     worker_plan_t *plan;
     worker_stats_t *acc;      /* merged counters not yet cut into a batch */
-    uint64_t seq;             /* last seq used; starts at the control's seq_base */
-    uint64_t first_seq;       /* seq of its first batch */
+    uint64_t seq;             /* its last batch's seq (the control's seqs grow across runs) */
+    uint64_t n_batches;       /* batches cut */
     uint64_t final_seq;
     uint64_t assigned_ms;     /* control loop time of the first Assign */
     uint64_t started_ms;      /* control loop time the engines started it */
@@ -101,7 +101,9 @@ struct worker_control_s {
     uint32_t stats_interval_ms;
     bool batches;             /* cut StatsBatches (--join) or keep totals (--local) */
     bool safety_net;          /* stop runs by themselves past their duration */
-    uint64_t seq_base;        /* a run's first batch is seq_base + 1 (epoch << 32) */
+    /* The last batch seq used, by any run: seqs grow across runs, so a run
+     * forgotten and assigned again never repeats one. Starts at epoch << 32. */
+    uint64_t last_seq;
     uint64_t round;
     unsigned round_pending;   /* engines yet to end the current round */
     const worker_control_hooks_t *hooks;

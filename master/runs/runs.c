@@ -459,7 +459,11 @@ void runs_reschedule(runs_t *r)
 static bool tick_run(runs_t *r, active_run_t *ar, uint64_t now)
 {
     if (ar->stopping) {
-        bool done = finals_done(ar) || now >= ar->stop_deadline_ms;
+        /* An adopted stopping run has no assignments until its workers are
+         * back: "every final batch in" means nothing before the grace ends. */
+        if (ar->adopting && now >= ar->adopt_until_ms)
+            ar->adopting = false;
+        bool done = (finals_done(ar) && !ar->adopting) || now >= ar->stop_deadline_ms;
         if (done && !r->io.stats_pending(r->io.arg, ar->id)) {
             if (!finals_done(ar))
                 lc_warn("runs", "msg=\"final stats missing at deadline\" run=%llu",

@@ -659,6 +659,37 @@ static void test_hostile_claims_are_refused(void **state)
     assert_int_equal(gen, 6);
 }
 
+/* A run the previous leader was stopping waits for its workers' final
+ * batches through the adoption grace instead of finishing at once. */
+static void test_adopted_stopping_run_waits_for_its_workers(void **state)
+{
+    fixture_t *fx = *state;
+    store_running(fx);
+    store_share(fx, "w1", 3, 10);
+    Lc__RunState rs = LC__RUN_STATE__INIT;
+    rs.run = RUN;
+    rs.state = "stopping";
+    rs.at_ms = fx->wall;
+    rs.reason = "duration reached";
+    Lc__Command cmd = LC__COMMAND__INIT;
+    cmd.cmd_case = LC__COMMAND__CMD_RUN_STATE;
+    cmd.run_state = &rs;
+    assert_int_equal(store_apply(fx->store, &cmd), 0);
+    fleet_worker_t *w1 = add_worker(fx, "w1", 100);
+    runs_on_leader(fx->runs, true);
+    advance(fx, 100);
+    assert_int_equal(count_proposals(fx, LC__COMMAND__CMD_RUN_FINISHED, NULL), 0);
+    Lc__RunLoad load, *loads[1];
+    Lc__Hello hello;
+    hello_with(w1, &load, loads, &hello, 3, 0);
+    runs_on_worker_join(fx->runs, w1, &hello);
+    runs_on_final_committed(fx->runs, RUN, "w1");
+    advance(fx, 100);
+    assert_int_equal(count_proposals(fx, LC__COMMAND__CMD_RUN_FINISHED, NULL), 0); /* grace */
+    advance(fx, 2 * 1000 + 5000);
+    assert_int_equal(count_proposals(fx, LC__COMMAND__CMD_RUN_FINISHED, "finished"), 1);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -676,6 +707,8 @@ int main(void)
         cmocka_unit_test_setup_teardown(test_refusal_from_a_stranger_changes_nothing, setup,
                                         teardown),
         cmocka_unit_test_setup_teardown(test_hostile_claims_are_refused, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_adopted_stopping_run_waits_for_its_workers, setup,
+                                        teardown),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
