@@ -10,7 +10,9 @@
 # issue 13. Never fails on speed: it fails only when the totals are not
 # exact, the run did not finish, or a process crashed.
 #   env: WORKERS (1000), ENDPOINTS (20), DURATION seconds (60),
-#        USERS_PER_WORKER (10), RPS_PER_USER (10)
+#        USERS_PER_WORKER (10), RPS_PER_USER (10),
+#        PERF=1: also sample the three masters with perf (199 Hz) for the
+#        first PERF_S (10) seconds of the run and print their hottest functions
 source "$LC_SRC/tests/integration/lib.sh"
 
 WORKERS=${WORKERS:-1000}
@@ -79,7 +81,20 @@ rss_mib() { awk '/^VmRSS:/ { printf "%.0f", $2 / 1024 }' "/proc/$1/status" 2>/de
 hwm_mib() { awk '/^VmHWM:/ { printf "%.0f", $2 / 1024 }' "/proc/$1/status" 2>/dev/null || echo 0; }
 now_s() { date +%s.%N; }
 
+# The CPU of each master every 5 s of the run (a timeline beside the window).
+( while :; do echo "$(date +%s.%N) $(cpu_ticks "${MPID[1]}") $(cpu_ticks "${MPID[2]}") $(cpu_ticks "${MPID[3]}")"; sleep 5; done ) \
+    >"$WORK/cpu.timeline" 2>/dev/null &
+SAMPLER_PID=$!
+PIDS+=("$SAMPLER_PID")
+PERF_PID=""
+if [ "${PERF:-0}" = 1 ] && command -v perf >/dev/null; then
+    perf record -F 199 -g -p "${MPID[1]},${MPID[2]},${MPID[3]}" -o "$WORK/masters.perf" \
+        -- sleep "${PERF_S:-10}" >"$WORK/perf.log" 2>&1 &
+    PERF_PID=$!
+fi
+
 sleep "$WARM"
+[ -n "$PERF_PID" ] && { wait "$PERF_PID" || true; }
 declare -A T0 T1
 for k in 1 2 3; do T0[$k]=$(cpu_ticks "${MPID[$k]}"); done
 S0=$(cpu_ticks "$SWARM_PID")
@@ -105,8 +120,19 @@ done
 SWARM_CPU=$(pct "$S0" "$S1")
 LEADER_AFTER=$(leader_id || echo none)
 
-wait_until $((DURATION + 90)) run_state_is "$RUN" finished ||
-    problem "run $RUN did not finish (state $(curl -sf "$API/api/v1/runs/$RUN" | jq -r .state))"
+# Any master answers for the run (a leader change may have moved it).
+run_over() {
+    local k st
+    for k in 1 2 3; do
+        st=$(curl -sf --max-time 2 "$(api_of "$k")/api/v1/runs/$RUN" | jq -r .state) || continue
+        case $st in finished|failed|aborted) FINAL_STATE=$st; return 0 ;; esac
+    done
+    return 1
+}
+FINAL_STATE=""
+wait_until $((DURATION + 90)) run_over || problem "run $RUN did not end within $((DURATION + 90))s"
+[ -z "$FINAL_STATE" ] || [ "$FINAL_STATE" = finished ] || problem "run $RUN ended $FINAL_STATE"
+kill "$SAMPLER_PID" 2>/dev/null || true
 # The swarm exits once its final batches are acknowledged.
 deadline=$((SECONDS + 60))
 while kill -0 "$SWARM_PID" 2>/dev/null && [ $SECONDS -lt $deadline ]; do sleep 0.2; done
@@ -142,6 +168,8 @@ LOST=$(grep -c 'msg="worker lost"' "$WORK/master-$LEADER.log" || true)
 REFUSED=$(grep -c 'refused' "$WORK/master-$LEADER.log" || true)
 ACCEPT_REFUSED=$( { grep -c 'refused at accept' "$WORK"/master-*.log || true; } | awk -F: '{ n += $2 } END { print n + 0 }')
 
+ROLE_CHANGES=$( { grep -h 'msg="role changed" role=leader' "$WORK"/master-*.log || true; } | wc -l)
+
 FOLLOWERS=()
 for k in 1 2 3; do [ "$k" != "$LEADER" ] && FOLLOWERS+=("$k"); done
 f1=${FOLLOWERS[0]} f2=${FOLLOWERS[1]}
@@ -163,10 +191,25 @@ printf '%-18s %-58s %s\n' "master RSS" "leader ${RSS[$LEADER]} MiB (peak ${HWM[$
 printf '%-18s %-58s %s\n' "per worker" "$(printf 'leader %.4f %% of a core per worker' "$PER_WORKER")" "$(printf 'Locust ~%.3f %%/worker (pegged at ~1,300 workers, locust#3142)' "$LOCUST_PER_WORKER")"
 echo "context: Locust's master is pegged at about 1,300 workers (locust#3142): a published anchor, $locust_state."
 echo "context: slowest leader /healthz in the window $(printf '%.0f' "$(echo "$HZ_MAX * 1000" | bc -l)") ms; leader before/after the window $LEADER/$LEADER_AFTER; 'worker lost' lines on the leader: $LOST; refusal lines: $REFUSED; connections refused at accept (log lines): $ACCEPT_REFUSED"
+echo "context: leader elections in the whole bench (the first included): $ROLE_CHANGES$([ "$ROLE_CHANGES" -gt 1 ] && echo " -- the leader changed during the run: the window is no steady state")"
+echo "context: machine: $(nproc) cores, load average $(cut -d' ' -f1-3 /proc/loadavg) at the end; other processes above 20 % CPU: $(ps -eo pcpu=,comm= --sort=-pcpu | awk '$1 > 20 && $2 != "loadmaster" && $2 != "lc_swarm" { printf "%s(%s%%) ", $2, $1 }')"
 echo "context: lc_swarm $(printf '%.1f' "$SWARM_CPU") % of a core; $(jq -r '"batches \(.batches_sent) (written \(.batches_written), acked \(.acked), replayed \(.replayed)), \(.avg_batch_bytes) bytes and \(.avg_hist_buckets) histogram buckets per endpoint on average; redirects \(.redirects), disconnects \(.disconnects), join refused \(.join_refused)"' <<<"$SW")"
 echo "swarm: $SW"
+echo "CPU timeline (% of a core per 5 s from the run's start; leader at the start: $LEADER):"
+awk -v tck="$CLK_TCK" 'NR > 1 { dt = $1 - t; printf "  +%3.0fs  m1 %5.1f  m2 %5.1f  m3 %5.1f\n", $1 - t0, ($2 - a) / tck / dt * 100, ($3 - b) / tck / dt * 100, ($4 - c) / tck / dt * 100 }
+    NR == 1 { t0 = $1 } { t = $1; a = $2; b = $3; c = $4 }' "$WORK/cpu.timeline"
+if [ -s "$WORK/masters.perf" ]; then
+    echo "masters' profile (perf at 199 Hz, first ${PERF_S:-10}s of the run, all three masters; self time, top 25):"
+    perf report -i "$WORK/masters.perf" --stdio --no-children --sort symbol -g none 2>/dev/null |
+        grep -E '^ +[0-9.]+%' | head -25
+    echo "masters' profile (inclusive time, top 40):"
+    perf report -i "$WORK/masters.perf" --stdio --children --sort symbol -g none 2>/dev/null |
+        grep -E '^ +[0-9.]+%' | head -40
+fi
 if [ ${#PROBLEMS[@]} -gt 0 ]; then
-    echo "bench-master: FAILED: ${PROBLEMS[*]}"
+    KEEP=${BENCH_LOGS:-/tmp/bench-master-logs.$$}
+    mkdir -p "$KEEP" && cp "$WORK"/*.log "$WORK/swarm.out" "$WORK/scenario.json" "$KEEP/" 2>/dev/null || true
+    echo "bench-master: FAILED: ${PROBLEMS[*]} (logs kept in $KEEP)"
     FAILED=1
     exit 1
 fi
