@@ -26,6 +26,7 @@
 #include <getopt.h>
 #include <inttypes.h>
 #include <math.h>
+#include <signal.h>
 #include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -625,7 +626,9 @@ static void on_read(uv_stream_t *st, ssize_t nread, const uv_buf_t *buf)
     if (nread < 0) {
         if (!w->challenged)
             w->s->closed_before_challenge++;
-        conn_close(w, NULL);
+        conn_close(w, nread == UV_EOF ? (w->state == W_READY ? "master closed the connection"
+                                                             : NULL)
+                                      : uv_strerror((int)nread));
         return;
     }
     int rv = lc_frame_reader_feed(&w->reader, (const uint8_t *)buf->base, (size_t)nread,
@@ -712,7 +715,8 @@ static void conn_close(worker_t *w, const char *why)
     swarm_t *s = w->s;
     if (w->state != W_CONNECTING && w->state != W_HELLO && w->state != W_READY)
         return;
-    if (why != NULL && s->disconnects < 20)
+    static unsigned logged;
+    if (why != NULL && logged++ < 30)
         fprintf(stderr, "lc_swarm: %s: closing: %s\n", w->id, why);
     if (w->state == W_READY) {
         s->disconnects++;
@@ -1033,6 +1037,8 @@ int main(int argc, char **argv)
         fputs(usage, stderr);
         return 2;
     }
+    /* A master that closes a connection must not kill the whole swarm. */
+    signal(SIGPIPE, SIG_IGN);
     char why[512];
     if (s->o.secret_file != NULL &&
         lc_join_secret_load(s->o.secret_file, &s->secret, why, sizeof why) != 0) {
