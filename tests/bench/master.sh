@@ -133,12 +133,15 @@ FINAL_STATE=""
 wait_until $((DURATION + 90)) run_over || problem "run $RUN did not end within $((DURATION + 90))s"
 [ -z "$FINAL_STATE" ] || [ "$FINAL_STATE" = finished ] || problem "run $RUN ended $FINAL_STATE"
 kill "$SAMPLER_PID" 2>/dev/null || true
-# The swarm exits once its final batches are acknowledged.
+# The swarm exits once its final batches are acknowledged (a run no Stop
+# reached ends by itself 30 s past its duration); SIGTERM makes it print
+# what it has.
 deadline=$((SECONDS + 60))
 while kill -0 "$SWARM_PID" 2>/dev/null && [ $SECONDS -lt $deadline ]; do sleep 0.2; done
 if kill -0 "$SWARM_PID" 2>/dev/null; then
-    problem "lc_swarm did not exit"
+    problem "lc_swarm did not finish within 60 s of the run's end"
     kill -TERM "$SWARM_PID" 2>/dev/null || true
+    sleep 1
 fi
 SWARM_RC=0
 wait "$SWARM_PID" 2>/dev/null || SWARM_RC=$?
@@ -204,7 +207,7 @@ if [ -s "$WORK/masters.perf" ]; then
         grep -E '^ +[0-9.]+%' | head -25
     echo "masters' profile (inclusive time, top 40):"
     perf report -i "$WORK/masters.perf" --stdio --children --sort symbol -g none 2>/dev/null |
-        grep -E '^ +[0-9.]+%' | head -40
+        grep -E '^ +[0-9.]+% +[0-9.]+%' | head -40
 fi
 if [ ${#PROBLEMS[@]} -gt 0 ]; then
     KEEP=${BENCH_LOGS:-/tmp/bench-master-logs.$$}

@@ -9,6 +9,8 @@
  * a sparse histogram (lc_hist_record, lc_hist_encode); a final batch on
  * Stop. It runs no HTTP load. Batches stay in a per-connection outbox until
  * their StatsAck and are replayed after a reconnect; Redirect is followed,
+ * (a run no Stop came for ends by itself 30 s past its duration, as in
+ * loadworker),
  * other closes reconnect with backoff. Handshakes in flight are bounded
  * (--max-handshakes) so that the master's cap on connections without a
  * Hello (256) is not the thing measured.
@@ -21,7 +23,8 @@
  * replayed, requests reported per run, and the p50/p99/max of the time from
  * (last) sending a batch to its ack. Progress goes to stderr. Loopback only;
  * it exits once every run it was given is over and acknowledged, or at
- * --duration (final batches for what still runs) + 10 s at the latest. */
+ * --duration (final batches for what still runs) + 10 s at the latest;
+ * SIGINT/SIGTERM print the summary so far. */
 #include <arpa/inet.h>
 #include <getopt.h>
 #include <inttypes.h>
@@ -52,6 +55,7 @@
 #define BACKOFF_MAX_MS 2000u
 #define NEXT_MASTER_MS 20u
 #define GRACE_MS 10000u       /* after --duration: final batches and their acks */
+#define SAFETY_MARGIN_MS 30000u /* as loadworker: no Stop this long past the run's duration */
 
 static const char usage[] =
     "usage: lc_swarm --connect HOST:PORT[,HOST:PORT...] [options]\n"
@@ -163,7 +167,7 @@ struct swarm_s {
     unsigned joined, ready;
     uint64_t connects, welcomes, redirects, join_refused, disconnects, closed_before_challenge;
     uint64_t batches_cut, batches_written, acked, replayed, acks_unmatched, assigns,
-        assigns_ignored, stops, heartbeats, hist_buckets, hist_count, batch_bytes, frames_in;
+        assigns_ignored, stops, self_stopped, heartbeats, hist_buckets, hist_count, batch_bytes, frames_in;
     uint64_t active_runs, outbox_total;
     bool locally_stopped, finished;
     uint32_t *lat_us;          /* send → ack, one per ack */
@@ -171,6 +175,7 @@ struct swarm_s {
     uint32_t lat_table[LAT_TABLE];
     lc_hist_t scratch;         /* zero between uses */
     uv_timer_t tick;
+    uv_signal_t sigint, sigterm;
     uint64_t last_progress_ms;
     char read_buf[READ_BUF];
 };
@@ -389,9 +394,17 @@ static void on_heartbeat(uv_timer_t *t)
 static void on_stats_timer(uv_timer_t *t)
 {
     worker_t *w = t->data;
-    for (size_t i = 0; i < MAX_RUNS; i++)
-        if (w->runs[i].used && !w->runs[i].stopped)
-            cut_batch(w, &w->runs[i], w->s->locally_stopped);
+    uint64_t now = now_ms(w->s);
+    for (size_t i = 0; i < MAX_RUNS; i++) {
+        wrun_t *r = &w->runs[i];
+        if (!r->used || r->stopped)
+            continue;
+        /* Like loadworker's safety net: a run no Stop came for ends by itself. */
+        bool overdue = r->elapsed_ms + (now - r->assigned_ms) >=
+                       r->plan->sc.duration_ms + SAFETY_MARGIN_MS;
+        w->s->self_stopped += overdue;
+        cut_batch(w, r, w->s->locally_stopped || overdue);
+    }
 }
 
 /* Sends (again) every batch of the outbox: after Welcome. */
@@ -912,12 +925,13 @@ static void print_summary(swarm_t *s)
     printf(",\"elapsed_s\":%.2f,\"connects\":%" PRIu64 ",\"welcomes\":%" PRIu64
            ",\"redirects\":%" PRIu64 ",\"join_refused\":%" PRIu64 ",\"disconnects\":%" PRIu64
            ",\"closed_before_challenge\":%" PRIu64 ",\"assigns\":%" PRIu64 ",\"stops\":%" PRIu64
-           ",\"heartbeats\":%" PRIu64 ",\"batches_sent\":%" PRIu64 ",\"batches_written\":%" PRIu64
+           ",\"self_stopped\":%" PRIu64 ",\"heartbeats\":%" PRIu64 ",\"batches_sent\":%" PRIu64
+           ",\"batches_written\":%" PRIu64
            ",\"acked\":%" PRIu64 ",\"replayed\":%" PRIu64 ",\"acks_unmatched\":%" PRIu64
            ",\"unacked_at_exit\":%" PRIu64 ",\"avg_batch_bytes\":%.0f,\"avg_hist_buckets\":%.1f",
            elapsed, s->connects, s->welcomes, s->redirects, s->join_refused, s->disconnects,
-           s->closed_before_challenge, s->assigns, s->stops, s->heartbeats, s->batches_cut,
-           s->batches_written, s->acked, s->replayed, s->acks_unmatched, s->outbox_total,
+           s->closed_before_challenge, s->assigns, s->stops, s->self_stopped, s->heartbeats,
+           s->batches_cut, s->batches_written, s->acked, s->replayed, s->acks_unmatched, s->outbox_total,
            s->batches_cut ? (double)s->batch_bytes / (double)s->batches_cut : 0.0,
            s->hist_count ? (double)s->hist_buckets / (double)s->hist_count : 0.0);
     printf(",\"ack_ms\":{\"n\":%zu,\"p50\":%.1f,\"p99\":%.1f,\"max\":%.1f}", s->n_lat,
@@ -943,6 +957,15 @@ static void finish(swarm_t *s)
     s->finished = true;
     print_summary(s);
     uv_stop(s->loop);
+}
+
+/* SIGINT / SIGTERM: the summary of what happened so far, then exit. */
+static void on_signal(uv_signal_t *h, int signum)
+{
+    swarm_t *s = h->data;
+    fprintf(stderr, "lc_swarm: signal %d: stopping with %" PRIu64 " batches unacknowledged\n",
+            signum, s->outbox_total);
+    finish(s);
 }
 
 static void on_tick(uv_timer_t *t)
@@ -1081,6 +1104,11 @@ int main(int argc, char **argv)
     uv_timer_init(s->loop, &s->tick);
     s->tick.data = s;
     uv_timer_start(&s->tick, on_tick, 250, 250);
+    uv_signal_init(s->loop, &s->sigint);
+    uv_signal_init(s->loop, &s->sigterm);
+    s->sigint.data = s->sigterm.data = s;
+    uv_signal_start(&s->sigint, on_signal, SIGINT);
+    uv_signal_start(&s->sigterm, on_signal, SIGTERM);
     fprintf(stderr, "lc_swarm: %u workers to %zu master(s), capacity %u, %.3g requests/s per "
             "user and endpoint, duration %u s, at most %u handshakes at once\n",
             s->o.workers, s->o.n_addrs, s->o.capacity, s->o.rps_per_user, s->o.duration_s,
