@@ -203,11 +203,11 @@ awk -v tck="$CLK_TCK" 'NR > 1 { dt = $1 - t; printf "  +%3.0fs  m1 %5.1f  m2 %5.
     NR == 1 { t0 = $1 } { t = $1; a = $2; b = $3; c = $4 }' "$WORK/cpu.timeline"
 if [ -s "$WORK/masters.perf" ]; then
     echo "masters' profile (perf at 199 Hz, first ${PERF_S:-10}s of the run, all three masters; self time, top 25):"
-    perf report -i "$WORK/masters.perf" --stdio --no-children --sort symbol -g none 2>/dev/null |
-        grep -E '^ +[0-9.]+%' | head -25
+    { perf report -i "$WORK/masters.perf" --stdio --no-children --sort symbol -g none 2>/dev/null |
+        grep -E '^ +[0-9.]+%' | head -25; } || true
     echo "masters' profile (inclusive time, top 40):"
-    perf report -i "$WORK/masters.perf" --stdio --children --sort symbol -g none 2>/dev/null |
-        grep -E '^ +[0-9.]+% +[0-9.]+%' | head -40
+    { perf report -i "$WORK/masters.perf" --stdio --children --sort symbol -g none 2>/dev/null |
+        grep -E '^ +[0-9.]+%' | head -40; } || true
 fi
 if [ ${#PROBLEMS[@]} -gt 0 ]; then
     KEEP=${BENCH_LOGS:-/tmp/bench-master-logs.$$}
