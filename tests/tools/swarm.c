@@ -17,7 +17,8 @@
  *
  * Counts: per endpoint and second, users x --rps-per-user requests (each
  * user hits every task at that rate). Seqs start at a random 32-bit epoch
- * << 32 per worker, so they never repeat for (worker, run).
+ * << 32 per worker and grow over all its runs, so they never repeat for
+ * (worker, run), even when a run is assigned again after its final batch.
  *
  * At the end one JSON line on stdout: workers joined, batches sent, acked,
  * replayed, requests reported per run, and the p50/p99/max of the time from
@@ -114,7 +115,6 @@ typedef struct wrun_s {
     uint32_t users;
     const plan_t *plan;
     run_stat_t *stat;
-    uint64_t seq;            /* last seq cut */
     uint64_t assigned_ms;    /* monotonic */
     uint64_t elapsed_ms;     /* run time at the Assign */
     uint64_t last_cut_ms;
@@ -145,6 +145,8 @@ typedef struct worker_s {
     bool ever_joined;
     uint32_t heartbeat_ms, stats_ms;
     uint64_t epoch;
+    uint64_t seq;            /* last seq of any run: a run assigned again after its
+                              * final batch (a new leader) goes on, never repeats */
     uint64_t rng;
     wrun_t runs[MAX_RUNS];
     entry_t *ob_head, *ob_tail;
@@ -509,7 +511,6 @@ static void on_assign(worker_t *w, const Lc__Assign *a)
     r->users = a->users;
     r->plan = p;
     r->stat = st;
-    r->seq = w->epoch << 32;
     r->assigned_ms = r->last_cut_ms = now_ms(s);
     r->elapsed_ms = a->elapsed_ms;
     st->workers_assigned++;
@@ -810,7 +811,7 @@ static void cut_batch(worker_t *w, wrun_t *r, bool final)
     Lc__StatsBatch b = LC__STATS_BATCH__INIT;
     b.run = r->id;
     b.worker_id = w->id;
-    b.seq = r->seq + 1;
+    b.seq = w->seq + 1;
     uint64_t run_ms = r->elapsed_ms + (now - r->assigned_ms);
     b.interval = (uint32_t)((run_ms + 999) / 1000);
     b.final = final;
@@ -865,7 +866,7 @@ static void cut_batch(worker_t *w, wrun_t *r, bool final)
         fprintf(stderr, "lc_swarm: %s: cannot build a batch (out of memory)\n", w->id);
         return; /* the counts of this interval are simply not reported */
     }
-    r->seq++;
+    w->seq++;
     if (final)
         r->stopped = true;
     ent->run = r->id;
@@ -942,7 +943,7 @@ static void print_summary(swarm_t *s)
         const run_stat_t *st = &s->stats[i];
         printf("%s\"%" PRIu64 "\":{\"requests\":%" PRIu64 ",\"failures\":%" PRIu64
                ",\"batches\":%" PRIu64 ",\"acked_requests\":%" PRIu64 ",\"acked_batches\":%" PRIu64
-               ",\"workers\":%u,\"finals\":%u,\"finals_acked\":%u}",
+               ",\"assignments\":%u,\"finals\":%u,\"finals_acked\":%u}",
                i ? "," : "", st->run, st->requests, st->failures, st->batches, st->acked_requests,
                st->acked_batches, st->workers_assigned, st->finals, st->finals_acked);
     }
@@ -1094,6 +1095,7 @@ int main(int argc, char **argv)
         if (s->o.seed != 0 || uv_random(NULL, NULL, &epoch, sizeof epoch, 0, NULL) != 0)
             epoch = (uint32_t)(rng_next(&w->rng) >> 32);
         w->epoch = epoch ? epoch : 1;
+        w->seq = w->epoch << 32;
         uv_timer_init(s->loop, &w->retry);
         uv_timer_init(s->loop, &w->heartbeat);
         uv_timer_init(s->loop, &w->stats);
