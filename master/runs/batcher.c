@@ -164,9 +164,11 @@ static void applied_cb(void *arg, int status, int result)
     /* Acknowledged only once applied: a batch the FSM could not apply is
      * proposed again, and never acknowledged until it applies. */
     if (p->batcher != NULL && status == 0 && result != 0) {
-        lc_warn("batcher", "msg=\"stats not recorded; proposing them again\" run=%llu "
-                "error=\"%s\"", (unsigned long long)p->run, lc_strerror(result));
         p->batches = requeue(p->batcher, p->batches);
+        lc_warn("batcher", "msg=\"stats not recorded; %s\" run=%llu error=\"%s\"",
+                p->batches == NULL ? "proposing them again"
+                                   : "left to the workers' outboxes after 3 tries",
+                (unsigned long long)p->run, lc_strerror(result));
     } else if (p->batcher != NULL && status == 0) {
         for (queued_t *q = p->batches; q != NULL; q = q->next)
             committed(p->batcher->m, q->env->stats);

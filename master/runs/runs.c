@@ -8,10 +8,10 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "admission.h"
 #include "lc_clock.h"
 #include "lc_err.h"
 #include "lc_log.h"
-#include "lc_protocol.h"
 #include "lc_scenario.h"
 #include "lc_text.h"
 #include "run_verdict.h"
@@ -24,11 +24,6 @@
  * gives up on a dead leader after its TCP user timeout (4 s), then tries the
  * next master within a backoff round (1 s). */
 #define ADOPT_RECONNECT_MS 5000
-/* A claimed generation may be this far past the newest one recorded: the
- * leader may die between sending an Assign and committing its record. */
-#define GENERATION_CLAIM_SLACK 64
-/* A batch's second may be this far past the run's elapsed time (clocks). */
-#define STATS_SECOND_SLACK_S 5
 #define REFUSAL_LOG_SLOTS 64
 
 typedef struct assignment_s {
@@ -602,13 +597,8 @@ static const char *claim_problem(runs_t *r, const active_run_t *ar, const char *
 {
     uint64_t gen;
     uint32_t users;
-    if (!known_share(r, ar, worker, &gen, &users))
-        return "this worker holds no share of the run";
-    if (claim->generation > gen + GENERATION_CLAIM_SLACK)
-        return "claimed generation was never assigned";
-    if (claim->users > ar->requested)
-        return "claimed users exceed the run's";
-    return NULL;
+    bool known = known_share(r, ar, worker, &gen, &users);
+    return admission_claim_problem(known, gen, ar->requested, claim);
 }
 
 static void adopt_claim(runs_t *r, active_run_t *ar, fleet_worker_t *w, const Lc__RunLoad *claim)
@@ -695,42 +685,6 @@ void runs_on_final_committed(runs_t *r, uint64_t run, const char *worker_id)
         a->final_done = true;
 }
 
-static const lc_task_t *plan_task(const active_run_t *ar, const char *name)
-{
-    for (size_t i = 0; i < ar->sc.n_tasks; i++)
-        if (strcmp(ar->sc.tasks[i].name, name) == 0)
-            return &ar->sc.tasks[i];
-    return NULL;
-}
-
-/* Why the batch's counters cannot be the plan's, or NULL. */
-static const char *batch_problem(const active_run_t *ar, const Lc__StatsBatch *b,
-                                 uint64_t elapsed_s)
-{
-    if (b->interval > elapsed_s + STATS_SECOND_SLACK_S)
-        return "batch second lies beyond the run's elapsed time";
-    if (b->n_endpoints > ar->sc.n_tasks || b->n_errors > ar->sc.n_tasks * LC_PROTOCOL_ERROR_KINDS)
-        return "more endpoints or error counts than the plan has";
-    for (size_t i = 0; i < b->n_endpoints; i++) {
-        const Lc__EndpointStats *e = b->endpoints[i];
-        const lc_task_t *t = plan_task(ar, e->name);
-        if (t == NULL || strcmp(t->method, e->method) != 0)
-            return "endpoint or method not in the run's plan";
-        if (e->count > INT64_MAX || e->bytes > INT64_MAX || e->failures > e->count)
-            return "counts do not fit (failures above requests, or past 2^63)";
-    }
-    for (size_t i = 0; i < b->n_errors; i++) {
-        const Lc__ErrorCount *e = b->errors[i];
-        if (plan_task(ar, e->endpoint) == NULL || !lc_protocol_error_kind_known(e->kind))
-            return "error count for an endpoint or kind not in the plan";
-        if (e->count > INT64_MAX)
-            return "error count past 2^63";
-    }
-    if (b->dropped > INT64_MAX || b->lost_requests > INT64_MAX || b->lost_batches > INT64_MAX)
-        return "counts past 2^63";
-    return NULL;
-}
-
 runs_admission_t runs_admit_stats(runs_t *r, const fleet_worker_t *w, const Lc__StatsBatch *b)
 {
     assert(w != NULL && b != NULL);
@@ -745,7 +699,7 @@ runs_admission_t runs_admit_stats(runs_t *r, const fleet_worker_t *w, const Lc__
     if (problem == NULL) {
         uint64_t wall = now_wall(r);
         uint64_t elapsed_s = wall > ar->started_wall_ms ? (wall - ar->started_wall_ms) / 1000 : 0;
-        problem = batch_problem(ar, b, elapsed_s);
+        problem = admission_batch_problem(&ar->sc, b, elapsed_s);
     }
     if (problem == NULL)
         return RUNS_ADMIT;
