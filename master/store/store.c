@@ -315,38 +315,30 @@ int store_serialize(store_t *s, uint8_t **out, size_t *out_len)
     return 0;
 }
 
-/* Whether the image has every column our schema has, in each of our tables
- * it holds (a table it lacks is created after the restore): a sound file
- * whose schema text was altered would make every query of that table fail. */
+/* Whether each of our tables the image holds is defined exactly as ours (a
+ * table it lacks is created after the restore): a sound file whose schema
+ * text was altered (a column renamed, a key dropped) would break queries. */
 static bool image_schema_ours(sqlite3 *image)
 {
     sqlite3 *ref = NULL;
-    sqlite3_stmt *cols = NULL, *has_table = NULL, *has_col = NULL;
+    sqlite3_stmt *want = NULL, *have = NULL;
     bool ours = sqlite3_open(":memory:", &ref) == SQLITE_OK &&
                 sqlite3_exec(ref, schema_sql, NULL, NULL, NULL) == SQLITE_OK &&
-                sqlite3_prepare_v2(ref, "SELECT m.name, p.name FROM sqlite_master m,"
-                                        " pragma_table_info(m.name) p WHERE m.type = 'table'",
-                                   -1, &cols, NULL) == SQLITE_OK &&
-                sqlite3_prepare_v2(image, "SELECT 1 FROM sqlite_master WHERE type = 'table'"
-                                          " AND name = ?1", -1, &has_table, NULL) == SQLITE_OK &&
-                sqlite3_prepare_v2(image, "SELECT 1 FROM pragma_table_info(?1) WHERE name = ?2",
-                                   -1, &has_col, NULL) == SQLITE_OK;
-    while (ours && sqlite3_step(cols) == SQLITE_ROW) {
-        sqlite3_reset(has_table);
-        sqlite3_reset(has_col);
-        sqlite3_bind_text(has_table, 1, (const char *)sqlite3_column_text(cols, 0), -1,
+                sqlite3_prepare_v2(ref, "SELECT name, sql FROM sqlite_master WHERE type = 'table'",
+                                   -1, &want, NULL) == SQLITE_OK &&
+                sqlite3_prepare_v2(image, "SELECT sql FROM sqlite_master WHERE type = 'table'"
+                                          " AND name = ?1", -1, &have, NULL) == SQLITE_OK;
+    while (ours && sqlite3_step(want) == SQLITE_ROW) {
+        sqlite3_reset(have);
+        sqlite3_bind_text(have, 1, (const char *)sqlite3_column_text(want, 0), -1,
                           SQLITE_TRANSIENT);
-        if (sqlite3_step(has_table) != SQLITE_ROW)
+        if (sqlite3_step(have) != SQLITE_ROW)
             continue; /* an older image without this table */
-        sqlite3_bind_text(has_col, 1, (const char *)sqlite3_column_text(cols, 0), -1,
-                          SQLITE_TRANSIENT);
-        sqlite3_bind_text(has_col, 2, (const char *)sqlite3_column_text(cols, 1), -1,
-                          SQLITE_TRANSIENT);
-        ours = sqlite3_step(has_col) == SQLITE_ROW;
+        const char *sql = (const char *)sqlite3_column_text(have, 0);
+        ours = sql != NULL && strcmp(sql, (const char *)sqlite3_column_text(want, 1)) == 0;
     }
-    sqlite3_finalize(cols);
-    sqlite3_finalize(has_table);
-    sqlite3_finalize(has_col);
+    sqlite3_finalize(want);
+    sqlite3_finalize(have);
     sqlite3_close(ref);
     return ours;
 }
