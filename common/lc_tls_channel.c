@@ -158,8 +158,11 @@ static void note_peer(lc_tls_channel_t *ch)
 bool lc_tls_channel_peer_is(const lc_tls_channel_t *ch, const char *name)
 {
     X509 *cert = lc_tls_channel_established(ch) ? SSL_get0_peer_certificate(ch->ssl) : NULL;
-    return cert != NULL && X509_check_host(cert, name, strlen(name), X509_CHECK_FLAG_NO_WILDCARDS,
-                                           NULL) == 1;
+    if (cert == NULL)
+        return false;
+    if (lc_addr_is_ip_literal(name))
+        return X509_check_ip_asc(cert, name, 0) == 1;
+    return X509_check_host(cert, name, strlen(name), X509_CHECK_FLAG_NO_WILDCARDS, NULL) == 1;
 }
 
 static int write_now(lc_tls_channel_t *ch, const uint8_t *data, size_t len)
@@ -295,6 +298,11 @@ bool lc_tls_channel_established(const lc_tls_channel_t *ch)
 const char *lc_tls_channel_error(const lc_tls_channel_t *ch)
 {
     return ch->error;
+}
+
+void lc_tls_channel_set_io(lc_tls_channel_t *ch, const lc_tls_io_t *io)
+{
+    ch->io = *io;
 }
 
 const char *lc_tls_channel_peer(const lc_tls_channel_t *ch)

@@ -68,10 +68,13 @@ int lc_tls_channel_write(lc_tls_channel_t *ch, const uint8_t *data, size_t len);
 bool lc_tls_channel_established(const lc_tls_channel_t *ch);
 /* Why the channel failed ("" while it has not). */
 const char *lc_tls_channel_error(const lc_tls_channel_t *ch);
+/* Redirects the channel's callbacks, for a connection handed to a new owner. */
+void lc_tls_channel_set_io(lc_tls_channel_t *ch, const lc_tls_io_t *io);
 /* The subject of the peer's verified certificate ("" before the handshake). */
 const char *lc_tls_channel_peer(const lc_tls_channel_t *ch);
 /* Whether the peer's verified certificate names name (a DNS subjectAltName,
- * or the CN when it has none): false before the handshake. */
+ * or the CN when it has none; for an IP literal, an IP subjectAltName):
+ * false before the handshake. */
 bool lc_tls_channel_peer_is(const lc_tls_channel_t *ch, const char *name);
 
 #endif

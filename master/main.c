@@ -241,6 +241,8 @@ static int start(master_t *m, char *errmsg, size_t errlen)
         rv = peers_init(&m->peers, m->loop, m->cfg.id, list_members, m);
     if (rv == 0 && m->cfg.worker_tls.cert != NULL)
         rv = lc_tls_context_new(&m->worker_tls, true, &m->cfg.worker_tls, errmsg, errlen);
+    if (rv == 0 && m->cfg.worker_tls.cert != NULL)
+        rv = lc_tls_context_new(&m->raft_tls_client, false, &m->cfg.worker_tls, errmsg, errlen);
     fleet_config_t fc = {.listen_host = m->cfg.worker_host,
                          .listen_port = m->cfg.worker_port,
                          .advertise = m->cfg.worker_advertise,
@@ -270,11 +272,13 @@ static int start(master_t *m, char *errmsg, size_t errlen)
                           .snapshot_threshold = m->cfg.snapshot_threshold,
                           .snapshot_trailing = m->cfg.snapshot_trailing,
                           .no_bootstrap = m->cfg.no_bootstrap,
-                          .cluster_secret = &m->cfg.cluster_secret};
-    if (rv == 0 && m->cfg.cluster_secret.len == 0)
+                          .cluster_secret = &m->cfg.cluster_secret,
+                          .tls_server = m->worker_tls,
+                          .tls_client = m->raft_tls_client};
+    if (rv == 0 && m->cfg.cluster_secret.len == 0 && m->worker_tls == NULL)
         lc_warn("master", "msg=\"the Raft port is unauthenticated: anyone who reaches %s can "
-                "take part in the quorum; give --cluster-secret-file or --join-secret-file "
-                "(--tls-cert/--tls-key/--tls-ca cover the worker port only)\"",
+                "take part in the quorum; give --tls-cert/--tls-key/--tls-ca (mutual TLS), "
+                "--cluster-secret-file or --join-secret-file\"",
                 m->cfg.raft_address);
     if (rv == 0)
         rv = quorum_init(&m->quorum, m->loop, m->store, &qc, on_role, m, errmsg, errlen);
@@ -309,5 +313,6 @@ int main(int argc, char **argv)
     uv_run(m.loop, UV_RUN_DEFAULT);
     uv_loop_close(m.loop);
     SSL_CTX_free(m.worker_tls);
+    SSL_CTX_free(m.raft_tls_client);
     return 0;
 }

@@ -76,7 +76,8 @@ typedef struct master_s {
     bool admin_hash_set;
     uint8_t metrics_hash[32]; /* SHA-256 of --metrics-token-file's token */
     bool metrics_hash_set;
-    SSL_CTX *worker_tls;      /* mutual TLS on the worker port; NULL: plaintext */
+    SSL_CTX *worker_tls;      /* mutual TLS server side: the worker port and the Raft port */
+    SSL_CTX *raft_tls_client; /* mutual TLS client side, to the other masters */
     uv_signal_t sigint, sigterm, sighup;
     uv_timer_t ready_timer;   /* until a leader is known: then READY=1 to systemd */
     uv_timer_t stop_timer;    /* bounds the leadership hand-over at shutdown */

@@ -129,6 +129,21 @@ static const char *bind_address_for(const char *address, char *buf, size_t len)
     return buf;
 }
 
+/* A TLS peer may take part as id from address when the configuration has
+ * that server there; before this node has a configuration (it waits to be
+ * added), any peer whose certificate fits. */
+static bool admit_member(void *arg, raft_id id, const char *address)
+{
+    const quorum_t *q = arg;
+    const struct raft_configuration *conf = &q->raft.configuration;
+    if (conf->n == 0)
+        return true;
+    for (unsigned i = 0; i < conf->n; i++)
+        if (conf->servers[i].id == id && strcmp(conf->servers[i].address, address) == 0)
+            return true;
+    return false;
+}
+
 static int start_raft(quorum_t *q, uv_loop_t *loop, const quorum_config_t *cfg, char *errmsg,
                       size_t errlen)
 {
@@ -136,9 +151,14 @@ static int start_raft(quorum_t *q, uv_loop_t *loop, const quorum_config_t *cfg, 
         return lc_errf(errmsg, errlen, LC_EIO, "quorum: create %s: %s", cfg->data_dir,
                        strerror(errno));
     char bind_buf[32];
-    if (cluster_transport_init(&q->transport, loop,
-                               bind_address_for(cfg->raft_address, bind_buf, sizeof bind_buf),
-                               cfg->cluster_secret) != 0) {
+    cluster_transport_config_t tc = {
+        .bind_address = bind_address_for(cfg->raft_address, bind_buf, sizeof bind_buf),
+        .secret = cfg->cluster_secret,
+        .tls_server = cfg->tls_server,
+        .tls_client = cfg->tls_client,
+        .admit = admit_member,
+        .admit_arg = q};
+    if (cluster_transport_init(&q->transport, loop, &tc) != 0) {
         return lc_errf(errmsg, errlen, LC_EIO, "quorum: init raft transport for %s",
                        cfg->raft_address);
     }

@@ -5,6 +5,7 @@
 
 #include <stdbool.h>
 #include <stdint.h>
+#include <openssl/ssl.h>
 #include <uv.h>
 
 #include "lc_join.h"
@@ -25,6 +26,10 @@ typedef struct quorum_config_s {
     unsigned snapshot_trailing;  /* entries kept after a snapshot */
     bool no_bootstrap;           /* wait to be added to a running quorum */
     const lc_join_secret_t *cluster_secret; /* peers prove it (transport.h); NULL: none */
+    /* Both or neither: Raft over mutual TLS (transport.h); a peer is
+     * admitted when its certificate names the host of its raft address and
+     * that server is in the configuration (any, before this node has one). */
+    SSL_CTX *tls_server, *tls_client;
 } quorum_config_t;
 
 /* Called when this node becomes leader (true) or stops being leader. */

@@ -1,6 +1,7 @@
 /* transport.c — the Raft port: listen, connect (looking names up again each
- * time, so a peer that moved is found), the cluster secret's challenge, then
- * raft's handshake, and only then the stream is raft's. */
+ * time, so a peer that moved is found), mutual TLS, the cluster secret's
+ * challenge, then raft's handshake, and only then the stream is raft's (over
+ * TLS: a socket pair to a relay). */
 #include "transport.h"
 
 #include <arpa/inet.h>
@@ -11,6 +12,8 @@
 #include <string.h>
 
 #include "lc_addr.h"
+#include "lc_buf.h"
+#include "lc_err.h"
 #include "lc_log.h"
 #include "peer_auth.h"
 
@@ -21,9 +24,12 @@
 #define PREAMBLE_LEN 24u
 #define ADDRESS_MAX CLUSTER_TRANSPORT_ADDRESS_MAX /* padded, with the NUL */
 #define LISTEN_BACKLOG 64
+#define CIPHER_CHUNK 4096u        /* TLS: ciphertext read at a time before raft's */
+#define EARLY_MAX (1024u * 1024u) /* TLS: raft's bytes that may come with the handshake */
 
 typedef enum {
     PHASE_CONNECTING, /* outgoing: TCP connect in flight */
+    PHASE_TLS,        /* the TLS handshake */
     PHASE_AUTH,       /* the challenge (peer_auth) */
     PHASE_PREAMBLE,   /* incoming: raft's handshake preamble */
     PHASE_ADDRESS,    /* incoming: the peer's raft address */
@@ -39,6 +45,10 @@ struct peer_conn_s {
     bool outgoing;
     bool notify;             /* outgoing: raft waits for cb */
     phase_t phase;
+    lc_tls_channel_t *tls;   /* NULL: plain TCP */
+    lc_buf_t early;          /* TLS: raft's plaintext read with the handshake */
+    char host[LC_HOST_MAX];  /* outgoing: the host dialed, which its certificate must name */
+    uint8_t cipher[CIPHER_CHUNK];
     peer_auth_t auth;
     uint8_t in[ADDRESS_MAX]; /* the message being read, read exactly */
     size_t have, want;
@@ -64,6 +74,7 @@ struct pending_resolve_s {
     cluster_transport_t *t;
     struct raft_uv_connect *req;
     raft_id id;
+    char host[LC_HOST_MAX];
     uint16_t port;
     raft_uv_connect_cb cb;
     pending_resolve_t *next;
@@ -143,6 +154,8 @@ static void maybe_free(peer_conn_t *c)
     if (c->failed && c->notify)
         c->cb(c->req, NULL, t->closing ? RAFT_CANCELED : RAFT_NOCONNECTION);
     raft_free(c->tcp); /* NULL once handed to raft */
+    lc_tls_channel_free(c->tls);
+    lc_buf_free(&c->early);
     free(c);
     maybe_closed(t);
 }
@@ -202,15 +215,38 @@ static int conn_write(peer_conn_t *c, const uint8_t *data, size_t len)
     return 0;
 }
 
+/* Over TLS, raft gets a socket pair's end and a relay takes the connection.
+ * Returns raft's stream, or NULL when c failed. */
+static uv_stream_t *relay_for_raft(peer_conn_t *c)
+{
+    uv_stream_t *stream;
+    uv_read_stop((uv_stream_t *)c->tcp); /* the relay reads from here on */
+    int rv = tls_relay_start(&c->t->relays, c->t->loop, c->tcp, c->tls,
+                             (const uint8_t *)c->early.data, c->early.len, c->peer, &stream);
+    if (rv != 0) {
+        conn_fail(c, uv_strerror(rv));
+        return NULL;
+    }
+    c->tls = NULL; /* the relay's, with the TCP handle */
+    lc_buf_free(&c->early);
+    return stream;
+}
+
 /* Hands c's stream to raft once the last of our writes is out. */
 static void advance(peer_conn_t *c)
 {
     if (c->failed || c->phase != PHASE_READY || c->writes > 0)
         return;
     cluster_transport_t *t = c->t;
-    uv_stream_t *stream = (uv_stream_t *)c->tcp;
+    uv_stream_t *stream;
+    if (c->tls != NULL) {
+        if ((stream = relay_for_raft(c)) == NULL)
+            return;
+    } else {
+        stream = (uv_stream_t *)c->tcp;
+        stream->data = NULL;
+    }
     c->tcp = NULL;
-    stream->data = NULL;
     uv_timer_stop(&c->deadline);
     c->closes = 1;
     uv_close((uv_handle_t *)&c->deadline, conn_closed_cb);
@@ -226,8 +262,9 @@ static void advance(peer_conn_t *c)
 static void deadline_cb(uv_timer_t *timer)
 {
     peer_conn_t *c = timer->data;
-    conn_fail(c, c->phase == PHASE_AUTH ? "timeout during authentication"
-                                        : "timeout during raft's handshake");
+    conn_fail(c, c->phase == PHASE_TLS    ? "timeout during the TLS handshake"
+                 : c->phase == PHASE_AUTH ? "timeout during authentication"
+                                          : "timeout during raft's handshake");
 }
 
 static void expect(peer_conn_t *c, phase_t phase, size_t want)
@@ -237,15 +274,23 @@ static void expect(peer_conn_t *c, phase_t phase, size_t want)
     c->want = want;
 }
 
+/* Sends bytes of the session (the challenge, raft's handshake): through
+ * the TLS channel when there is one. Returns false when c failed. */
+static bool conn_send(peer_conn_t *c, const uint8_t *data, size_t len)
+{
+    int rv = c->tls != NULL ? lc_tls_channel_write(c->tls, data, len) : conn_write(c, data, len);
+    if (rv != 0 && !c->failed)
+        conn_fail(c, c->tls != NULL ? lc_tls_channel_error(c->tls) : uv_strerror(rv));
+    return rv == 0;
+}
+
 /* Writes raft's handshake: the outgoing side is then done. */
 static void send_handshake(peer_conn_t *c)
 {
     uint8_t hs[PREAMBLE_LEN + ADDRESS_MAX];
     size_t len = handshake_encode(c->t->id, c->t->address, hs);
     c->phase = PHASE_READY;
-    int rv = conn_write(c, hs, len);
-    if (rv != 0)
-        conn_fail(c, uv_strerror(rv));
+    conn_send(c, hs, len);
 }
 
 static void auth_step(peer_conn_t *c, size_t n)
@@ -257,11 +302,8 @@ static void auth_step(peer_conn_t *c, size_t n)
         conn_fail(c, c->auth.why);
         return;
     }
-    int rv = conn_write(c, out, out_len);
-    if (rv != 0) {
-        conn_fail(c, uv_strerror(rv));
+    if (out_len > 0 && !conn_send(c, out, out_len))
         return;
-    }
     if (v == PEER_AUTH_AGAIN) {
         expect(c, PHASE_AUTH, peer_auth_want(&c->auth));
     } else if (c->outgoing) {
@@ -283,22 +325,147 @@ static void preamble_step(peer_conn_t *c)
     expect(c, PHASE_ADDRESS, (size_t)len);
 }
 
+/* Over TLS: the peer's certificate must name the host of the raft address
+ * it claims, and that id at that address must be a member. */
+static bool may_claim(peer_conn_t *c, const char *address)
+{
+    cluster_transport_t *t = c->t;
+    lc_hostport_t hp;
+    char why[320];
+    if (lc_hostport_parse(address, 0, &hp, why, sizeof why) != 0) {
+        conn_fail(c, "the raft address in its handshake is not host:port");
+        return false;
+    }
+    if (!lc_tls_channel_peer_is(c->tls, hp.host)) {
+        snprintf(why, sizeof why, "its certificate (%.60s) does not name %.60s, the host it claims",
+                 lc_tls_channel_peer(c->tls), hp.host);
+        conn_fail(c, why);
+        return false;
+    }
+    if (t->admit != NULL && !t->admit(t->admit_arg, c->peer_id, address)) {
+        snprintf(why, sizeof why, "server %llu at %.80s is not in the Raft configuration",
+                 (unsigned long long)c->peer_id, address);
+        conn_fail(c, why);
+        return false;
+    }
+    return true;
+}
+
 static void address_step(peer_conn_t *c)
 {
     if (memchr(c->in, '\0', c->have) == NULL) {
         conn_fail(c, "malformed raft handshake");
         return;
     }
-    /* Not one byte more: what follows is raft's. */
+    if (c->tls != NULL && !may_claim(c, (const char *)c->in))
+        return;
+    /* Not one byte more: what follows is raft's (over TLS, kept in early). */
     uv_read_stop((uv_stream_t *)c->tcp);
     c->phase = PHASE_READY;
     advance(c);
 }
 
+/* c->in holds c->have bytes of the current message: act on it. */
+static void session_step(peer_conn_t *c)
+{
+    assert(c->have <= c->want);
+    if (c->phase == PHASE_AUTH) {
+        /* peer_auth keeps partial messages itself. */
+        size_t n = c->have;
+        c->have = 0;
+        auth_step(c, n);
+        return;
+    }
+    if (c->have < c->want)
+        return;
+    if (c->phase == PHASE_PREAMBLE)
+        preamble_step(c);
+    else
+        address_step(c);
+}
+
+/* The session proper, once TCP (and TLS) is up: the challenge, or with no
+ * secret raft's handshake. */
+static void session_start(peer_conn_t *c)
+{
+    cluster_transport_t *t = c->t;
+    if (t->secret == NULL) {
+        if (c->outgoing)
+            send_handshake(c);
+        else
+            expect(c, PHASE_PREAMBLE, PREAMBLE_LEN);
+        return;
+    }
+    uint8_t nonce[PEER_AUTH_NONCE_LEN], out[PEER_AUTH_MSG_MAX];
+    size_t out_len;
+    if (lc_join_nonce(nonce) != 0) {
+        conn_fail(c, "no random nonce");
+        return;
+    }
+    peer_auth_start(&c->auth, c->outgoing ? PEER_AUTH_CONNECTOR : PEER_AUTH_ACCEPTOR, t->secret,
+                    nonce, out, &out_len);
+    expect(c, PHASE_AUTH, peer_auth_want(&c->auth));
+    if (out_len > 0)
+        conn_send(c, out, out_len);
+}
+
+/* ---- TLS before raft's -------------------------------------------------- */
+
+static int tls_send_cb(void *arg, uint8_t *buf, size_t len)
+{
+    int rv = conn_write(arg, buf, len);
+    free(buf);
+    return rv != 0 ? LC_EIO : 0;
+}
+
+/* Plaintext from the peer: the session's messages, exactly, and raft's
+ * bytes after them kept for raft. */
+static int tls_receive_cb(void *arg, const uint8_t *data, size_t len)
+{
+    peer_conn_t *c = arg;
+    if (c->phase == PHASE_TLS)
+        session_start(c); /* the handshake ended with this very feed */
+    while (len > 0 && !c->failed) {
+        if (c->phase == PHASE_READY) {
+            if (c->early.len + len > EARLY_MAX || lc_buf_append(&c->early, data, len) != 0)
+                conn_fail(c, "too much data before raft took the connection");
+            break;
+        }
+        size_t n = len < c->want - c->have ? len : c->want - c->have;
+        memcpy(c->in + c->have, data, n);
+        c->have += n;
+        data += n;
+        len -= n;
+        session_step(c);
+    }
+    return c->failed ? LC_ECLOSED : 0;
+}
+
+static void tls_feed(peer_conn_t *c, size_t n)
+{
+    int rv = lc_tls_channel_feed(c->tls, c->cipher, n);
+    if (c->failed)
+        return;
+    if (rv != 0) {
+        const char *why = lc_tls_channel_error(c->tls);
+        conn_fail(c, why[0] != '\0' ? why : lc_strerror(rv));
+        return;
+    }
+    if (c->phase == PHASE_TLS && lc_tls_channel_established(c->tls))
+        session_start(c);
+}
+
+/* ---- reading ------------------------------------------------------------ */
+
 static void alloc_cb(uv_handle_t *h, size_t suggested, uv_buf_t *buf)
 {
     peer_conn_t *c = h->data;
     (void)suggested;
+    if (c->tls != NULL) {
+        *buf = uv_buf_init((char *)c->cipher, sizeof c->cipher);
+        return;
+    }
+    /* Plain: exactly what the current message lacks, never raft's bytes. */
     assert(c->want > c->have && c->want <= sizeof c->in);
     *buf = uv_buf_init((char *)c->in + c->have, (unsigned)(c->want - c->have));
 }
@@ -317,21 +484,12 @@ static void read_cb(uv_stream_t *stream, ssize_t nread, const uv_buf_t *buf)
         return;
     }
     c->received += (size_t)nread;
-    c->have += (size_t)nread;
-    assert(c->have <= c->want);
-    if (c->phase == PHASE_AUTH) {
-        /* peer_auth keeps partial messages itself. */
-        size_t n = c->have;
-        c->have = 0;
-        auth_step(c, n);
+    if (c->tls != NULL) {
+        tls_feed(c, (size_t)nread);
         return;
     }
-    if (c->have < c->want)
-        return;
-    if (c->phase == PHASE_PREAMBLE)
-        preamble_step(c);
-    else
-        address_step(c);
+    c->have += (size_t)nread;
+    session_step(c);
 }
 
 /* Allocates a connection with its TCP handle and deadline timer initialized. */
@@ -358,33 +516,28 @@ static peer_conn_t *conn_new(cluster_transport_t *t, bool outgoing)
     return c;
 }
 
-/* The TCP connection is up (either direction): start the challenge, or with
- * no secret go straight to raft's handshake. */
+/* Starts TLS on c (the session follows once it is up). */
+static void tls_start(peer_conn_t *c)
+{
+    cluster_transport_t *t = c->t;
+    lc_tls_io_t io = {.arg = c, .send = tls_send_cb, .receive = tls_receive_cb};
+    c->phase = PHASE_TLS;
+    int rv = lc_tls_channel_new(&c->tls, c->outgoing ? t->tls_client : t->tls_server,
+                                c->outgoing ? c->host : NULL, &io);
+    if (rv != 0 && !c->failed)
+        conn_fail(c, c->tls != NULL ? lc_tls_channel_error(c->tls) : lc_strerror(rv));
+}
+
+/* The TCP connection is up (either direction): TLS first when configured,
+ * then the session. */
 static void conn_start(peer_conn_t *c)
 {
     cluster_transport_t *t = c->t;
     uv_timer_start(&c->deadline, deadline_cb, t->deadline_ms, 0);
-    if (t->secret == NULL) {
-        if (c->outgoing)
-            send_handshake(c);
-        else
-            expect(c, PHASE_PREAMBLE, PREAMBLE_LEN);
-    } else {
-        uint8_t nonce[PEER_AUTH_NONCE_LEN], out[PEER_AUTH_MSG_MAX];
-        size_t out_len;
-        if (lc_join_nonce(nonce) != 0) {
-            conn_fail(c, "no random nonce");
-            return;
-        }
-        peer_auth_start(&c->auth, c->outgoing ? PEER_AUTH_CONNECTOR : PEER_AUTH_ACCEPTOR,
-                        t->secret, nonce, out, &out_len);
-        expect(c, PHASE_AUTH, peer_auth_want(&c->auth));
-        int rv = conn_write(c, out, out_len);
-        if (rv != 0) {
-            conn_fail(c, uv_strerror(rv));
-            return;
-        }
-    }
+    if (t->tls_server != NULL)
+        tls_start(c);
+    else
+        session_start(c);
     if (!c->failed && c->phase != PHASE_READY) {
         int rv = uv_read_start((uv_stream_t *)c->tcp, alloc_cb, read_cb);
         if (rv != 0)
@@ -490,13 +643,17 @@ static void connect_cb(uv_connect_t *req, int status)
     conn_start(c);
 }
 
-/* Connects to an IPv4 literal address. Returns 0 (cb follows) or a RAFT_ error. */
+/* Connects to addr, an IPv4 address of host (a name or that literal, which
+ * a TLS peer's certificate must name). Returns 0 (cb follows) or a RAFT_
+ * error. */
 static int connect_literal(cluster_transport_t *t, struct raft_uv_connect *req, raft_id id,
-                           const struct sockaddr_in *addr, raft_uv_connect_cb cb)
+                           const char *host, const struct sockaddr_in *addr,
+                           raft_uv_connect_cb cb)
 {
     peer_conn_t *c = conn_new(t, true);
     if (c == NULL)
         return RAFT_NOMEM;
+    snprintf(c->host, sizeof c->host, "%s", host);
     c->req = req;
     c->cb = cb;
     c->peer_id = id;
@@ -536,7 +693,7 @@ static void resolved_cb(uv_getaddrinfo_t *gai, int status, struct addrinfo *res)
     uv_freeaddrinfo(res);
     int rv = RAFT_CANCELED;
     if (!t->closing) {
-        rv = found ? connect_literal(t, p->req, p->id, &addr, p->cb) : RAFT_NOCONNECTION;
+        rv = found ? connect_literal(t, p->req, p->id, p->host, &addr, p->cb) : RAFT_NOCONNECTION;
         if (!found)
             lc_debug("transport", "msg=\"cannot resolve raft peer\" id=%llu error=\"%s\"",
                      (unsigned long long)p->id, uv_strerror(status));
@@ -558,11 +715,12 @@ static int outer_connect(struct raft_uv_transport *outer, struct raft_uv_connect
     if (lc_hostport_parse(address, 0, &hp, why, sizeof why) != 0)
         return RAFT_NOCONNECTION;
     if (uv_ip4_addr(hp.host, hp.port, &addr) == 0)
-        return connect_literal(t, req, id, &addr, cb);
+        return connect_literal(t, req, id, hp.host, &addr, cb);
     pending_resolve_t *p = calloc(1, sizeof *p);
     if (p == NULL)
         return RAFT_NOMEM;
     *p = (pending_resolve_t){.t = t, .req = req, .id = id, .port = hp.port, .cb = cb};
+    snprintf(p->host, sizeof p->host, "%s", hp.host);
     p->gai.data = p;
     struct addrinfo hints = {.ai_family = AF_INET, .ai_socktype = SOCK_STREAM};
     if (uv_getaddrinfo(t->loop, &p->gai, resolved_cb, hp.host, NULL, &hints) != 0) {
@@ -580,8 +738,8 @@ static int outer_connect(struct raft_uv_transport *outer, struct raft_uv_connect
  * and no connection is in handshake (their connect callbacks ran first). */
 static void maybe_closed(cluster_transport_t *t)
 {
-    if (!t->closing || t->pending != NULL || t->conns != NULL || t->listener_state == 2 ||
-        t->close_cb == NULL)
+    if (!t->closing || t->pending != NULL || t->conns != NULL || t->relays.head != NULL ||
+        t->listener_state == 2 || t->close_cb == NULL)
         return;
     raft_uv_transport_close_cb cb = t->close_cb;
     t->close_cb = NULL;
@@ -609,15 +767,30 @@ static void outer_close(struct raft_uv_transport *outer, raft_uv_transport_close
         uv_cancel((uv_req_t *)&p->gai);
     for (peer_conn_t *c = t->conns; c != NULL; c = c->next)
         conn_fail(c, NULL);
+    tls_relays_close_all(&t->relays);
     maybe_closed(t);
 }
 
-int cluster_transport_init(cluster_transport_t *t, uv_loop_t *loop, const char *bind_address,
-                           const lc_join_secret_t *secret)
+static void relays_empty_cb(void *arg)
+{
+    maybe_closed(arg);
+}
+
+int cluster_transport_init(cluster_transport_t *t, uv_loop_t *loop,
+                           const cluster_transport_config_t *cfg)
 {
     memset(t, 0, sizeof *t);
+    if ((cfg->tls_server == NULL) != (cfg->tls_client == NULL))
+        return RAFT_INVALID;
+    const char *bind_address = cfg->bind_address;
     t->loop = loop;
-    t->secret = secret != NULL && secret->len > 0 ? secret : NULL;
+    t->secret = cfg->secret != NULL && cfg->secret->len > 0 ? cfg->secret : NULL;
+    t->tls_server = cfg->tls_server;
+    t->tls_client = cfg->tls_client;
+    t->admit = cfg->admit;
+    t->admit_arg = cfg->admit_arg;
+    t->relays.on_empty = relays_empty_cb;
+    t->relays.arg = t;
     t->deadline_ms = CLUSTER_TRANSPORT_DEADLINE_MS;
     if (bind_address != NULL) {
         struct sockaddr_in addr;
@@ -640,6 +813,6 @@ int cluster_transport_init(cluster_transport_t *t, uv_loop_t *loop, const char *
 void cluster_transport_close(cluster_transport_t *t)
 {
     /* Everything t holds is inside it; raft's close released the handles. */
-    assert(t->conns == NULL && t->pending == NULL);
+    assert(t->conns == NULL && t->pending == NULL && t->relays.head == NULL);
     (void)t;
 }

@@ -124,6 +124,29 @@ finish() {
     [ $FAILED -eq 0 ]
 }
 
+# make_ca NAME: a self-signed test CA in $WORK/NAME.{key,pem}.
+make_ca() {
+    openssl req -x509 -newkey ec -pkeyopt ec_paramgen_curve:prime256v1 -nodes -days 2 \
+        -subj "/CN=loadcluster test $1" -keyout "$WORK/$1.key" -out "$WORK/$1.pem" \
+        -addext "basicConstraints=critical,CA:TRUE" \
+        -addext "keyUsage=critical,keyCertSign,cRLSign" 2>>"$WORK/openssl.log"
+}
+
+# make_cert NAME CA SAN [USAGE]: a certificate signed by CA in
+# $WORK/NAME.{key,pem} naming SAN ("IP:127.0.0.1,DNS:localhost"), for the
+# extended key usage USAGE (serverAuth by default; "serverAuth,clientAuth").
+make_cert() {
+    openssl req -new -newkey ec -pkeyopt ec_paramgen_curve:prime256v1 -nodes \
+        -subj "/CN=$1" -keyout "$WORK/$1.key" -out "$WORK/$1.csr" 2>>"$WORK/openssl.log"
+    printf 'subjectAltName=%s\nbasicConstraints=CA:FALSE\nextendedKeyUsage=%s\n' "$3" \
+        "${4:-serverAuth}" >"$WORK/$1.ext"
+    openssl x509 -req -in "$WORK/$1.csr" -CA "$WORK/$2.pem" -CAkey "$WORK/$2.key" -days 2 \
+        -extfile "$WORK/$1.ext" -out "$WORK/$1.pem" 2>>"$WORK/openssl.log"
+}
+
+# tls_of NAME CA: the three TLS flags for NAME's certificate under CA.
+tls_of() { echo --tls-cert "$WORK/$1.pem" --tls-key "$WORK/$1.key" --tls-ca "$WORK/$2.pem"; }
+
 # Starts lc_target on a free port; sets TARGET_PORT.
 start_target() {
     start target timeout 300 "$LC_BIN/lc_target" --listen 127.0.0.1:0 \

@@ -10,24 +10,6 @@ source "$LC_SRC/tests/integration/lib.sh"
 command -v nginx >/dev/null || { log "nginx is not installed (make -f Makefile.ci deps)"; exit 1; }
 command -v openssl >/dev/null || { log "openssl is not installed (make -f Makefile.ci deps)"; exit 1; }
 
-# make_ca NAME: a self-signed CA in $WORK/NAME.{key,pem}.
-make_ca() {
-    openssl req -x509 -newkey ec -pkeyopt ec_paramgen_curve:prime256v1 -nodes -days 2 \
-        -subj "/CN=loadcluster test $1" -keyout "$WORK/$1.key" -out "$WORK/$1.pem" \
-        -addext "basicConstraints=critical,CA:TRUE" \
-        -addext "keyUsage=critical,keyCertSign,cRLSign" 2>>"$WORK/openssl.log"
-}
-
-# make_cert NAME CA SAN: a server certificate signed by CA in $WORK/NAME.{key,pem}.
-make_cert() {
-    openssl req -new -newkey ec -pkeyopt ec_paramgen_curve:prime256v1 -nodes \
-        -subj "/CN=$1" -keyout "$WORK/$1.key" -out "$WORK/$1.csr" 2>>"$WORK/openssl.log"
-    printf 'subjectAltName=%s\nbasicConstraints=CA:FALSE\nextendedKeyUsage=serverAuth\n' "$3" \
-        >"$WORK/$1.ext"
-    openssl x509 -req -in "$WORK/$1.csr" -CA "$WORK/$2.pem" -CAkey "$WORK/$2.key" -days 2 \
-        -extfile "$WORK/$1.ext" -out "$WORK/$1.pem" 2>>"$WORK/openssl.log"
-}
-
 make_ca ca
 make_ca other-ca
 make_cert server ca "IP:127.0.0.1,DNS:localhost"

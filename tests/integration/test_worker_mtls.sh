@@ -8,30 +8,11 @@ source "$(dirname "$0")/lib.sh"
 
 command -v openssl >/dev/null || { log "openssl is not installed (make -f Makefile.ci deps)"; exit 1; }
 
-# make_ca NAME: a self-signed CA in $WORK/NAME.{key,pem}.
-make_ca() {
-    openssl req -x509 -newkey ec -pkeyopt ec_paramgen_curve:prime256v1 -nodes -days 2 \
-        -subj "/CN=loadcluster test $1" -keyout "$WORK/$1.key" -out "$WORK/$1.pem" \
-        -addext "basicConstraints=critical,CA:TRUE" \
-        -addext "keyUsage=critical,keyCertSign,cRLSign" 2>>"$WORK/openssl.log"
-}
-
-# make_cert NAME CA SAN USAGE: a certificate signed by CA in $WORK/NAME.{key,pem}.
-make_cert() {
-    openssl req -new -newkey ec -pkeyopt ec_paramgen_curve:prime256v1 -nodes \
-        -subj "/CN=$1" -keyout "$WORK/$1.key" -out "$WORK/$1.csr" 2>>"$WORK/openssl.log"
-    printf 'subjectAltName=%s\nbasicConstraints=CA:FALSE\nextendedKeyUsage=%s\n' "$3" "$4" \
-        >"$WORK/$1.ext"
-    openssl x509 -req -in "$WORK/$1.csr" -CA "$WORK/$2.pem" -CAkey "$WORK/$2.key" -days 2 \
-        -extfile "$WORK/$1.ext" -out "$WORK/$1.pem" 2>>"$WORK/openssl.log"
-}
-
 make_ca ca
 make_ca rogue-ca
 make_cert master ca "IP:127.0.0.1,DNS:localhost" serverAuth
 make_cert worker ca "DNS:worker.test" clientAuth
 make_cert rogue rogue-ca "DNS:rogue.test" clientAuth
-tls_of() { echo --tls-cert "$WORK/$1.pem" --tls-key "$WORK/$1.key" --tls-ca "$WORK/$2.pem"; }
 
 start_target
 # shellcheck disable=SC2046

@@ -549,6 +549,47 @@ static void test_verify_host(void **state)
     assert_int_equal(srv_rv, LC_EPROTO);
 }
 
+/* The names a verified peer's certificate holds: DNS and IP subjectAltNames
+ * (an IP literal matches only an IP one), the CN when there is no SAN. */
+static void test_peer_is(void **state)
+{
+    (void)state;
+    pair_t p;
+    pair_connect(&p, "127.0.0.1");
+    assert_true(lc_tls_channel_peer_is(p.cli.ch, "127.0.0.1"));
+    assert_true(lc_tls_channel_peer_is(p.cli.ch, "master.test"));
+    assert_false(lc_tls_channel_peer_is(p.cli.ch, "127.0.0.2"));
+    assert_false(lc_tls_channel_peer_is(p.cli.ch, "other.test"));
+    assert_false(lc_tls_channel_peer_is(p.cli.ch, "::1"));
+    assert_true(lc_tls_channel_peer_is(p.srv.ch, "worker-1")); /* the CN: no SAN */
+    assert_false(lc_tls_channel_peer_is(p.srv.ch, "127.0.0.1"));
+    pair_free(&p);
+}
+
+/* A connection handed to a new owner: plaintext and ciphertext go to the
+ * new callbacks, none to the old. */
+static void test_set_io(void **state)
+{
+    (void)state;
+    pair_t p;
+    pair_connect(&p, "127.0.0.1");
+    side_t heir = {.ch = p.srv.ch};
+    lc_tls_channel_set_io(p.srv.ch, &(lc_tls_io_t){.arg = &heir, .send = on_send,
+                                                   .receive = on_receive});
+    assert_int_equal(lc_tls_channel_write(p.cli.ch, (const uint8_t *)"ping", 4), 0);
+    assert_int_equal(deliver(&p.cli, &heir, 0), 0);
+    assert_plain(&heir, (const uint8_t *)"ping", 4);
+    assert_int_equal(p.srv.plain.len, 0);
+    assert_int_equal(lc_tls_channel_write(p.srv.ch, (const uint8_t *)"pong", 4), 0);
+    assert_true(heir.wire.len > 0);
+    assert_int_equal(p.srv.wire.len, 0);
+    assert_int_equal(deliver(&heir, &p.cli, 0), 0);
+    assert_plain(&p.cli, (const uint8_t *)"pong", 4);
+    buf_free(&heir.wire);
+    buf_free(&heir.plain);
+    pair_free(&p);
+}
+
 /* ---- 4. Certificates from another CA ---- */
 
 static void test_rogue_client_cert(void **state)
@@ -886,6 +927,8 @@ int main(void)
         cmocka_unit_test(test_large_one_call),
         cmocka_unit_test(test_large_many_calls),
         cmocka_unit_test(test_verify_host),
+        cmocka_unit_test(test_peer_is),
+        cmocka_unit_test(test_set_io),
         cmocka_unit_test(test_rogue_client_cert),
         cmocka_unit_test(test_rogue_server_cert),
         cmocka_unit_test(test_client_without_cert),
