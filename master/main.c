@@ -1,9 +1,12 @@
 /* main.c — loadmaster: flags, wiring of the master's modules, signals. */
+#include <errno.h>
+#include <limits.h>
 #include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/resource.h>
+#include <sys/stat.h>
 
 #include "batcher.h"
 #include "auth.h"
@@ -216,6 +219,18 @@ static size_t worker_connection_budget(unsigned api_max_conns)
     return rl.rlim_cur > others + FD_RESERVE ? (size_t)(rl.rlim_cur - others) : FD_RESERVE;
 }
 
+/* The state database, <data-dir>/state.db, beside Raft's files (which are
+ * what an operator backs up: the database is rebuilt from them at start). */
+static int open_state(master_t *m, char *errmsg, size_t errlen)
+{
+    char path[PATH_MAX];
+    if (mkdir(m->cfg.data_dir, 0750) != 0 && errno != EEXIST)
+        return lc_errf(errmsg, errlen, LC_EIO, "create %s: %s", m->cfg.data_dir, strerror(errno));
+    if ((size_t)snprintf(path, sizeof path, "%s/state.db", m->cfg.data_dir) >= sizeof path)
+        return lc_errf(errmsg, errlen, LC_EINVAL, "--data-dir is too long");
+    return store_open_file(&m->store, path, errmsg, errlen);
+}
+
 static int start(master_t *m, char *errmsg, size_t errlen)
 {
     bool created;
@@ -225,7 +240,7 @@ static int start(master_t *m, char *errmsg, size_t errlen)
         m->admin_hash_set = rv == 0;
     }
     if (rv == 0)
-        rv = store_open(&m->store, errmsg, errlen);
+        rv = open_state(m, errmsg, errlen);
     runs_io_t runs_io = runs_io_master(m);
     if (rv == 0)
         rv = runs_init(&m->runs, m->loop, m->store, &runs_io, m->cfg.worker_heartbeat_ms);

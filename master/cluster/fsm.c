@@ -1,10 +1,12 @@
 /* fsm.c — raft_fsm callbacks over the store. */
 #include "fsm.h"
 
+#include <assert.h>
 #include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
 
+#include "lc_clock.h"
 #include "lc_err.h"
 #include "lc_log.h"
 
@@ -42,7 +44,7 @@ static Lc__Command *decode_entry(const struct raft_buffer *buf)
 
 static int fsm_apply(struct raft_fsm *fsm, const struct raft_buffer *buf, void **result)
 {
-    store_t *store = fsm->data;
+    store_t *store = ((fsm_t *)fsm->data)->store;
     Lc__Command *cmd = decode_entry(buf);
     int rv;
     if (cmd == NULL) {
@@ -59,34 +61,68 @@ static int fsm_apply(struct raft_fsm *fsm, const struct raft_buffer *buf, void *
     return 0;
 }
 
+/* On the loop, between two applies: pin the state; the image is taken on a
+ * thread (fsm_snapshot_async). */
 static int fsm_snapshot(struct raft_fsm *fsm, struct raft_buffer *bufs[], unsigned *n_bufs)
 {
-    store_t *store = fsm->data;
+    fsm_t *f = fsm->data;
+    *bufs = NULL;
+    *n_bufs = 0;
+    if (f->pending != NULL)
+        return RAFT_BUSY; /* raft takes one at a time; try again later */
+    if (store_snapshot_begin(f->store, &f->pending) != 0)
+        return RAFT_NOMEM;
+    f->pending_since_ms = lc_mono_ms();
+    return 0;
+}
+
+/* On a thread of raft's: serialize what fsm_snapshot pinned. No logging
+ * here; fsm_snapshot_finalize says how it went. */
+static int fsm_snapshot_async(struct raft_fsm *fsm, struct raft_buffer *bufs[], unsigned *n_bufs)
+{
+    fsm_t *f = fsm->data;
     uint8_t *image;
     size_t len;
-    if (store_serialize(store, &image, &len) != 0)
+    assert(f->pending != NULL);
+    if (store_snapshot_image(f->pending, &image, &len) != 0)
         return RAFT_NOMEM;
-    /* raft frees snapshot buffers with raft_free: hand it raft_malloc'd ones. */
-    *bufs = raft_malloc(sizeof **bufs);
-    void *copy = raft_malloc(len);
-    if (*bufs == NULL || copy == NULL) {
-        raft_free(*bufs);
-        raft_free(copy);
+    *bufs = malloc(sizeof **bufs);
+    if (*bufs == NULL) {
         free(image);
         return RAFT_NOMEM;
     }
-    memcpy(copy, image, len);
-    free(image);
-    (*bufs)[0].base = copy;
+    (*bufs)[0].base = image;
     (*bufs)[0].len = len;
     *n_bufs = 1;
-    lc_info("fsm", "msg=\"snapshot taken\" bytes=%zu", len);
+    return 0;
+}
+
+/* On the loop, once raft wrote the snapshot (or gave up): the buffers are ours. */
+static int fsm_snapshot_finalize(struct raft_fsm *fsm, struct raft_buffer *bufs[],
+                                 unsigned *n_bufs)
+{
+    fsm_t *f = fsm->data;
+    size_t len = *bufs != NULL && *n_bufs > 0 ? (*bufs)[0].len : 0;
+    if (*bufs != NULL) {
+        for (unsigned i = 0; i < *n_bufs; i++)
+            free((*bufs)[i].base);
+        free(*bufs);
+    }
+    *bufs = NULL;
+    *n_bufs = 0;
+    store_snapshot_end(f->pending);
+    f->pending = NULL;
+    if (len > 0)
+        lc_info("fsm", "msg=\"snapshot taken\" bytes=%zu ms=%llu", len,
+                (unsigned long long)(lc_mono_ms() - f->pending_since_ms));
+    else
+        lc_warn("fsm", "msg=\"snapshot failed\"");
     return 0;
 }
 
 static int fsm_restore(struct raft_fsm *fsm, struct raft_buffer *buf)
 {
-    store_t *store = fsm->data;
+    store_t *store = ((fsm_t *)fsm->data)->store;
     int rv = store_deserialize(store, buf->base, buf->len);
     if (rv != 0) {
         lc_error("fsm", "msg=\"snapshot restore failed\" bytes=%zu", buf->len);
@@ -98,14 +134,17 @@ static int fsm_restore(struct raft_fsm *fsm, struct raft_buffer *buf)
     return 0;
 }
 
-void fsm_init(struct raft_fsm *fsm, store_t *store)
+void fsm_init(fsm_t *f, store_t *store)
 {
-    memset(fsm, 0, sizeof *fsm);
-    fsm->version = 1;
-    fsm->data = store;
-    fsm->apply = fsm_apply;
-    fsm->snapshot = fsm_snapshot;
-    fsm->restore = fsm_restore;
+    memset(f, 0, sizeof *f);
+    f->store = store;
+    f->raft.version = 3;
+    f->raft.data = f;
+    f->raft.apply = fsm_apply;
+    f->raft.snapshot = fsm_snapshot;
+    f->raft.snapshot_async = fsm_snapshot_async;
+    f->raft.snapshot_finalize = fsm_snapshot_finalize;
+    f->raft.restore = fsm_restore;
 }
 
 int fsm_result_code(void *result)

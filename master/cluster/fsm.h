@@ -1,5 +1,6 @@
 /* fsm.h — the Raft state machine: decodes each committed Command and applies
- * it to the store; snapshots are the serialized SQLite database. */
+ * it to the store; snapshots are the serialized SQLite database, taken from
+ * a read transaction on a thread of raft's (fsm version 3), not on the loop. */
 #ifndef MASTER_FSM_H
 #define MASTER_FSM_H
 
@@ -8,10 +9,18 @@
 #include "state.pb-c.h"
 #include "store.h"
 
-/* Fills a raft_fsm that applies to `store` (not owned). The apply result
- * handed to raft_apply callbacks is the store's return code as an intptr_t:
- * a failed command never fails the log. */
-void fsm_init(struct raft_fsm *fsm, store_t *store);
+typedef struct fsm_s {
+    struct raft_fsm raft;      /* what raft_init() is given */
+    /* private */
+    store_t *store;            /* not owned */
+    store_snapshot_t *pending; /* from snapshot to snapshot_finalize */
+    uint64_t pending_since_ms;
+} fsm_t;
+
+/* Fills f to apply to `store` (not owned). The apply result handed to
+ * raft_apply callbacks is the store's return code as an intptr_t: a failed
+ * command never fails the log. */
+void fsm_init(fsm_t *f, store_t *store);
 
 /* Encodes a command as a log entry: a 4-byte little-endian length, the
  * protobuf bytes, and zero padding to a multiple of 8 bytes (raft's on-disk

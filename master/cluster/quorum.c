@@ -24,7 +24,7 @@ struct quorum_s {
     struct raft raft;
     struct raft_io io;
     cluster_transport_t transport;
-    struct raft_fsm fsm;
+    fsm_t fsm;
     uv_timer_t role_timer;
     bool leader;             /* what on_role was last told */
     bool raft_leader;        /* what raft_state() said at the last poll */
@@ -167,7 +167,12 @@ static int start_raft(quorum_t *q, uv_loop_t *loop, const quorum_config_t *cfg, 
         cluster_transport_close(&q->transport);
         return LC_EIO;
     }
-    if (raft_init(&q->raft, &q->io, &q->fsm, cfg->id, cfg->raft_address) != 0) {
+    /* raft_uv of 0.15 has async_work but still says version 1, which makes
+     * raft_init refuse the asynchronous snapshots of fsm version 3 (raft
+     * fixed it in 0.17.1, commit 269e541 "uv: set io version to 2"). */
+    if (q->io.version < 2 && q->io.async_work != NULL)
+        q->io.version = 2;
+    if (raft_init(&q->raft, &q->io, &q->fsm.raft, cfg->id, cfg->raft_address) != 0) {
         snprintf(errmsg, errlen, "quorum: init raft: %s", raft_errmsg(&q->raft));
         raft_uv_close(&q->io);
         cluster_transport_close(&q->transport);

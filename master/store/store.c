@@ -15,7 +15,7 @@
 #include "store_retention.h"
 #include "store_thresholds.h"
 
-static const char schema_sql[] =
+const char store_schema_sql[] =
     "CREATE TABLE IF NOT EXISTS runs(id INTEGER PRIMARY KEY, tenant TEXT NOT NULL,"
     " name TEXT NOT NULL, scenario_json TEXT NOT NULL, users INTEGER NOT NULL,"
     " state TEXT NOT NULL, created INTEGER NOT NULL, started INTEGER NOT NULL DEFAULT 0,"
@@ -58,7 +58,7 @@ int store_open(store_t **out, char *errmsg, size_t errlen)
         return LC_ENOMEM;
     if (sqlite3_open_v2(":memory:", &s->db, SQLITE_OPEN_READWRITE | SQLITE_OPEN_CREATE, NULL) !=
             SQLITE_OK ||
-        sqlite3_exec(s->db, schema_sql, NULL, NULL, NULL) != SQLITE_OK) {
+        sqlite3_exec(s->db, store_schema_sql, NULL, NULL, NULL) != SQLITE_OK) {
         snprintf(errmsg, errlen, "store: open database: %s",
                  s->db ? sqlite3_errmsg(s->db) : "out of memory");
         store_close(s);
@@ -73,6 +73,7 @@ void store_close(store_t *s)
     if (s == NULL)
         return;
     sqlite3_close(s->db);
+    free(s->path);
     free(s);
 }
 
@@ -298,6 +299,14 @@ int store_apply(store_t *s, const Lc__Command *cmd)
     return rv;
 }
 
+/* Bytes 18 and 19 of a database header say WAL (2) or rollback journal (1);
+ * an image in memory cannot be opened in WAL mode, so images say 1. */
+static void image_without_wal(unsigned char *image, size_t len)
+{
+    if (len >= 20 && image[18] == 2 && image[19] == 2)
+        image[18] = image[19] = 1;
+}
+
 int store_serialize(store_t *s, uint8_t **out, size_t *out_len)
 {
     sqlite3_int64 size = 0;
@@ -310,6 +319,7 @@ int store_serialize(store_t *s, uint8_t **out, size_t *out_len)
         return LC_ENOMEM;
     }
     memcpy(*out, image, (size_t)size);
+    image_without_wal(*out, (size_t)size);
     *out_len = (size_t)size;
     sqlite3_free(image);
     return 0;
@@ -323,7 +333,7 @@ static bool image_schema_ours(sqlite3 *image)
     sqlite3 *ref = NULL;
     sqlite3_stmt *want = NULL, *have = NULL;
     bool ours = sqlite3_open(":memory:", &ref) == SQLITE_OK &&
-                sqlite3_exec(ref, schema_sql, NULL, NULL, NULL) == SQLITE_OK &&
+                sqlite3_exec(ref, store_schema_sql, NULL, NULL, NULL) == SQLITE_OK &&
                 sqlite3_prepare_v2(ref, "SELECT name, sql FROM sqlite_master WHERE type = 'table'",
                                    -1, &want, NULL) == SQLITE_OK &&
                 sqlite3_prepare_v2(image, "SELECT sql FROM sqlite_master WHERE type = 'table'"
@@ -357,6 +367,7 @@ static bool image_sound(const uint8_t *buf, size_t len)
         return false;
     }
     memcpy(copy, buf, len);
+    image_without_wal(copy, len);
     sqlite3_stmt *st = NULL;
     if (sqlite3_deserialize(db, "main", copy, (sqlite3_int64)len, (sqlite3_int64)len,
                             SQLITE_DESERIALIZE_FREEONCLOSE) == SQLITE_OK &&
@@ -369,23 +380,46 @@ static bool image_sound(const uint8_t *buf, size_t len)
     return sound;
 }
 
+/* Copies the image into s's main database with the backup API: an on-disk
+ * store in WAL mode keeps its file (readers have it open) and readers see the
+ * old state or the new one. */
+static int copy_image_in(store_t *s, const uint8_t *buf, size_t len)
+{
+    sqlite3 *src = NULL;
+    /* SQLite takes ownership of a buffer from sqlite3_malloc64. */
+    unsigned char *image = sqlite3_malloc64(len);
+    if (image == NULL || sqlite3_open(":memory:", &src) != SQLITE_OK) {
+        sqlite3_free(image);
+        sqlite3_close(src);
+        return LC_ENOMEM;
+    }
+    memcpy(image, buf, len);
+    image_without_wal(image, len);
+    int rc = sqlite3_deserialize(src, "main", image, (sqlite3_int64)len, (sqlite3_int64)len,
+                                 SQLITE_DESERIALIZE_FREEONCLOSE | SQLITE_DESERIALIZE_READONLY);
+    sqlite3_backup *b = rc == SQLITE_OK ? sqlite3_backup_init(s->db, "main", src, "main") : NULL;
+    if (b != NULL) {
+        rc = sqlite3_backup_step(b, -1);
+        rc = sqlite3_backup_finish(b) == SQLITE_OK && rc == SQLITE_DONE ? SQLITE_OK : SQLITE_ERROR;
+    } else {
+        rc = SQLITE_ERROR;
+    }
+    sqlite3_close(src);
+    if (rc != SQLITE_OK) {
+        lc_error("store", "msg=\"restore failed\" error=\"%s\"", sqlite3_errmsg(s->db));
+        return LC_EIO;
+    }
+    return 0;
+}
+
 int store_deserialize(store_t *s, const uint8_t *buf, size_t len)
 {
+    assert(!s->read_only);
     if (!image_sound(buf, len)) {
         lc_error("store", "msg=\"restore refused: the snapshot image is not a sound database\" "
                  "bytes=%zu", len);
         return LC_EPROTO;
     }
-    /* SQLite takes ownership of a buffer from sqlite3_malloc64 and may grow it. */
-    unsigned char *image = sqlite3_malloc64(len);
-    if (image == NULL)
-        return LC_ENOMEM;
-    memcpy(image, buf, len);
-    int rc = sqlite3_deserialize(s->db, "main", image, (sqlite3_int64)len, (sqlite3_int64)len,
-                                 SQLITE_DESERIALIZE_FREEONCLOSE | SQLITE_DESERIALIZE_RESIZEABLE);
-    if (rc != SQLITE_OK) {
-        lc_error("store", "msg=\"restore failed\" error=\"%s\"", sqlite3_errmsg(s->db));
-        return LC_EIO;
-    }
-    return store_exec(s, schema_sql);
+    int rv = copy_image_in(s, buf, len);
+    return rv != 0 ? rv : store_exec(s, store_schema_sql);
 }

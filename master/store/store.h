@@ -12,10 +12,20 @@
 
 typedef struct store_s store_t;
 
-/* Opens an empty in-memory database with the schema. The state is rebuilt by
- * Raft from the latest snapshot and the log on every start.
+/* Opens an empty in-memory database with the schema (tests, tools).
  * Returns 0 or LC_EIO with errmsg. */
 int store_open(store_t **out, char *errmsg, size_t errlen);
+/* Opens path (<data-dir>/state.db) as an empty database in WAL mode: what
+ * it held before is removed, since Raft rebuilds the state from the latest
+ * snapshot and the log on every start. Only this connection writes; with
+ * synchronous=OFF, as durability is the Raft log's. Returns 0 or LC_EIO. */
+int store_open_file(store_t **out, const char *path, char *errmsg, size_t errlen);
+/* A read-only connection to writer's file, for one thread at a time: WAL
+ * gives it a consistent view of the applied commands while the writer goes
+ * on. Returns 0, LC_ESTATE for an in-memory writer, or LC_EIO. */
+int store_open_reader(store_t **out, const store_t *writer, char *errmsg, size_t errlen);
+/* Whether store_open_reader can give readers of s. */
+bool store_has_readers(const store_t *s);
 void store_close(store_t *s);
 
 /* Applies one command as one transaction. Application-level problems (a run
@@ -26,8 +36,20 @@ int store_apply(store_t *s, const Lc__Command *cmd);
 
 /* Serializes the whole database into a malloc'd buffer (snapshot). */
 int store_serialize(store_t *s, uint8_t **out, size_t *out_len);
-/* Replaces the whole database with a serialized image (restore). */
+/* Replaces the whole database with a serialized image (restore): the image
+ * is checked on a connection of its own first, then copied in with SQLite's
+ * backup API, so readers see the old state or the new one. */
 int store_deserialize(store_t *s, const uint8_t *buf, size_t len);
+
+/* A snapshot taken off the loop: begin pins the state as it is now (on the
+ * loop, between two applies: a read transaction on a connection of its own;
+ * an in-memory store copies its image at once), image serializes the pinned
+ * state on any thread and releases the view, end frees. */
+typedef struct store_snapshot_s store_snapshot_t;
+int store_snapshot_begin(store_t *s, store_snapshot_t **out);
+/* OUT: *out (malloc'd, the caller's), *len. Call once. */
+int store_snapshot_image(store_snapshot_t *snap, uint8_t **out, size_t *len);
+void store_snapshot_end(store_snapshot_t *snap);
 
 /* Runs ---------------------------------------------------------------- */
 

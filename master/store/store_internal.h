@@ -10,7 +10,12 @@
 
 struct store_s {
     sqlite3 *db;
+    char *path;     /* the database file; NULL: in memory */
+    bool read_only; /* a reader's connection (store_open_reader) */
 };
+
+/* Every table, as CREATE TABLE IF NOT EXISTS statements. */
+extern const char store_schema_sql[];
 
 /* Runs SQL without results; logs and returns LC_EIO on failure. */
 int store_exec(store_t *s, const char *sql);

@@ -54,13 +54,13 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 {
     fuzz_quiet_log();
     store_t *s = fresh_store();
-    struct raft_fsm fsm;
+    fsm_t fsm;
     fsm_init(&fsm, s);
     fuzz_in_t in = {data, size};
     const uint8_t *cmd;
     size_t len;
     for (int i = 0; i < MAX_ENTRIES && fuzz_record(&in, &cmd, &len); i++)
-        apply_entry(&fsm, cmd, len);
+        apply_entry(&fsm.raft, cmd, len);
     fuzz_render_store(s);
     return 0;
 }

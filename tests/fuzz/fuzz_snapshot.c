@@ -17,14 +17,14 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
     char err[256];
     if (store_open(&s, err, sizeof err) != 0)
         abort();
-    struct raft_fsm fsm;
+    fsm_t fsm;
     fsm_init(&fsm, s);
     /* On success the FSM owns (and raft_free's) the snapshot's buffer. */
     struct raft_buffer buf = {.base = raft_malloc(size ? size : 1), .len = size};
     if (buf.base == NULL)
         abort();
     memcpy(buf.base, data, size);
-    if (fsm.restore(&fsm, &buf) != 0)
+    if (fsm.raft.restore(&fsm.raft, &buf) != 0)
         raft_free(buf.base);
     fuzz_render_store(s);
     /* A restored store must take new commands and snapshot again. */
