@@ -111,7 +111,7 @@ static void shut_down(master_t *m)
     uv_close((uv_handle_t *)&m->sighup, NULL);
     uv_close((uv_handle_t *)&m->ready_timer, NULL);
     uv_close((uv_handle_t *)&m->stop_timer, NULL);
-    lc_http_server_close(m->api);
+    api_close(m);
     runs_close(m->runs);
     retention_close(m->retention);
     batcher_close(m->batcher);

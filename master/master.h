@@ -19,6 +19,8 @@ typedef struct quorum_s quorum_t;
 typedef struct fleet_s fleet_t;
 typedef struct runs_s runs_t;
 typedef struct batcher_s batcher_t;
+typedef struct read_pool_s read_pool_t;
+typedef struct metrics_cache_s metrics_cache_t;
 typedef struct peers_s peers_t;
 typedef struct retention_s retention_t;
 
@@ -70,6 +72,8 @@ typedef struct master_s {
     runs_t *runs;
     batcher_t *batcher;
     lc_http_server_t *api;
+    read_pool_t *reads;       /* the API's reads off the loop */
+    metrics_cache_t *metrics_cache; /* /metrics tenant series, a second per scope */
     peers_t *peers;
     retention_t *retention;
     uint8_t admin_hash[32];   /* SHA-256 of --admin-token-file's token */

@@ -139,17 +139,6 @@ static void respond_readyz(master_t *m, lc_http_exchange_t *ex)
 static const char *const probe_paths[] = {"/healthz", "/readyz", NULL};
 #define API_PROBE_CONNS 32
 
-static void respond_metrics(master_t *m, lc_http_exchange_t *ex, const lc_http_request_t *req)
-{
-    metrics_scope_t scope;
-    if (!api_metrics_scope(m, ex, req, &scope))
-        return;
-    char *text = metrics_render(m, &scope);
-    lc_http_exchange_respond(ex, 200, "text/plain; version=0.0.4", text ? text : "",
-                             text ? strlen(text) : 0, NULL);
-    free(text);
-}
-
 /* What handle_open answers without a token; everything else needs one. */
 static bool is_open(const lc_http_request_t *req)
 {
@@ -174,7 +163,7 @@ static bool handle_open(master_t *m, lc_http_exchange_t *ex, const lc_http_reque
     } else if (strcmp(req->path, "/readyz") == 0) {
         respond_readyz(m, ex);
     } else {
-        respond_metrics(m, ex, req);
+        api_metrics_route(m, ex, req);
     }
     return true;
 }
@@ -220,8 +209,13 @@ int api_init(master_t *m, char *errmsg, size_t errlen)
             return rv;
         m->metrics_hash_set = true;
     }
-    int rv = lc_http_server_init(&m->api, m->loop, m->cfg.api_host, m->cfg.api_port,
-                                 API_MAX_BODY, handle, m, errmsg, errlen);
+    int rv = read_pool_init(&m->reads, m->loop, m->store, READ_POOL_THREADS, errmsg, errlen);
+    if (rv == 0 && api_metrics_cache_new(m) != 0)
+        rv = lc_errf(errmsg, errlen, LC_ENOMEM, "API: out of memory");
+    if (rv != 0)
+        return rv;
+    rv = lc_http_server_init(&m->api, m->loop, m->cfg.api_host, m->cfg.api_port,
+                             API_MAX_BODY, handle, m, errmsg, errlen);
     if (rv != 0)
         return rv;
     lc_http_limits_t limits = {.max_conns = m->cfg.api_max_conns,
@@ -230,4 +224,12 @@ int api_init(master_t *m, char *errmsg, size_t errlen)
     lc_http_server_set_limits(m->api, &limits);
     lc_http_server_on_headers(m->api, refuse_before_body);
     return 0;
+}
+
+void api_close(master_t *m)
+{
+    lc_http_server_close(m->api);
+    read_pool_close(m->reads);
+    m->reads = NULL;
+    api_metrics_cache_free(m);
 }

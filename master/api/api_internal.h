@@ -8,11 +8,38 @@
 #include "lc_http_server.h"
 #include "master.h"
 #include "metrics.h"
+#include "read_pool.h"
 
 /* Answers with body as compact JSON (takes the reference). */
 void api_respond_json(lc_http_exchange_t *ex, int status, json_t *body);
 /* Answers {"error": "<formatted>"}. */
 void api_respond_error(lc_http_exchange_t *ex, int status, const char *fmt, ...)
+    __attribute__((format(printf, 3, 4)));
+
+/* A read rendered off the loop (read_pool.h). Embedded first in a route's
+ * malloc'd job, whose work fills the answer; the loop then answers ex and
+ * frees the whole job. */
+typedef struct api_read_s {
+    read_job_t job;
+    lc_http_exchange_t *ex;
+    int status;
+    const char *content_type; /* static */
+    char *body;               /* malloc'd */
+    size_t len;
+    char headers[192];        /* extra header lines, "" for none */
+    /* NULL, or run on the loop before the answer (also when the job was
+     * cancelled): keeps or frees what the job holds besides the answer. */
+    void (*release)(struct api_read_s *r);
+} api_read_t;
+
+/* Queues r (job.work set): answered once the work ran, or 503 at once when
+ * the pool is full. r is freed either way. */
+void api_read_submit(master_t *m, lc_http_exchange_t *ex, api_read_t *r);
+/* For the work: the answer's body (malloc'd, taken), as JSON (the
+ * reference taken), or {"error": "<formatted>"}. */
+void api_read_body(api_read_t *r, int status, const char *content_type, char *body, size_t len);
+void api_read_json(api_read_t *r, int status, json_t *doc);
+void api_read_error(api_read_t *r, int status, const char *fmt, ...)
     __attribute__((format(printf, 3, 4)));
 
 /* Copies the value of query parameter name (not percent-decoded) into out;
@@ -32,6 +59,12 @@ bool api_access_gate(master_t *m, lc_http_exchange_t *ex, const lc_http_request_
  * has answered (401 for a token given but unknown, 500 when the lookup failed). */
 bool api_metrics_scope(master_t *m, lc_http_exchange_t *ex, const lc_http_request_t *req,
                        metrics_scope_t *scope);
+/* GET /metrics (api_metrics.c). */
+void api_metrics_route(master_t *m, lc_http_exchange_t *ex, const lc_http_request_t *req);
+/* The per-scope cache of tenant series; freed with api_metrics_cache_free. */
+int api_metrics_cache_new(master_t *m);
+void api_metrics_cache_free(master_t *m);
+
 /* /api/v1/tenants… and /api/v1/tokens… (admin only, checked by the gate). */
 void api_access_route(master_t *m, lc_http_exchange_t *ex, const lc_http_request_t *req);
 

@@ -171,28 +171,48 @@ static json_t *report_json(store_t *s, uint64_t id, unsigned parts, uint64_t now
     return run;
 }
 
-static void respond_rendered(lc_http_exchange_t *ex, const report_route_t *r, uint64_t id,
-                             const json_t *doc)
+/* A report or history rendered off the loop. */
+typedef struct report_job_s {
+    api_read_t read;
+    const report_route_t *route; /* in routes[] */
+    uint64_t id, now_ms;
+    store_history_query_t q;     /* q.endpoint points into endpoint */
+    char endpoint[1024];
+} report_job_t;
+
+static void render_into(api_read_t *a, const report_route_t *r, uint64_t id, const json_t *doc)
 {
-    char *body = NULL, headers[160];
+    char *body = NULL;
     size_t len = 0;
     if (report_render(r->render, doc, &body, &len) != 0) {
-        api_respond_error(ex, 500, "run %llu: cannot render %s", (unsigned long long)id,
-                          r->rest + 1);
+        api_read_error(a, 500, "run %llu: cannot render %s", (unsigned long long)id, r->rest + 1);
         return;
     }
-    snprintf(headers, sizeof headers, "Content-Disposition: attachment; filename=\"run-%llu-%s\"\r\n",
+    snprintf(a->headers, sizeof a->headers,
+             "Content-Disposition: attachment; filename=\"run-%llu-%s\"\r\n",
              (unsigned long long)id, r->filename);
-    lc_http_exchange_respond(ex, 200, r->content_type, body, len, headers);
-    free(body);
+    api_read_body(a, 200, r->content_type, body, len);
+}
+
+static void report_work(read_job_t *job, store_t *reader)
+{
+    report_job_t *j = (report_job_t *)job;
+    const report_route_t *r = j->route;
+    json_t *doc = r->doc == DOC_REPORT ? report_json(reader, j->id, r->parts, j->now_ms)
+                                       : store_history_json(reader, j->id, &j->q, j->now_ms);
+    if (doc == NULL)
+        api_read_error(&j->read, 404, "run %llu not found", (unsigned long long)j->id);
+    else if (r->render == NULL)
+        api_read_json(&j->read, 200, json_incref(doc));
+    else
+        render_into(&j->read, r, j->id, doc);
+    json_decref(doc);
 }
 
 void api_reports_route(master_t *m, lc_http_exchange_t *ex, const lc_http_request_t *req,
                        uint64_t id, const char *rest)
 {
     const report_route_t *r = route_of(rest);
-    char endpoint[1024];
-    store_history_query_t q;
     if (r == NULL) {
         api_respond_error(ex, 404, "no such endpoint: %s", req->path);
         return;
@@ -201,17 +221,19 @@ void api_reports_route(master_t *m, lc_http_exchange_t *ex, const lc_http_reques
         api_respond_error(ex, 405, "%s not allowed on %s", req->method, req->path);
         return;
     }
-    if (!parse_query(ex, req->query, &q, endpoint, sizeof endpoint))
+    report_job_t *j = calloc(1, sizeof *j);
+    if (j == NULL) {
+        api_respond_error(ex, 503, "out of memory");
         return;
-    uint64_t now = lc_wall_ms();
-    q.full = r->doc == DOC_FULL_HISTORY;
-    json_t *doc = r->doc == DOC_REPORT ? report_json(m->store, id, r->parts, now)
-                                       : store_history_json(m->store, id, &q, now);
-    if (doc == NULL)
-        api_respond_error(ex, 404, "run %llu not found", (unsigned long long)id);
-    else if (r->render == NULL)
-        api_respond_json(ex, 200, json_incref(doc));
-    else
-        respond_rendered(ex, r, id, doc);
-    json_decref(doc);
+    }
+    if (!parse_query(ex, req->query, &j->q, j->endpoint, sizeof j->endpoint)) {
+        free(j);
+        return;
+    }
+    j->route = r;
+    j->id = id;
+    j->now_ms = lc_wall_ms();
+    j->q.full = r->doc == DOC_FULL_HISTORY;
+    j->read.job.work = report_work;
+    api_read_submit(m, ex, &j->read);
 }

@@ -181,27 +181,77 @@ static void stop_run(master_t *m, lc_http_exchange_t *ex, uint64_t id)
     }
 }
 
+/* The run list, rendered off the loop. */
+typedef struct list_job_s {
+    api_read_t read;
+    char tenant[128], state[16]; /* "" for no filter */
+    uint64_t now_ms;
+} list_job_t;
+
+static void list_work(read_job_t *job, store_t *reader)
+{
+    list_job_t *j = (list_job_t *)job;
+    json_t *runs = store_runs_json(reader, j->tenant[0] ? j->tenant : NULL,
+                                   j->state[0] ? j->state : NULL, j->now_ms);
+    api_read_json(&j->read, 200, runs != NULL ? json_pack("{s:o}", "runs", runs) : NULL);
+}
+
 /* The run list: a tenant token's own tenant, an admin's all (or ?tenant=);
  * ?state= keeps the runs in one state. */
 static void list_runs(master_t *m, lc_http_exchange_t *ex, const lc_http_request_t *req,
                       const auth_identity_t *who)
 {
-    char tenant_filter[128], state_filter[128];
-    const char *tenant = NULL, *state = NULL;
+    char tenant_filter[128] = "", state_filter[128] = "";
     if (who->role == AUTH_ROLE_TENANT)
-        tenant = who->tenant;
-    else if (api_query_value(req->query, "tenant", tenant_filter, sizeof tenant_filter))
-        tenant = tenant_filter;
-    if (api_query_value(req->query, "state", state_filter, sizeof state_filter))
-        state = state_filter;
+        snprintf(tenant_filter, sizeof tenant_filter, "%s", who->tenant);
+    else if (!api_query_value(req->query, "tenant", tenant_filter, sizeof tenant_filter))
+        tenant_filter[0] = '\0';
+    bool by_state = api_query_value(req->query, "state", state_filter, sizeof state_filter);
     lc_run_state_t known;
-    if (state != NULL && lc_run_state_parse(state, &known) != 0) {
+    if (by_state && lc_run_state_parse(state_filter, &known) != 0) {
         api_respond_error(ex, 400, "state: expected one of pending, running, stopping, finished, "
                           "failed, aborted");
         return;
     }
-    api_respond_json(ex, 200, json_pack("{s:o}", "runs", store_runs_json(m->store, tenant, state,
-                                                                         lc_wall_ms())));
+    list_job_t *j = calloc(1, sizeof *j);
+    if (j == NULL) {
+        api_respond_error(ex, 503, "out of memory");
+        return;
+    }
+    snprintf(j->tenant, sizeof j->tenant, "%s", tenant_filter);
+    snprintf(j->state, sizeof j->state, "%s", by_state ? state_filter : "");
+    j->now_ms = lc_wall_ms();
+    j->read.job.work = list_work;
+    api_read_submit(m, ex, &j->read);
+}
+
+/* One run, rendered off the loop. */
+typedef struct run_job_s {
+    api_read_t read;
+    uint64_t id, now_ms;
+} run_job_t;
+
+static void run_work(read_job_t *job, store_t *reader)
+{
+    run_job_t *j = (run_job_t *)job;
+    json_t *run = store_run_json(reader, j->id, j->now_ms);
+    if (run == NULL)
+        api_read_error(&j->read, 404, "run %llu not found", (unsigned long long)j->id);
+    else
+        api_read_json(&j->read, 200, run);
+}
+
+static void get_run(master_t *m, lc_http_exchange_t *ex, uint64_t id)
+{
+    run_job_t *j = calloc(1, sizeof *j);
+    if (j == NULL) {
+        api_respond_error(ex, 503, "out of memory");
+        return;
+    }
+    j->id = id;
+    j->now_ms = lc_wall_ms();
+    j->read.job.work = run_work;
+    api_read_submit(m, ex, &j->read);
 }
 
 /* Whether the caller may see run id: another tenant's run answers exactly
@@ -240,11 +290,7 @@ void api_runs_route(master_t *m, lc_http_exchange_t *ex, const lc_http_request_t
         return;
     }
     if (rest[0] == '\0' && get) {
-        json_t *run = store_run_json(m->store, id, lc_wall_ms());
-        if (run == NULL)
-            api_respond_error(ex, 404, "run %llu not found", (unsigned long long)id);
-        else
-            api_respond_json(ex, 200, run);
+        get_run(m, ex, id);
     } else if (strcmp(rest, "/stop") == 0 && post) {
         stop_run(m, ex, id);
     } else if (api_reports_handles(rest)) {

@@ -6,11 +6,13 @@
 
 #include <stdarg.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 
 #include "batcher.h"
 #include "fleet.h"
 #include "lc_buf.h"
+#include "lc_err.h"
 #include "lc_utf8.h"
 #include "quorum.h"
 #include "runs.h"
@@ -141,20 +143,20 @@ static void endpoint_row(void *arg, const store_endpoint_metrics_t *e)
         latency_lines(ctx->t, labels, e->hist);
 }
 
-static void endpoint_families(text_t *t, master_t *m, const metrics_scope_t *scope)
+static void endpoint_families(text_t *t, store_t *store, const metrics_scope_t *scope)
 {
     endpoint_ctx_t ctx = {t, scope, PASS_REQUESTS};
     family(t, "loadcluster_requests_total", "counter",
            "Requests completed, per run, tenant and endpoint (newest 50 runs).");
-    store_each_endpoint_metrics(m->store, endpoint_row, &ctx);
+    store_each_endpoint_metrics(store, endpoint_row, &ctx);
     ctx.pass = PASS_FAILURES;
     family(t, "loadcluster_failures_total", "counter",
            "Failed requests, per run, tenant and endpoint (newest 50 runs).");
-    store_each_endpoint_metrics(m->store, endpoint_row, &ctx);
+    store_each_endpoint_metrics(store, endpoint_row, &ctx);
     ctx.pass = PASS_LATENCY;
     family(t, "loadcluster_request_duration_seconds", "histogram",
            "Request latency, per run, tenant and endpoint (newest 50 runs).");
-    store_each_endpoint_metrics(m->store, endpoint_row, &ctx);
+    store_each_endpoint_metrics(store, endpoint_row, &ctx);
 }
 
 enum run_pass { RUN_USERS, RUN_REQUESTED, RUN_GRANTED, RUN_QUEUED, RUN_DROPPED, RUN_LOST, RUN_PASSES };
@@ -174,21 +176,46 @@ static const struct {
 
 typedef struct run_ctx_s {
     text_t *t;
-    master_t *m;
+    const metrics_users_t *users;
     const metrics_scope_t *scope;
     enum run_pass pass;
 } run_ctx_t;
 
-static uint64_t active_users(master_t *m, uint64_t run)
+int metrics_users_take(master_t *m, metrics_users_t *out)
 {
-    size_t n;
+    size_t n, cap = 0;
     fleet_worker_t **workers = fleet_connected(m->fleet, &n);
-    uint64_t users = 0;
+    memset(out, 0, sizeof *out);
     for (size_t i = 0; i < n; i++)
-        for (size_t j = 0; j < workers[i]->n_loads; j++)
-            if (workers[i]->loads[j].run == run)
-                users += workers[i]->loads[j].users;
-    return users;
+        cap += workers[i]->n_loads;
+    if (cap == 0)
+        return 0;
+    if ((out->runs = calloc(cap, sizeof *out->runs)) == NULL)
+        return LC_ENOMEM;
+    for (size_t i = 0; i < n; i++)
+        for (size_t j = 0; j < workers[i]->n_loads; j++) {
+            size_t k = 0;
+            while (k < out->n && out->runs[k].run != workers[i]->loads[j].run)
+                k++;
+            if (k == out->n)
+                out->runs[out->n++].run = workers[i]->loads[j].run;
+            out->runs[k].users += workers[i]->loads[j].users;
+        }
+    return 0;
+}
+
+void metrics_users_free(metrics_users_t *u)
+{
+    free(u->runs);
+    memset(u, 0, sizeof *u);
+}
+
+static uint64_t active_users(const metrics_users_t *u, uint64_t run)
+{
+    for (size_t k = 0; k < u->n; k++)
+        if (u->runs[k].run == run)
+            return u->runs[k].users;
+    return 0;
 }
 
 static void run_row(void *arg, const store_run_metrics_t *r)
@@ -198,7 +225,7 @@ static void run_row(void *arg, const store_run_metrics_t *r)
     if (!in_scope(ctx->scope, r->tenant))
         return;
     switch (ctx->pass) {
-    case RUN_USERS: v = active_users(ctx->m, r->run); break;
+    case RUN_USERS: v = active_users(ctx->users, r->run); break;
     case RUN_REQUESTED: v = r->users_requested; break;
     case RUN_GRANTED: v = r->users_granted; break;
     case RUN_QUEUED: v = r->queued; break;
@@ -211,13 +238,14 @@ static void run_row(void *arg, const store_run_metrics_t *r)
     appendf(ctx->t, "%s{%s} %llu\n", run_families[ctx->pass].name, labels, (unsigned long long)v);
 }
 
-static void run_families_lines(text_t *t, master_t *m, const metrics_scope_t *scope)
+static void run_families_lines(text_t *t, store_t *store, const metrics_scope_t *scope,
+                               const metrics_users_t *users)
 {
-    run_ctx_t ctx = {t, m, scope, RUN_USERS};
+    run_ctx_t ctx = {t, users, scope, RUN_USERS};
     for (ctx.pass = RUN_USERS; ctx.pass < RUN_PASSES; ctx.pass++) {
         family(t, run_families[ctx.pass].name, run_families[ctx.pass].type,
                run_families[ctx.pass].help);
-        store_each_run_metrics(m->store, run_row, &ctx);
+        store_each_run_metrics(store, run_row, &ctx);
     }
 }
 
@@ -272,18 +300,27 @@ static void raft_lines(text_t *t, master_t *m)
             (unsigned long long)batcher_replays(m->batcher));
 }
 
-char *metrics_render(master_t *m, const metrics_scope_t *scope)
+/* The page is appended to out; on failure out keeps what it had. */
+static int finish(text_t *t, lc_buf_t *out)
+{
+    int rv = t->failed ? LC_ENOMEM : lc_buf_append(out, t->b.data ? t->b.data : "", t->b.len);
+    lc_buf_free(&t->b);
+    return rv;
+}
+
+int metrics_render_cluster(master_t *m, lc_buf_t *out)
 {
     text_t t = {0};
-    if (scope->tenant_series) {
-        endpoint_families(&t, m, scope);
-        run_families_lines(&t, m, scope);
-    }
     worker_lines(&t, m);
     raft_lines(&t, m);
-    if (t.failed) {
-        lc_buf_free(&t.b);
-        return NULL;
-    }
-    return t.b.data;
+    return finish(&t, out);
+}
+
+int metrics_render_tenant_series(store_t *reader, const metrics_scope_t *scope,
+                                 const metrics_users_t *users, lc_buf_t *out)
+{
+    text_t t = {0};
+    endpoint_families(&t, reader, scope);
+    run_families_lines(&t, reader, scope, users);
+    return finish(&t, out);
 }

@@ -1,0 +1,72 @@
+/* api_read.c — answering an API read that a pool thread rendered: the
+ * answer a job fills, and the hand-over between the loop and read_pool. */
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "api_internal.h"
+#include "lc_err.h"
+#include "lc_utf8.h"
+
+void api_read_body(api_read_t *r, int status, const char *content_type, char *body, size_t len)
+{
+    free(r->body);
+    r->status = status;
+    r->content_type = content_type;
+    r->body = body;
+    r->len = len;
+}
+
+void api_read_json(api_read_t *r, int status, json_t *doc)
+{
+    char *text = doc != NULL ? json_dumps(doc, JSON_COMPACT) : NULL;
+    json_decref(doc);
+    if (text == NULL) {
+        api_read_body(r, 500, "application/json", strdup("{\"error\":\"out of memory\"}"), 0);
+        r->len = r->body != NULL ? strlen(r->body) : 0;
+        return;
+    }
+    api_read_body(r, status, "application/json", text, strlen(text));
+}
+
+void api_read_error(api_read_t *r, int status, const char *fmt, ...)
+{
+    char msg[512], clean[512];
+    va_list ap;
+    va_start(ap, fmt);
+    int n = vsnprintf(msg, sizeof msg, fmt, ap);
+    va_end(ap);
+    size_t len = n < 0 ? 0 : (size_t)n < sizeof msg ? (size_t)n : sizeof msg - 1;
+    lc_utf8_clean(clean, sizeof clean, msg, len);
+    api_read_json(r, status, json_pack("{s:s}", "error", clean));
+}
+
+static void read_done(read_job_t *job)
+{
+    api_read_t *r = (api_read_t *)job;
+    if (r->release != NULL)
+        r->release(r);
+    if (job->cancelled)
+        api_read_error(r, 503, "the master is shutting down");
+    else if (r->body == NULL)
+        api_read_error(r, 500, "the read gave no answer");
+    lc_http_exchange_respond(r->ex, r->status, r->content_type, r->body, r->len,
+                             r->headers[0] != '\0' ? r->headers : NULL);
+    free(r->body);
+    free(r); /* the container: r is its first member */
+}
+
+void api_read_submit(master_t *m, lc_http_exchange_t *ex, api_read_t *r)
+{
+    r->ex = ex;
+    r->job.done = read_done;
+    if (read_pool_submit(m->reads, &r->job) == 0)
+        return;
+    api_respond_error(ex, 503, "busy: %d reads are waiting; try again", READ_POOL_MAX_QUEUED);
+    r->job.cancelled = true;
+    if (r->release != NULL)
+        r->release(r);
+    free(r->body);
+    free(r);
+}
