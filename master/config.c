@@ -39,6 +39,9 @@ static const char usage[] =
     "                             cluster's own series only\n"
     "  --api-max-conns N          API connections at once (default 1024; 32 more\n"
     "                             are kept for /healthz and /readyz)\n"
+    "  --api-read-threads N       threads that render history, reports, run lists\n"
+    "                             and /metrics off the event loop (default 2;\n"
+    "                             0: on the loop)\n"
     "  --history-full AGE         a finished run keeps per-second history this\n"
     "                             long, then 10 s points (default 30d; 0: always)\n"
     "  --history-10s AGE          then 10 s points until this age, 1 min points\n"
@@ -136,6 +139,7 @@ static void set_defaults(master_config_t *c)
     c->worker_heartbeat_ms = 1000;
     c->stats_interval_ms = 1000;
     c->api_max_conns = 1024;
+    c->api_read_threads = 2;
     c->retention = (master_retention_t){.full_ms = 30 * DAY_MS, .ten_s_ms = 90 * DAY_MS,
                                         .acks_ms = 3600000};
 }
@@ -219,7 +223,7 @@ enum { OPT_DATA = 256, OPT_ID, OPT_RAFT, OPT_WORKERS, OPT_ADVERTISE, OPT_API, OP
        OPT_JOIN_SECRET, OPT_CLUSTER_SECRET, OPT_TLS_CERT, OPT_TLS_KEY, OPT_TLS_CA, OPT_LOG_FILE,
        OPT_TLS_REQUIRE_ID, OPT_METRICS_TOKEN, OPT_API_MAX_CONNS, OPT_HISTORY_FULL,
        OPT_HISTORY_10S, OPT_HISTORY_MAX, OPT_ACKS_KEEP, OPT_QUOTA_ACTIVE, OPT_QUOTA_KEPT,
-       OPT_QUOTA_BYTES };
+       OPT_QUOTA_BYTES, OPT_API_READ_THREADS };
 
 static const struct option options[] = {
     {"data-dir", required_argument, NULL, OPT_DATA},
@@ -240,6 +244,7 @@ static const struct option options[] = {
     {"admin-token-file", required_argument, NULL, OPT_ADMIN_TOKEN},
     {"metrics-token-file", required_argument, NULL, OPT_METRICS_TOKEN},
     {"api-max-conns", required_argument, NULL, OPT_API_MAX_CONNS},
+    {"api-read-threads", required_argument, NULL, OPT_API_READ_THREADS},
     {"history-full", required_argument, NULL, OPT_HISTORY_FULL},
     {"history-10s", required_argument, NULL, OPT_HISTORY_10S},
     {"history-max", required_argument, NULL, OPT_HISTORY_MAX},
@@ -289,6 +294,7 @@ static int apply_flag(master_config_t *c, int opt, const char *arg)
     case OPT_ADMIN_TOKEN: return parse_path("--admin-token-file", arg, c->admin_token_file);
     case OPT_METRICS_TOKEN: return parse_path("--metrics-token-file", arg, c->metrics_token_file);
     case OPT_API_MAX_CONNS: return parse_uint("--api-max-conns", arg, 16, 1000000, &c->api_max_conns);
+    case OPT_API_READ_THREADS: return parse_uint("--api-read-threads", arg, 0, 16, &c->api_read_threads);
     case OPT_HISTORY_FULL: return parse_age("--history-full", arg, &c->retention.full_ms);
     case OPT_HISTORY_10S: return parse_age("--history-10s", arg, &c->retention.ten_s_ms);
     case OPT_HISTORY_MAX: return parse_age("--history-max", arg, &c->retention.max_ms);

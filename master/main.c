@@ -112,6 +112,7 @@ static void shut_down(master_t *m)
     uv_close((uv_handle_t *)&m->ready_timer, NULL);
     uv_close((uv_handle_t *)&m->stop_timer, NULL);
     api_close(m);
+    lc_loop_lag_close(&m->loop_lag);
     runs_close(m->runs);
     retention_close(m->retention);
     batcher_close(m->batcher);
@@ -219,6 +220,8 @@ static size_t worker_connection_budget(unsigned api_max_conns)
     return rl.rlim_cur > others + FD_RESERVE ? (size_t)(rl.rlim_cur - others) : FD_RESERVE;
 }
 
+#define LOOP_LAG_PROBE_MS 20 /* the loop-lag probe's period */
+
 /* The state database, <data-dir>/state.db, beside Raft's files (which are
  * what an operator backs up: the database is rebuilt from them at start). */
 static int open_state(master_t *m, char *errmsg, size_t errlen)
@@ -241,6 +244,8 @@ static int start(master_t *m, char *errmsg, size_t errlen)
     }
     if (rv == 0)
         rv = open_state(m, errmsg, errlen);
+    if (rv == 0)
+        lc_loop_lag_start(&m->loop_lag, m->loop, LOOP_LAG_PROBE_MS);
     runs_io_t runs_io = runs_io_master(m);
     if (rv == 0)
         rv = runs_init(&m->runs, m->loop, m->store, &runs_io, m->cfg.worker_heartbeat_ms);

@@ -11,6 +11,7 @@
 #include "lc_addr.h"
 #include "lc_http_server.h"
 #include "lc_join.h"
+#include "lc_loop_lag.h"
 #include "lc_nodes_conf.h"
 #include "lc_tls_channel.h"
 
@@ -54,6 +55,7 @@ typedef struct master_config_s {
     char admin_token_file[PATH_MAX]; /* --admin-token-file; "" when not given */
     char metrics_token_file[PATH_MAX]; /* --metrics-token-file; "" when not given */
     unsigned api_max_conns;     /* --api-max-conns */
+    unsigned api_read_threads;  /* --api-read-threads: 0 renders reads on the loop */
     lc_tls_files_t worker_tls;  /* --tls-cert/--tls-key/--tls-ca (argv); NULLs: plaintext */
     bool tls_require_worker_id; /* --tls-require-worker-id */
     master_retention_t retention;
@@ -73,6 +75,7 @@ typedef struct master_s {
     batcher_t *batcher;
     lc_http_server_t *api;
     read_pool_t *reads;       /* the API's reads off the loop */
+    lc_loop_lag_t loop_lag;   /* how late this master's loop runs */
     metrics_cache_t *metrics_cache; /* /metrics tenant series, a second per scope */
     peers_t *peers;
     retention_t *retention;

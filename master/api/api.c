@@ -209,7 +209,8 @@ int api_init(master_t *m, char *errmsg, size_t errlen)
             return rv;
         m->metrics_hash_set = true;
     }
-    int rv = read_pool_init(&m->reads, m->loop, m->store, READ_POOL_THREADS, errmsg, errlen);
+    int rv = read_pool_init(&m->reads, m->loop, m->store, m->cfg.api_read_threads, errmsg,
+                            errlen);
     if (rv == 0 && api_metrics_cache_new(m) != 0)
         rv = lc_errf(errmsg, errlen, LC_ENOMEM, "API: out of memory");
     if (rv != 0)

@@ -23,12 +23,16 @@ static json_t *cluster_json(master_t *m)
         lc_hostport_format(&node.api, hp, sizeof hp);
         snprintf(api, sizeof api, "http://%s", hp);
     }
-    return json_pack("{s:I,s:s,s:I,s:s?,s:I,s:I,s:I,s:o}", "id", (json_int_t)m->cfg.id, "role",
-                     quorum_is_leader(m->quorum) ? "leader" : "follower", "leader_id",
+    json_t *lag = json_pack("{s:f,s:f}", "recent_ms",
+                            (double)lc_loop_lag_recent_us(&m->loop_lag) / 1e3, "max_ms",
+                            (double)lc_loop_lag_max_us(&m->loop_lag) / 1e3);
+    return json_pack("{s:I,s:s,s:I,s:s?,s:I,s:I,s:I,s:o,s:o}", "id", (json_int_t)m->cfg.id,
+                     "role", quorum_is_leader(m->quorum) ? "leader" : "follower", "leader_id",
                      (json_int_t)leader, "leader_api", api[0] ? api : NULL, "term",
                      (json_int_t)quorum_term(m->quorum), "commit_index",
                      (json_int_t)quorum_commit_index(m->quorum), "applied_index",
-                     (json_int_t)quorum_applied_index(m->quorum), "members", peers_json(m->peers));
+                     (json_int_t)quorum_applied_index(m->quorum), "members", peers_json(m->peers),
+                     "loop_lag", lag);
 }
 
 typedef struct member_change_s {

@@ -294,6 +294,14 @@ static void raft_lines(text_t *t, master_t *m)
     family(t, "loadcluster_raft_apply_lag", "gauge", "Committed entries not yet applied here.");
     appendf(t, "loadcluster_raft_apply_lag %llu\n",
             (unsigned long long)(commit > applied ? commit - applied : 0));
+    family(t, "loadcluster_master_loop_lag_seconds", "gauge",
+           "How late this master's event loop ran a timer: the worst of the last 10 s.");
+    appendf(t, "loadcluster_master_loop_lag_seconds %.6f\n",
+            (double)lc_loop_lag_recent_us(&m->loop_lag) / 1e6);
+    family(t, "loadcluster_master_loop_lag_max_seconds", "gauge",
+           "How late this master's event loop ran a timer: the worst since start.");
+    appendf(t, "loadcluster_master_loop_lag_max_seconds %.6f\n",
+            (double)lc_loop_lag_max_us(&m->loop_lag) / 1e6);
     family(t, "loadcluster_outbox_replays_total", "counter",
            "Stats batches workers sent again after a lost acknowledgement (deduplicated).");
     appendf(t, "loadcluster_outbox_replays_total %llu\n",
