@@ -9,6 +9,7 @@
 #include <string.h>
 #include <strings.h>
 #include <sys/socket.h>
+#include <unistd.h>
 
 #include "lc_buf.h"
 #include "lc_err.h"
@@ -20,6 +21,8 @@
 #define IN_CAP (64u << 10) /* stop reading while an exchange is unanswered past this */
 #define READ_CHUNK (16u << 10)
 #define HDR_NAME_MAX 32 /* longer header names are never ones we keep */
+#define FILE_CHUNK (64u << 10) /* a file body is sent this much at a time, */
+#define FILE_WRITES 2          /* with this many writes in flight */
 
 /* Response flags: which Connection header, and whether the body is sent (not for HEAD). */
 enum { RESP_CLOSE = 1, RESP_KEEP_ALIVE = 2, RESP_HEAD = 4 };
@@ -69,6 +72,10 @@ struct conn_s {
         int in_headers, err_status, answered; /* answered: by the headers hook */
     } m;
     unsigned writes;
+    struct {             /* an answer's body read from a file (respond_fd) */
+        int fd;          /* -1: none */
+        uint64_t off, left;
+    } file;
     enum phase phase;
     int probe_slot; /* accepted beyond max_conns: for probe paths only */
     int counted;    /* in srv->nactive */
@@ -143,7 +150,8 @@ static const char *reason_phrase(int status)
     return "Unknown";
 }
 
-/* Builds a whole response in one malloc'd buffer; NULL when out of memory. */
+/* Builds a whole response in one malloc'd buffer (only its head when body
+ * is NULL: the body follows from a file); NULL when out of memory. */
 static char *build_response(int status, const char *ctype, const char *body, size_t body_len,
                             const char *headers, int flags, size_t *out_len)
 {
@@ -159,7 +167,7 @@ static char *build_response(int status, const char *ctype, const char *body, siz
     else if (flags & RESP_KEEP_ALIVE)
         rv |= lc_buf_appendf(&b, "Connection: keep-alive\r\n");
     rv |= lc_buf_appendf(&b, "%s\r\n", headers ? headers : "");
-    if (!no_body && !(flags & RESP_HEAD))
+    if (!no_body && !(flags & RESP_HEAD) && body != NULL)
         rv |= lc_buf_append(&b, body, body_len);
     if (rv != 0) {
         lc_buf_free(&b);
@@ -260,12 +268,46 @@ static void on_conn_handle_closed(uv_handle_t *h)
 
 /* A connection closing or lingering (both bounded) no longer takes a slot:
  * 408s sent to slow clients must free theirs at once. */
+static void file_body_end(conn_t *c);
+
 static void conn_uncount(conn_t *c)
 {
     if (c->counted) {
         c->counted = 0;
         c->srv->nactive--;
     }
+}
+
+/* ---- answers whose body is a file ---- */
+
+static void file_body_end(conn_t *c)
+{
+    if (c->file.fd >= 0)
+        close(c->file.fd);
+    c->file.fd = -1;
+    c->file.left = 0;
+}
+
+/* Keeps FILE_WRITES chunks of the file in flight; a short read (the file
+ * changed under us) closes the connection, since the length is promised. */
+static void file_body_pump(conn_t *c)
+{
+    while (c->file.left > 0 && c->writes < FILE_WRITES && !c->closing) {
+        size_t n = c->file.left < FILE_CHUNK ? (size_t)c->file.left : FILE_CHUNK;
+        char *chunk = malloc(n);
+        ssize_t got = chunk ? pread(c->file.fd, chunk, n, (off_t)c->file.off) : -1;
+        if (got != (ssize_t)n) {
+            free(chunk);
+            lc_warn("http", "msg=\"answer body file cut short\" port=%u", c->srv->port);
+            conn_close(c);
+            return;
+        }
+        c->file.off += n;
+        c->file.left -= n;
+        conn_write(c, chunk, n);
+    }
+    if (c->file.left == 0)
+        file_body_end(c);
 }
 
 /* Starts closing; the struct lives until both handles' close callbacks ran. */
@@ -281,6 +323,7 @@ static void conn_close(conn_t *c)
     }
     ex_free(c->building);
     c->building = NULL;
+    file_body_end(c);
     uv_close((uv_handle_t *)&c->timer, on_conn_handle_closed);
     uv_close((uv_handle_t *)&c->tcp, on_conn_handle_closed);
 }
@@ -437,7 +480,12 @@ static void on_write(uv_write_t *req, int status)
         conn_close(c);
         return;
     }
-    if (c->writes > 0)
+    if (c->file.fd >= 0) {
+        /* The client reads: the answer's deadline starts again. */
+        conn_deadline(c, PH_SENDING, c->srv->limits.body_timeout_ms);
+        file_body_pump(c);
+    }
+    if (c->writes > 0 || c->closing)
         return;
     if (c->close_after_write) {
         conn_linger(c);
@@ -755,6 +803,7 @@ static void on_connection(uv_stream_t *listener, int status)
     c->tcp.data = c->timer.data = c;
     c->handles_open = 2;
     c->srv = s;
+    c->file.fd = -1;
     c->next = s->conns;
     if (s->conns)
         s->conns->prev = c;
@@ -917,6 +966,28 @@ void lc_http_exchange_respond(lc_http_exchange_t *ex, int status, const char *co
         c->active = NULL;
         c->m.answered |= ex->in_hook;
         send_response(c, status, content_type, body, body_len, headers, ex->flags);
+    }
+    ex_free(ex);
+}
+
+void lc_http_exchange_respond_fd(lc_http_exchange_t *ex, int status, const char *content_type,
+                                 int fd, uint64_t len, const char *headers)
+{
+    assert(fd >= 0);
+    conn_t *c = ex->conn;
+    if (c && !c->closing) {
+        c->active = NULL;
+        c->m.answered |= ex->in_hook;
+        send_response(c, status, content_type, NULL, (size_t)len, headers, ex->flags);
+    }
+    bool has_body = status >= 200 && status != 204 && status != 304;
+    if (c && !c->closing && has_body && !(ex->flags & RESP_HEAD) && len > 0) {
+        c->file.fd = fd;
+        c->file.off = 0;
+        c->file.left = len;
+        file_body_pump(c);
+    } else {
+        close(fd);
     }
     ex_free(ex);
 }

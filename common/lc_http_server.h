@@ -1,7 +1,7 @@
 /* lc_http_server.h — a small HTTP/1.1 server on a libuv loop (llhttp parser):
  * keep-alive, request size limits, deadlines and a connection cap against
  * slow clients, a hook that may refuse a request before its body is read,
- * and one handler that may answer later. */
+ * and one handler that may answer later, with a body in memory or in a file. */
 #ifndef LC_HTTP_SERVER_H
 #define LC_HTTP_SERVER_H
 
@@ -98,6 +98,13 @@ void lc_http_server_close(lc_http_server_t *s);
  * in "\r\n" (e.g. "Location: http://…\r\n"). The body is copied. */
 void lc_http_exchange_respond(lc_http_exchange_t *ex, int status, const char *content_type,
                               const char *body, size_t body_len, const char *headers);
+
+/* Answers with a body of len bytes read from fd (taken: closed once sent,
+ * or at once when the answer has no body), a chunk at a time as the client
+ * reads, so that a large answer never sits whole in memory. The file must
+ * hold len bytes from offset 0 and not change meanwhile. */
+void lc_http_exchange_respond_fd(lc_http_exchange_t *ex, int status, const char *content_type,
+                                 int fd, uint64_t len, const char *headers);
 
 /* The request of an exchange not yet answered. */
 const lc_http_request_t *lc_http_exchange_request(const lc_http_exchange_t *ex);

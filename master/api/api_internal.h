@@ -26,6 +26,7 @@ typedef struct api_read_s {
     const char *content_type; /* static */
     char *body;               /* malloc'd */
     size_t len;
+    int body_fd;              /* >= 0: the body is this file's len bytes instead */
     char headers[192];        /* extra header lines, "" for none */
     /* NULL, or run on the loop before the answer (also when the job was
      * cancelled): keeps or frees what the job holds besides the answer. */
@@ -39,6 +40,8 @@ void api_read_submit(master_t *m, lc_http_exchange_t *ex, api_read_t *r);
  * reference taken), or {"error": "<formatted>"}. */
 void api_read_body(api_read_t *r, int status, const char *content_type, char *body, size_t len);
 void api_read_json(api_read_t *r, int status, json_t *doc);
+/* For the work: the answer's body is the first len bytes of fd (taken). */
+void api_read_file(api_read_t *r, int status, const char *content_type, int fd, size_t len);
 void api_read_error(api_read_t *r, int status, const char *fmt, ...)
     __attribute__((format(printf, 3, 4)));
 

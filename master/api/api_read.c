@@ -4,6 +4,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 #include "api_internal.h"
 #include "lc_err.h"
@@ -12,10 +13,19 @@
 void api_read_body(api_read_t *r, int status, const char *content_type, char *body, size_t len)
 {
     free(r->body);
+    if (r->body_fd >= 0)
+        close(r->body_fd);
+    r->body_fd = -1;
     r->status = status;
     r->content_type = content_type;
     r->body = body;
     r->len = len;
+}
+
+void api_read_file(api_read_t *r, int status, const char *content_type, int fd, size_t len)
+{
+    api_read_body(r, status, content_type, NULL, len);
+    r->body_fd = fd;
 }
 
 void api_read_json(api_read_t *r, int status, json_t *doc)
@@ -49,10 +59,14 @@ static void read_done(read_job_t *job)
         r->release(r);
     if (job->cancelled)
         api_read_error(r, 503, "the master is shutting down");
-    else if (r->body == NULL)
+    else if (r->body == NULL && r->body_fd < 0)
         api_read_error(r, 500, "the read gave no answer");
-    lc_http_exchange_respond(r->ex, r->status, r->content_type, r->body, r->len,
-                             r->headers[0] != '\0' ? r->headers : NULL);
+    const char *headers = r->headers[0] != '\0' ? r->headers : NULL;
+    if (r->body_fd >= 0)
+        lc_http_exchange_respond_fd(r->ex, r->status, r->content_type, r->body_fd, r->len,
+                                    headers);
+    else
+        lc_http_exchange_respond(r->ex, r->status, r->content_type, r->body, r->len, headers);
     free(r->body);
     free(r); /* the container: r is its first member */
 }
@@ -60,6 +74,7 @@ static void read_done(read_job_t *job)
 void api_read_submit(master_t *m, lc_http_exchange_t *ex, api_read_t *r)
 {
     r->ex = ex;
+    r->body_fd = -1;
     r->job.done = read_done;
     if (read_pool_submit(m->reads, &r->job) == 0)
         return;
@@ -67,6 +82,6 @@ void api_read_submit(master_t *m, lc_http_exchange_t *ex, api_read_t *r)
     r->job.cancelled = true;
     if (r->release != NULL)
         r->release(r);
-    free(r->body);
+    api_read_body(r, 0, NULL, NULL, 0); /* frees the answer */
     free(r);
 }

@@ -4,12 +4,15 @@
 #include "api_reports.h"
 
 #include <errno.h>
+#include <limits.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 #include "api_internal.h"
 #include "lc_clock.h"
+#include "lc_err.h"
 #include "report.h"
 #include "store.h"
 #include "store_history.h"
@@ -178,6 +181,7 @@ typedef struct report_job_s {
     uint64_t id, now_ms;
     store_history_query_t q;     /* q.endpoint points into endpoint */
     char endpoint[1024];
+    char spool_dir[PATH_MAX];    /* where a streamed answer is written */
 } report_job_t;
 
 static void render_into(api_read_t *a, const report_route_t *r, uint64_t id, const json_t *doc)
@@ -194,10 +198,67 @@ static void render_into(api_read_t *a, const report_route_t *r, uint64_t id, con
     api_read_body(a, 200, r->content_type, body, len);
 }
 
+/* A file of the spool directory that nobody else can see: unlinked at once,
+ * so that nothing is left behind, whatever happens next. -1 on failure. */
+static int spool_file(const char *dir)
+{
+    char path[PATH_MAX + 32];
+    if ((size_t)snprintf(path, sizeof path, "%s/.answer-XXXXXX", dir) >= sizeof path)
+        return -1;
+    int fd = mkstemp(path);
+    if (fd >= 0)
+        unlink(path);
+    return fd;
+}
+
+static int csv_row(void *arg, const json_t *head, json_t *entry)
+{
+    return report_csv_history_row(arg, head, entry) == 0 ? 0 : LC_EIO;
+}
+
+/* history.csv of any length: rows go to a spool file as the walk makes
+ * them, and the loop sends the file as the client reads it. */
+static void stream_history_csv(report_job_t *j, store_t *reader)
+{
+    int fd = spool_file(j->spool_dir);
+    int copy = fd >= 0 ? dup(fd) : -1;
+    FILE *f = copy >= 0 ? fdopen(copy, "w") : NULL;
+    if (f == NULL) {
+        if (copy >= 0)
+            close(copy);
+        if (fd >= 0)
+            close(fd);
+        api_read_error(&j->read, 500, "run %llu: cannot open a spool file in %s",
+                       (unsigned long long)j->id, j->spool_dir);
+        return;
+    }
+    report_csv_history_begin(f);
+    int rv = store_history_each(reader, j->id, &j->q, j->now_ms, csv_row, f);
+    off_t len = rv == 0 && fflush(f) == 0 ? ftello(f) : -1;
+    fclose(f);
+    if (rv == LC_ENOTFOUND || len < 0) {
+        close(fd);
+        if (rv == LC_ENOTFOUND)
+            api_read_error(&j->read, 404, "run %llu not found", (unsigned long long)j->id);
+        else
+            api_read_error(&j->read, 500, "run %llu: cannot render history.csv",
+                           (unsigned long long)j->id);
+        return;
+    }
+    snprintf(j->read.headers, sizeof j->read.headers,
+             "Content-Disposition: attachment; filename=\"run-%llu-%s\"\r\n",
+             (unsigned long long)j->id, j->route->filename);
+    api_read_file(&j->read, 200, j->route->content_type, fd, (size_t)len);
+}
+
 static void report_work(read_job_t *job, store_t *reader)
 {
     report_job_t *j = (report_job_t *)job;
     const report_route_t *r = j->route;
+    if (r->doc == DOC_FULL_HISTORY && r->render == report_csv_history) {
+        stream_history_csv(j, reader);
+        return;
+    }
     json_t *doc = r->doc == DOC_REPORT ? report_json(reader, j->id, r->parts, j->now_ms)
                                        : store_history_json(reader, j->id, &j->q, j->now_ms);
     if (doc == NULL)
@@ -231,6 +292,7 @@ void api_reports_route(master_t *m, lc_http_exchange_t *ex, const lc_http_reques
         return;
     }
     j->route = r;
+    snprintf(j->spool_dir, sizeof j->spool_dir, "%s", m->cfg.data_dir);
     j->id = id;
     j->now_ms = lc_wall_ms();
     j->q.full = r->doc == DOC_FULL_HISTORY;

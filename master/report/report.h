@@ -27,6 +27,11 @@ int report_csv_stats(FILE *out, const json_t *report);
  * (store_history_json with full): one row per second, of the endpoint the
  * history was asked for, or "Aggregated". */
 int report_csv_history(FILE *out, const json_t *history);
+/* The same a row at a time, for a history too long to hold whole: the
+ * header line, then each entry of "seconds" with the document's other
+ * fields in history (endpoint, method). */
+void report_csv_history_begin(FILE *out);
+int report_csv_history_row(FILE *out, const json_t *history, const json_t *sec);
 
 /* Text for HTML and XML 1.0 content and attribute values: & < > " ' as
  * entities, control characters (but tab, LF, CR) and invalid UTF-8 bytes as

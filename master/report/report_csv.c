@@ -141,20 +141,32 @@ static int history_row(FILE *out, const json_t *sec, const char *type, const cha
     return 0;
 }
 
+void report_csv_history_begin(FILE *out)
+{
+    fputs(report_csv_history_header, out);
+    fputs(CSV_EOL, out);
+}
+
+int report_csv_history_row(FILE *out, const json_t *history, const json_t *sec)
+{
+    const char *endpoint = json_string_value(json_object_get(history, "endpoint"));
+    const char *method = json_string_value(json_object_get(history, "method"));
+    if (history_row(out, sec, endpoint ? (method ? method : "") : "",
+                    endpoint ? endpoint : "Aggregated") != 0)
+        return -1;
+    return ferror(out) ? -1 : 0;
+}
+
 int report_csv_history(FILE *out, const json_t *history)
 {
     const json_t *seconds = json_object_get(history, "seconds");
-    const char *endpoint = json_string_value(json_object_get(history, "endpoint"));
-    const char *method = json_string_value(json_object_get(history, "method"));
     if (!json_is_array(seconds))
         return -1;
-    fputs(report_csv_history_header, out);
-    fputs(CSV_EOL, out);
+    report_csv_history_begin(out);
     size_t i;
     const json_t *sec;
     json_array_foreach(seconds, i, sec) {
-        if (history_row(out, sec, endpoint ? (method ? method : "") : "",
-                        endpoint ? endpoint : "Aggregated") != 0)
+        if (report_csv_history_row(out, history, sec) != 0)
             return -1;
     }
     return ferror(out) ? -1 : 0;

@@ -2,6 +2,7 @@
  * running totals, and the Locust-style per-endpoint table of the reports. */
 #include "store_history.h"
 
+#include <assert.h>
 #include <stdlib.h>
 
 #include "lc_err.h"
@@ -89,7 +90,12 @@ typedef struct history_s {
     uint64_t last_users; /* users of the previous second, for gaps */
     uint32_t step;       /* seconds per point: 1, or 10 / 60 once compacted */
     bool more;           /* q->limit cut the list: ask again with since = the last t */
-    json_t *rows;
+    size_t emitted;      /* entries made so far */
+    json_t *rows;        /* where entries go, unless sink */
+    int (*sink)(void *arg, const json_t *head, json_t *entry);
+    void *sink_arg;
+    const json_t *head;  /* for sink */
+    int stopped;         /* what sink returned, when not 0 */
 } history_t;
 
 /* The running totals of a full history entry. */
@@ -137,13 +143,17 @@ static void emit_second(history_t *h, const second_t *sec)
         h->sums.failures += sec->failures;
         h->sums.bytes += sec->bytes;
     }
-    if (h->start_s + sec->t > h->q->since && h->q->limit != 0 &&
-        json_array_size(h->rows) >= h->q->limit)
+    if (h->start_s + sec->t > h->q->since && h->q->limit != 0 && h->emitted >= h->q->limit) {
         h->more = true;
-    else if (h->start_s + sec->t > h->q->since) {
+    } else if (h->start_s + sec->t > h->q->since && h->stopped == 0) {
         json_t *row = second_json(h, sec);
-        if (row != NULL)
+        h->emitted++;
+        if (row != NULL && h->sink != NULL) {
+            h->stopped = h->sink(h->sink_arg, h->head, row);
+            json_decref(row);
+        } else if (row != NULL) {
             json_array_append_new(h->rows, row);
+        }
     }
     h->last_users = sec->users;
     lc_hist_init(h->hist);
@@ -174,7 +184,7 @@ static void history_walk(history_t *h, int64_t prev, cursor_t *totals, cursor_t 
     for (;;) {
         int64_t t = cursor_t_of(totals) < cursor_t_of(seconds) ? cursor_t_of(totals)
                                                                : cursor_t_of(seconds);
-        if (t == INT64_MAX || (h->more && !h->q->full))
+        if (t == INT64_MAX || (h->more && !h->q->full) || h->stopped != 0)
             break; /* the rest is the next page's (running totals need them all) */
         if (prev >= 0 && t - prev <= MAX_GAP_S)
             for (int64_t gap = prev + h->step; gap < t; gap += h->step) {
@@ -275,31 +285,72 @@ static int history_rows(store_t *s, uint64_t run, history_t *h, int64_t lo, int6
     return rv;
 }
 
-json_t *store_history_json(store_t *s, uint64_t run, const store_history_query_t *q,
-                           uint64_t now_ms)
+/* Reads the run and where its walk goes: h's step and start, [*lo, *hi]. */
+static int history_setup(store_t *s, uint64_t run, history_t *h, int64_t *lo, int64_t *hi)
 {
     store_run_t r;
     if (store_run_get(s, run, &r) != 0)
-        return NULL;
+        return LC_ENOTFOUND;
     store_retention_t kept;
     if (store_retention_get(s, run, &kept) != 0)
         kept.resolution_s = 1;
-    history_t h = {.q = q, .rows = json_array(), .step = kept.resolution_s ? kept.resolution_s : 1};
-    h.start_s = (int64_t)((r.started_ms ? r.started_ms : r.created_ms) / 1000);
+    h->step = kept.resolution_s ? kept.resolution_s : 1;
+    h->start_s = (int64_t)((r.started_ms ? r.started_ms : r.created_ms) / 1000);
     /* Without running totals only seconds after `since` are read at all. */
-    int64_t lo = -1;
-    if (!q->full && q->since > h.start_s - 1)
-        lo = q->since - h.start_s;
-    int64_t hi = run_over(r.state) ? INT64_MAX : newest_second(s, run) - 1;
+    *lo = -1;
+    if (!h->q->full && h->q->since > h->start_s - 1)
+        *lo = h->q->since - h->start_s;
+    *hi = run_over(r.state) ? INT64_MAX : newest_second(s, run) - 1;
     store_run_free(&r);
-    if (history_rows(s, run, &h, lo, hi) != 0) {
+    return 0;
+}
+
+/* The document's fields besides "seconds". */
+static json_t *history_head(store_t *s, uint64_t run, const store_history_query_t *q,
+                            const history_t *h)
+{
+    return json_pack("{s:I,s:o,s:o,s:I,s:b}", "run", (json_int_t)run, "endpoint",
+                     q->endpoint ? json_string(q->endpoint) : json_null(), "method",
+                     endpoint_method(s, run, q->endpoint), "resolution_s", (json_int_t)h->step,
+                     "more", h->more);
+}
+
+json_t *store_history_json(store_t *s, uint64_t run, const store_history_query_t *q,
+                           uint64_t now_ms)
+{
+    (void)now_ms;
+    history_t h = {.q = q, .rows = json_array()};
+    int64_t lo, hi;
+    if (h.rows == NULL || history_setup(s, run, &h, &lo, &hi) != 0 ||
+        history_rows(s, run, &h, lo, hi) != 0) {
         json_decref(h.rows);
         return NULL;
     }
-    return json_pack("{s:I,s:o,s:o,s:I,s:b,s:o}", "run", (json_int_t)run, "endpoint",
-                     q->endpoint ? json_string(q->endpoint) : json_null(), "method",
-                     endpoint_method(s, run, q->endpoint), "resolution_s",
-                     (json_int_t)h.step, "more", h.more, "seconds", h.rows);
+    json_t *doc = history_head(s, run, q, &h);
+    if (doc == NULL || json_object_set_new(doc, "seconds", h.rows) != 0) {
+        json_decref(doc);
+        return NULL;
+    }
+    return doc;
+}
+
+int store_history_each(store_t *s, uint64_t run, const store_history_query_t *q,
+                       uint64_t now_ms, store_history_row_fn row, void *arg)
+{
+    (void)now_ms;
+    assert(row != NULL);
+    history_t h = {.q = q, .sink = row, .sink_arg = arg};
+    int64_t lo, hi;
+    int rv = history_setup(s, run, &h, &lo, &hi);
+    if (rv != 0)
+        return rv;
+    json_t *head = history_head(s, run, q, &h); /* "more" is meaningless without a limit */
+    if (head == NULL)
+        return LC_ENOMEM;
+    h.head = head;
+    rv = history_rows(s, run, &h, lo, hi);
+    json_decref(head);
+    return rv != 0 ? rv : h.stopped;
 }
 
 /* Request table ------------------------------------------------------------ */

@@ -40,6 +40,15 @@ typedef struct store_history_query_s {
 json_t *store_history_json(store_t *s, uint64_t run, const store_history_query_t *q,
                            uint64_t now_ms);
 
+/* Takes one entry of a history as it is made (freed after the call), with
+ * the document's other fields in head; a non-zero return stops the walk. */
+typedef int (*store_history_row_fn)(void *arg, const json_t *head, json_t *entry);
+/* store_history_json's entries one at a time, so that a long history is
+ * never whole in memory. Returns 0, LC_ENOTFOUND, LC_EIO, LC_ENOMEM, or
+ * what row returned. */
+int store_history_each(store_t *s, uint64_t run, const store_history_query_t *q,
+                       uint64_t now_ms, store_history_row_fn row, void *arg);
+
 /* The run's request table as Locust writes it: [{"type","name","requests",
  * "failures","median_ms","avg_ms","min_ms","max_ms","avg_content_size","rps",
  * "failures_per_s","percentiles_ms"}], endpoints by name, then the total row

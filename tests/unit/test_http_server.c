@@ -94,6 +94,37 @@ static void on_defer_timer(uv_timer_t *t)
     atomic_fetch_add(&f->deferred_answered, 1);
 }
 
+#define FILE_BODY_LEN (100u * 1024u + 7u) /* two of the server's chunks, the second short */
+
+static char file_byte(size_t i)
+{
+    return (char)('a' + (i * 7 + i / 1000) % 26);
+}
+
+/* Answers with FILE_BODY_LEN bytes from an unlinked temporary file. */
+static void answer_file(lc_http_exchange_t *ex)
+{
+    char path[] = "/tmp/lc-test-http-file.XXXXXX";
+    int fd = mkstemp(path);
+    if (fd < 0) {
+        lc_http_exchange_respond(ex, 500, NULL, NULL, 0, NULL);
+        return;
+    }
+    unlink(path);
+    char *data = malloc(FILE_BODY_LEN);
+    for (size_t i = 0; data != NULL && i < FILE_BODY_LEN; i++)
+        data[i] = file_byte(i);
+    ssize_t n = data ? write(fd, data, FILE_BODY_LEN) : -1;
+    free(data);
+    if (n != (ssize_t)FILE_BODY_LEN) {
+        close(fd);
+        lc_http_exchange_respond(ex, 500, NULL, NULL, 0, NULL);
+        return;
+    }
+    lc_http_exchange_respond_fd(ex, 200, "text/csv", fd, FILE_BODY_LEN,
+                                "Content-Disposition: attachment\r\n");
+}
+
 static void handler(void *arg, lc_http_exchange_t *ex, const lc_http_request_t *req)
 {
     fixture_t *f = arg;
@@ -103,6 +134,8 @@ static void handler(void *arg, lc_http_exchange_t *ex, const lc_http_request_t *
         uv_timer_start(&f->defer, on_defer_timer, DEFER_MS, 0);
     } else if (strcmp(req->path, "/hold") == 0) {
         f->held = ex;
+    } else if (strcmp(req->path, "/file") == 0) {
+        answer_file(ex);
     } else if (strcmp(req->path, "/created") == 0) {
         lc_http_exchange_respond(ex, 201, "text/plain", "made", 4, "Location: /runs/7\r\n");
     } else {
@@ -329,6 +362,37 @@ static int sc_get(fixture_t *f)
     CHECK(f, cli_response(c, &r) == 0);
     ok = r.status == 201 && strstr(r.head, "HTTP/1.1 201 Created\r\n")
          && strstr(r.head, "\r\nLocation: /runs/7\r\n") && strcmp(r.body, "made") == 0;
+    free(r.body);
+    CHECK(f, ok);
+    close(c->fd);
+    free(c);
+    return 0;
+}
+
+/* A body from a file arrives whole and exact, HEAD gets none, and the
+ * connection goes on serving requests after both. */
+static int sc_file_body(fixture_t *f)
+{
+    client_t *c = calloc(1, sizeof *c);
+    response_t r;
+    CHECK(f, cli_open(c, f->port) == 0);
+    CHECK(f, cli_sends(c, "GET /file HTTP/1.1\r\nHost: h\r\n\r\n") == 0);
+    CHECK(f, cli_response(c, &r) == 0);
+    int ok = r.status == 200 && r.body_len == FILE_BODY_LEN &&
+             strstr(r.head, "Content-Type: text/csv\r\n") &&
+             strstr(r.head, "Content-Disposition: attachment\r\n");
+    for (size_t i = 0; ok && i < r.body_len; i++)
+        ok = r.body[i] == file_byte(i);
+    free(r.body);
+    CHECK(f, ok);
+    CHECK(f, cli_sends(c, "HEAD /file HTTP/1.1\r\nHost: h\r\n\r\n") == 0);
+    CHECK(f, cli_response_ex(c, &r, 1) == 0);
+    ok = r.status == 200 && strstr(r.head, "Content-Length: 102407\r\n") && c->len == 0;
+    free(r.body);
+    CHECK(f, ok);
+    CHECK(f, cli_sends(c, "GET /after HTTP/1.1\r\nHost: h\r\n\r\n") == 0);
+    CHECK(f, cli_response(c, &r) == 0);
+    ok = r.status == 200 && strcmp(jfield(&r, "path"), "/after") == 0;
     free(r.body);
     CHECK(f, ok);
     close(c->fd);
@@ -876,6 +940,7 @@ SCENARIO_TEST_WITH(headers_hook, NULL, true)
 #define SCENARIO_TEST(name) SCENARIO_TEST_WITH(name, NULL, false)
 SCENARIO_TEST(get)
 SCENARIO_TEST(post)
+SCENARIO_TEST(file_body)
 SCENARIO_TEST(pipelined)
 SCENARIO_TEST(many_pipelined)
 SCENARIO_TEST(deferred)
@@ -930,6 +995,7 @@ int main(void)
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_get),
         cmocka_unit_test(test_post),
+        cmocka_unit_test(test_file_body),
         cmocka_unit_test(test_pipelined),
         cmocka_unit_test(test_many_pipelined),
         cmocka_unit_test(test_deferred),

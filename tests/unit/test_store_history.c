@@ -13,6 +13,7 @@
 #include <cmocka.h>
 
 #include "lc_hist.h"
+#include "lc_err.h"
 #include "store.h"
 #include "store_commands.h"
 #include "store_history.h"
@@ -241,6 +242,51 @@ static void test_running_totals_and_the_filling_second(void **state)
     store_close(s);
 }
 
+typedef struct collected_s {
+    json_t *entries;
+    json_t *head;
+    size_t stop_after; /* 0: never stop */
+} collected_t;
+
+static int collect(void *arg, const json_t *head, json_t *entry)
+{
+    collected_t *c = arg;
+    if (c->head == NULL)
+        c->head = json_deep_copy(head);
+    json_array_append(c->entries, entry);
+    return c->stop_after != 0 && json_array_size(c->entries) >= c->stop_after ? 42 : 0;
+}
+
+/* The entries one at a time are exactly the document's "seconds", with the
+ * document's other fields alongside; a non-zero return stops the walk. */
+static void test_history_each(void **state)
+{
+    (void)state;
+    store_t *s = fixture("finished");
+    const char *endpoints[] = {NULL, "list"};
+    for (size_t k = 0; k < 2; k++) {
+        json_t *doc = history(s, endpoints[k], INT64_MIN, true);
+        collected_t c = {.entries = json_array()};
+        store_history_query_t q = {.endpoint = endpoints[k], .since = INT64_MIN, .full = true};
+        assert_int_equal(store_history_each(s, 1, &q, NOW_MS, collect, &c), 0);
+        assert_true(json_array_size(c.entries) > 0);
+        assert_true(json_equal(c.entries, json_object_get(doc, "seconds")));
+        assert_true(json_equal(json_object_get(c.head, "endpoint"), json_object_get(doc, "endpoint")));
+        assert_true(json_equal(json_object_get(c.head, "method"), json_object_get(doc, "method")));
+        json_decref(c.entries);
+        json_decref(c.head);
+        json_decref(doc);
+    }
+    collected_t c = {.entries = json_array(), .stop_after = 2};
+    store_history_query_t q = {.since = INT64_MIN, .full = true};
+    assert_int_equal(store_history_each(s, 1, &q, NOW_MS, collect, &c), 42);
+    assert_int_equal(json_array_size(c.entries), 2);
+    json_decref(c.entries);
+    json_decref(c.head);
+    assert_int_equal(store_history_each(s, 99, &q, NOW_MS, collect, &c), LC_ENOTFOUND);
+    store_close(s);
+}
+
 static void test_request_table(void **state)
 {
     (void)state;
@@ -275,6 +321,7 @@ int main(void)
         cmocka_unit_test(test_running_totals_and_the_filling_second),
         cmocka_unit_test(test_request_table),
         cmocka_unit_test(test_history_pages),
+        cmocka_unit_test(test_history_each),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
