@@ -72,6 +72,8 @@ void store_close(store_t *s)
 {
     if (s == NULL)
         return;
+    for (size_t i = 0; i < STORE_CACHED_MAX; i++)
+        sqlite3_finalize(s->cached[i].st);
     sqlite3_close(s->db);
     free(s->path);
     free(s);
@@ -94,6 +96,44 @@ sqlite3_stmt *store_prepare(store_t *s, const char *sql)
         return NULL;
     }
     return st;
+}
+
+sqlite3_stmt *store_cached(store_t *s, const char *sql)
+{
+    size_t i = 0;
+    for (; i < STORE_CACHED_MAX && s->cached[i].sql != NULL; i++)
+        if (s->cached[i].sql == sql)
+            return s->cached[i].st;
+    sqlite3_stmt *st = store_prepare(s, sql);
+    if (st != NULL && i < STORE_CACHED_MAX) {
+        s->cached[i].sql = sql;
+        s->cached[i].st = st;
+    } else if (st != NULL) {
+        /* Full: a programming error (more call sites than slots). */
+        lc_error("store", "msg=\"statement cache full\" slots=%d", STORE_CACHED_MAX);
+        sqlite3_finalize(st);
+        st = NULL;
+    }
+    return st;
+}
+
+void store_cached_done(sqlite3_stmt *st)
+{
+    if (st == NULL)
+        return;
+    sqlite3_reset(st);
+    sqlite3_clear_bindings(st);
+}
+
+int store_cached_step_done(store_t *s, sqlite3_stmt *st)
+{
+    int rc = st ? sqlite3_step(st) : SQLITE_ERROR;
+    store_cached_done(st);
+    if (rc != SQLITE_DONE) {
+        lc_error("store", "msg=\"write failed\" error=\"%s\"", sqlite3_errmsg(s->db));
+        return LC_EIO;
+    }
+    return 0;
 }
 
 int64_t store_run_int(store_t *s, const char *sql, uint64_t run, int64_t none)

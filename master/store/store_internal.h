@@ -8,8 +8,14 @@
 #include "lc_hist.h"
 #include "store.h"
 
+#define STORE_CACHED_MAX 16 /* statements kept prepared (the stats path's) */
+
 struct store_s {
     sqlite3 *db;
+    struct {
+        const char *sql; /* a string constant: compared by address */
+        sqlite3_stmt *st;
+    } cached[STORE_CACHED_MAX];
     char *path;     /* the database file; NULL: in memory */
     bool read_only; /* a reader's connection (store_open_reader) */
 };
@@ -21,6 +27,15 @@ extern const char store_schema_sql[];
 int store_exec(store_t *s, const char *sql);
 /* Prepares a statement; logs and returns NULL on failure. */
 sqlite3_stmt *store_prepare(store_t *s, const char *sql);
+/* A statement kept prepared for sql, which must be a string constant (it
+ * is looked up by address): for the statements every StatsBatch runs. Give
+ * it back with store_cached_done (reset, bindings cleared), never finalize
+ * it. NULL (logged) when it cannot be prepared. */
+sqlite3_stmt *store_cached(store_t *s, const char *sql);
+void store_cached_done(sqlite3_stmt *st);
+/* store_step_done for a cached statement: steps it, then gives it back. */
+int store_cached_step_done(store_t *s, sqlite3_stmt *st);
+
 /* The integer a one-row query about run (bound to its only parameter)
  * returns, or none when it returns no row or NULL. */
 int64_t store_run_int(store_t *s, const char *sql, uint64_t run, int64_t none);

@@ -180,7 +180,7 @@ int store_retention_get(store_t *s, uint64_t run, store_retention_t *out)
 {
     memset(out, 0, sizeof *out);
     out->resolution_s = 1;
-    sqlite3_stmt *st = store_prepare(
+    sqlite3_stmt *st = store_cached(
         s, "SELECT resolution_s, progress_res, progress_t, acks_dropped, seconds_deleted"
            " FROM run_retention WHERE run = ?");
     if (st == NULL)
@@ -193,7 +193,7 @@ int store_retention_get(store_t *s, uint64_t run, store_retention_t *out)
         out->acks_dropped = sqlite3_column_int(st, 3) != 0;
         out->seconds_deleted = sqlite3_column_int(st, 4) != 0;
     }
-    sqlite3_finalize(st);
+    store_cached_done(st);
     return 0;
 }
 

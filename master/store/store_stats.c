@@ -26,7 +26,7 @@ static int merged_hist(store_t *s, sqlite3_stmt *select, const ProtobufCBinaryDa
     lc_hist_init(h);
     if (select != NULL && sqlite3_step(select) == SQLITE_ROW)
         store_hist_add_column(h, select, 0);
-    sqlite3_finalize(select);
+    store_cached_done(select);
     if (add->len > 0 && lc_hist_decode_add(h, add->data, add->len) != 0)
         lc_warn("store", "msg=\"batch histogram is corrupt; counts kept, latencies dropped\"");
     int rv = lc_hist_encode(h, out, out_len);
@@ -56,7 +56,7 @@ static void bind_text(sqlite3_stmt *st, const char *name, const char *v)
 static int add_counts(store_t *s, const char *select_sql, const char *upsert_sql, uint64_t run,
                       uint32_t t, const Lc__EndpointStats *e)
 {
-    sqlite3_stmt *sel = store_prepare(s, select_sql);
+    sqlite3_stmt *sel = store_cached(s, select_sql);
     if (sel == NULL)
         return LC_EIO;
     bind_int(sel, ":run", run);
@@ -67,7 +67,7 @@ static int add_counts(store_t *s, const char *select_sql, const char *upsert_sql
     int rv = merged_hist(s, sel, &e->hist, &hist, &hist_len);
     if (rv != 0)
         return rv;
-    sqlite3_stmt *st = store_prepare(s, upsert_sql);
+    sqlite3_stmt *st = store_cached(s, upsert_sql);
     if (st != NULL) {
         bind_int(st, ":run", run);
         bind_int(st, ":t", t);
@@ -79,7 +79,7 @@ static int add_counts(store_t *s, const char *select_sql, const char *upsert_sql
         sqlite3_bind_blob(st, sqlite3_bind_parameter_index(st, ":hist"), hist, (int)hist_len,
                           SQLITE_STATIC);
     }
-    rv = store_step_done(s, st);
+    rv = store_cached_step_done(s, st);
     free(hist);
     return rv;
 }
@@ -108,7 +108,7 @@ static int add_total(store_t *s, uint64_t run, const Lc__EndpointStats *e)
 
 static int add_error(store_t *s, uint64_t run, const Lc__ErrorCount *e)
 {
-    sqlite3_stmt *st = store_prepare(
+    sqlite3_stmt *st = store_cached(
         s, "INSERT INTO run_errors(run, endpoint, kind, count) VALUES (?1, ?2, ?3, ?4)"
            " ON CONFLICT(run, endpoint, kind) DO UPDATE SET count = count + ?4");
     if (st == NULL)
@@ -117,14 +117,14 @@ static int add_error(store_t *s, uint64_t run, const Lc__ErrorCount *e)
     sqlite3_bind_text(st, 2, e->endpoint, -1, SQLITE_STATIC);
     sqlite3_bind_text(st, 3, e->kind, -1, SQLITE_STATIC);
     sqlite3_bind_int64(st, 4, (sqlite3_int64)e->count);
-    return store_step_done(s, st);
+    return store_cached_step_done(s, st);
 }
 
 /* Run-wide counters of the batch's second (users, dropped starts, TLS), and
  * the (worker, run, seq) marker that makes a replay of it a no-op. */
 static int add_second_totals_and_ack(store_t *s, const Lc__StatsBatch *b)
 {
-    sqlite3_stmt *st = store_prepare(
+    sqlite3_stmt *st = store_cached(
         s, "INSERT INTO run_second_totals(run, t, users, dropped, tls_handshakes, tls_resumed,"
            " lost_batches, lost_requests) VALUES (:run, :t, :users, :dropped, :hs, :resumed,"
            " :lost_b, :lost_r) ON CONFLICT(run, t) DO UPDATE SET"
@@ -141,15 +141,15 @@ static int add_second_totals_and_ack(store_t *s, const Lc__StatsBatch *b)
     bind_int(st, ":resumed", b->tls_resumed);
     bind_int(st, ":lost_b", b->lost_batches);
     bind_int(st, ":lost_r", b->lost_requests);
-    if (store_step_done(s, st) != 0)
+    if (store_cached_step_done(s, st) != 0)
         return LC_EIO;
-    st = store_prepare(s, "INSERT INTO acks(worker, run, seq) VALUES (:worker, :run, :seq)");
+    st = store_cached(s, "INSERT INTO acks(worker, run, seq) VALUES (:worker, :run, :seq)");
     if (st == NULL)
         return LC_EIO;
     bind_text(st, ":worker", b->worker_id);
     bind_int(st, ":run", b->run);
     bind_int(st, ":seq", b->seq);
-    return store_step_done(s, st);
+    return store_cached_step_done(s, st);
 }
 
 static int apply_batch(store_t *s, const Lc__StatsBatch *b)
@@ -167,25 +167,25 @@ static int apply_batch(store_t *s, const Lc__StatsBatch *b)
 
 int store_batch_applied(store_t *s, const char *worker, uint64_t run, uint64_t seq)
 {
-    sqlite3_stmt *st = store_prepare(s, "SELECT 1 FROM acks WHERE worker = ? AND run = ? AND seq = ?");
+    sqlite3_stmt *st = store_cached(s, "SELECT 1 FROM acks WHERE worker = ? AND run = ? AND seq = ?");
     if (st == NULL)
         return 0;
     sqlite3_bind_text(st, 1, worker, -1, SQLITE_STATIC);
     sqlite3_bind_int64(st, 2, (sqlite3_int64)run);
     sqlite3_bind_int64(st, 3, (sqlite3_int64)seq);
     int found = sqlite3_step(st) == SQLITE_ROW;
-    sqlite3_finalize(st);
+    store_cached_done(st);
     return found;
 }
 
 int store_apply_run_seconds(store_t *s, const Lc__RunSeconds *c)
 {
-    sqlite3_stmt *st = store_prepare(s, "SELECT 1 FROM runs WHERE id = ?");
+    sqlite3_stmt *st = store_cached(s, "SELECT 1 FROM runs WHERE id = ?");
     if (st == NULL)
         return LC_EIO;
     sqlite3_bind_int64(st, 1, (sqlite3_int64)c->run);
     int exists = sqlite3_step(st) == SQLITE_ROW;
-    sqlite3_finalize(st);
+    store_cached_done(st);
     if (!exists)
         return LC_ENOTFOUND;
     /* Without its acks a replay could not be told from new counts: once they
