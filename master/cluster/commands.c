@@ -4,7 +4,10 @@
 
 #include <assert.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
+
+#include "lc_err.h"
 
 #define GRANT_WARNINGS_MAX 8
 
@@ -88,19 +91,37 @@ int command_run_finished(const command_sink_t *s, uint64_t run, lc_run_state_t s
     return propose(s, &cmd, NULL, NULL);
 }
 
-int command_run_assignment(const command_sink_t *s, uint64_t run, const char *worker,
-                           uint64_t generation, uint32_t users)
+int command_run_assignment(const command_sink_t *s, uint64_t run, uint64_t generation,
+                           const command_share_t *shares, size_t n)
 {
-    assert(worker != NULL);
+    assert(n > 0 && shares[0].worker != NULL);
     Lc__RunAssignment ra = LC__RUN_ASSIGNMENT__INIT;
     ra.run = run;
-    ra.worker = (char *)worker;
+    ra.worker = (char *)shares[0].worker;
     ra.generation = generation;
-    ra.users = users;
+    ra.users = shares[0].users;
+    Lc__RunShare *more = n > 1 ? calloc(n - 1, sizeof *more) : NULL;
+    Lc__RunShare **refs = n > 1 ? calloc(n - 1, sizeof *refs) : NULL;
+    if (n > 1 && (more == NULL || refs == NULL)) {
+        free(more);
+        free(refs);
+        return LC_ENOMEM;
+    }
+    for (size_t i = 1; i < n; i++) {
+        lc__run_share__init(&more[i - 1]);
+        more[i - 1].worker = (char *)shares[i].worker;
+        more[i - 1].users = shares[i].users;
+        refs[i - 1] = &more[i - 1];
+    }
+    ra.n_more = n - 1;
+    ra.more = refs;
     Lc__Command cmd = LC__COMMAND__INIT;
     cmd.cmd_case = LC__COMMAND__CMD_RUN_ASSIGNMENT;
     cmd.run_assignment = &ra;
-    return propose(s, &cmd, NULL, NULL);
+    int rv = propose(s, &cmd, NULL, NULL);
+    free(more);
+    free(refs);
+    return rv;
 }
 
 int command_retain_history(const command_sink_t *s, const Lc__RetainHistory *step,

@@ -31,9 +31,15 @@ int command_run_state(const command_sink_t *s, uint64_t run, lc_run_state_t stat
 /* warnings: '\n'-separated, at most 8 are kept. */
 int command_run_grant(const command_sink_t *s, uint64_t run, uint32_t granted, bool queued,
                       const char *warnings);
-/* users 0: the worker has no share of the run any more. */
-int command_run_assignment(const command_sink_t *s, uint64_t run, const char *worker,
-                           uint64_t generation, uint32_t users);
+/* One worker's share of a run; users 0: the worker has no share any more. */
+typedef struct command_share_s {
+    const char *worker;
+    uint32_t users;
+} command_share_t;
+/* The shares that changed in one reschedule of run, all at generation, as
+ * one command (n > 0). */
+int command_run_assignment(const command_sink_t *s, uint64_t run, uint64_t generation,
+                           const command_share_t *shares, size_t n);
 /* state: finished, failed or aborted. */
 int command_run_finished(const command_sink_t *s, uint64_t run, lc_run_state_t state,
                          const char *verdict, const char *summary_json, uint64_t at_ms);

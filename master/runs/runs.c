@@ -351,25 +351,35 @@ static void start_run(runs_t *r, active_run_t *ar, uint32_t granted)
             (unsigned long long)ar->id, granted, ar->requested);
 }
 
-/* Sends a new generation only to the workers whose share changed. */
+/* Sends a new generation only to the workers whose share changed, and
+ * records those shares in one RunAssignment, by which a next leader accepts
+ * the workers' claims and statistics. */
 static void move_users(runs_t *r, active_run_t *ar, const plan_io_t *io, const uint32_t *users)
 {
     assert(ar->started && !ar->stopping); /* only a running run has users to move */
-    bool bumped = false;
+    command_share_t *changed = malloc(io->nw * sizeof *changed);
+    size_t n = 0;
     for (size_t j = 0; j < io->nw; j++) {
         assignment_t *a = find_asg(ar, io->fw[j]->id);
         if ((a ? a->users : 0) == users[j])
             continue;
         if (a == NULL && (a = add_asg(ar, io->fw[j]->id)) == NULL)
             continue;
-        if (!bumped)
+        if (n == 0)
             ar->generation++;
-        bumped = true;
         a->users = users[j];
         send_assign(r, ar, a->worker, users[j]);
-        /* A next leader accepts the worker's claims and statistics by it. */
-        command_run_assignment(&r->io.commands, ar->id, a->worker, ar->generation, users[j]);
+        /* The fleet's id, not a->worker: add_asg() may move the shares. */
+        if (changed != NULL)
+            changed[n] = (command_share_t){io->fw[j]->id, users[j]};
+        n++;
     }
+    if (changed == NULL && n > 0)
+        lc_error("runs", "msg=\"out of memory: shares not recorded\" run=%llu",
+                 (unsigned long long)ar->id);
+    else if (n > 0)
+        command_run_assignment(&r->io.commands, ar->id, ar->generation, changed, n);
+    free(changed);
 }
 
 /* Warnings of a run under this plan, '\n'-separated. */

@@ -6,22 +6,34 @@
 #include "lc_err.h"
 #include "store_internal.h"
 
+static const char put_sql[] = "INSERT OR REPLACE INTO run_assignments(run, worker, generation,"
+                              " users) VALUES (?1, ?2, ?3, ?4)";
+static const char drop_sql[] = "DELETE FROM run_assignments WHERE run = ?1 AND worker = ?2";
+
+/* One worker's share of run at generation (users 0: none any more). */
+static int put_share(store_t *s, uint64_t run, const char *worker, uint64_t generation,
+                     uint32_t users)
+{
+    assert(worker != NULL);
+    sqlite3_stmt *st = store_cached(s, users == 0 ? drop_sql : put_sql);
+    if (st == NULL)
+        return LC_EIO;
+    sqlite3_bind_int64(st, 1, (sqlite3_int64)run);
+    sqlite3_bind_text(st, 2, worker, -1, SQLITE_STATIC);
+    if (users != 0) {
+        sqlite3_bind_int64(st, 3, (sqlite3_int64)generation);
+        sqlite3_bind_int64(st, 4, users);
+    }
+    return store_cached_step_done(s, st);
+}
+
 int store_apply_run_assignment(store_t *s, const Lc__RunAssignment *c)
 {
     assert(c != NULL && c->worker != NULL);
-    sqlite3_stmt *st = store_prepare(
-        s, c->users == 0 ? "DELETE FROM run_assignments WHERE run = ?1 AND worker = ?2"
-                         : "INSERT OR REPLACE INTO run_assignments(run, worker, generation, users)"
-                           " VALUES (?1, ?2, ?3, ?4)");
-    if (st == NULL)
-        return LC_EIO;
-    sqlite3_bind_int64(st, 1, (sqlite3_int64)c->run);
-    sqlite3_bind_text(st, 2, c->worker, -1, SQLITE_STATIC);
-    if (c->users != 0) {
-        sqlite3_bind_int64(st, 3, (sqlite3_int64)c->generation);
-        sqlite3_bind_int64(st, 4, c->users);
-    }
-    return store_step_done(s, st);
+    int rv = put_share(s, c->run, c->worker, c->generation, c->users);
+    for (size_t i = 0; rv == 0 && i < c->n_more; i++)
+        rv = put_share(s, c->run, c->more[i]->worker, c->generation, c->more[i]->users);
+    return rv;
 }
 
 int store_forget_assignments(store_t *s, uint64_t run)

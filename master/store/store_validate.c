@@ -59,6 +59,16 @@ static bool seconds_ok(const Lc__RunSeconds *c)
     return true;
 }
 
+static bool assignment_ok(const Lc__RunAssignment *a)
+{
+    if (!name_ok(a->worker))
+        return false;
+    for (size_t i = 0; i < a->n_more; i++)
+        if (a->more[i] == NULL || !name_ok(a->more[i]->worker))
+            return false;
+    return true;
+}
+
 bool store_command_text_ok(const Lc__Command *cmd)
 {
     switch (cmd->cmd_case) {
@@ -87,7 +97,7 @@ bool store_command_text_ok(const Lc__Command *cmd)
     case LC__COMMAND__CMD_RUN_GRANT:
         return names_ok(cmd->run_grant->warnings, cmd->run_grant->n_warnings);
     case LC__COMMAND__CMD_RUN_ASSIGNMENT:
-        return name_ok(cmd->run_assignment->worker);
+        return assignment_ok(cmd->run_assignment);
     default:
         return true; /* no text */
     }

@@ -297,6 +297,16 @@ static void test_lifecycle(void **state)
     assert_int_equal(u1, 5);
     assert_int_equal(g1, 1);
     assert_int_equal(g2, 1);
+    /* Both shares are recorded, in one command for the one reschedule. */
+    assert_int_equal(count_proposals(fx, LC__COMMAND__CMD_RUN_ASSIGNMENT, NULL), 1);
+    const char *const names[] = {"w1", "w2"};
+    for (size_t i = 0; i < 2; i++) {
+        uint64_t gen = 0;
+        uint32_t users = 0;
+        assert_int_equal(store_assignment_get(fx->store, RUN, names[i], &gen, &users), 0);
+        assert_int_equal(gen, 1);
+        assert_int_equal(users, 5);
+    }
 
     /* Nothing changes before the duration. */
     size_t sent = fx->n_sent, proposed = fx->n_proposed;
