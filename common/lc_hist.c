@@ -2,6 +2,7 @@
 #include "lc_hist.h"
 
 #include <math.h>
+#include <stdbool.h>
 #include <stdlib.h>
 
 #include "lc_err.h"
@@ -257,5 +258,83 @@ int lc_hist_decode_add(lc_hist_t *h, const uint8_t *buf, size_t len)
         h->min = hd.min;
     if (hd.max > h->max)
         h->max = hd.max;
+    return 0;
+}
+
+/* One encoding's (bucket, count) pairs, read in order; the encoding was
+ * checked first, so reads cannot fail. */
+typedef struct bucket_reader_s {
+    const uint8_t *buf;
+    size_t len, pos;
+    uint64_t idx, count; /* the current pair; count 0 once past the end */
+} bucket_reader_t;
+
+static void reader_next(bucket_reader_t *r)
+{
+    uint64_t delta;
+    r->count = 0;
+    if (r->pos >= r->len)
+        return;
+    get_varint(r->buf, r->len, &r->pos, &delta);
+    get_varint(r->buf, r->len, &r->pos, &r->count);
+    r->idx += delta;
+}
+
+/* Reads and checks one encoding's header; an empty input is the empty
+ * histogram. Leaves r before its first pair. */
+static int reader_open(bucket_reader_t *r, hist_header_t *hd, const uint8_t *buf, size_t len)
+{
+    *r = (bucket_reader_t){.buf = buf, .len = len};
+    *hd = (hist_header_t){0, 0, UINT64_MAX, 0};
+    if (len == 0)
+        return 0;
+    if (get_varint(buf, len, &r->pos, &hd->total) || get_varint(buf, len, &r->pos, &hd->sum) ||
+        get_varint(buf, len, &r->pos, &hd->min) || get_varint(buf, len, &r->pos, &hd->max) ||
+        !header_ok(hd) || walk_buckets(buf, len, r->pos, hd, NULL) != 0)
+        return LC_EPROTO;
+    reader_next(r);
+    return 0;
+}
+
+int lc_hist_merge_encoded(const uint8_t *a, size_t alen, const uint8_t *b, size_t blen,
+                          uint8_t **out, size_t *out_len)
+{
+    bucket_reader_t ra, rb;
+    hist_header_t ha, hb, m;
+    if (reader_open(&ra, &ha, a, alen) != 0 || reader_open(&rb, &hb, b, blen) != 0 ||
+        __builtin_add_overflow(ha.total, hb.total, &m.total))
+        return LC_EPROTO;
+    m.sum = ha.sum + hb.sum; /* as lc_hist_decode_add adds it */
+    m.min = ha.min < hb.min ? ha.min : hb.min;
+    m.max = ha.max > hb.max ? ha.max : hb.max;
+    uint8_t *buf = malloc(4 * VARINT_MAX + alen + blen);
+    if (buf == NULL)
+        return LC_ENOMEM;
+    size_t n = 0;
+    n += put_varint(buf + n, m.total);
+    n += put_varint(buf + n, m.sum);
+    n += put_varint(buf + n, m.min);
+    n += put_varint(buf + n, m.max);
+    uint64_t prev = 0;
+    while (ra.count != 0 || rb.count != 0) {
+        bool take_a = rb.count == 0 || (ra.count != 0 && ra.idx <= rb.idx);
+        bool take_b = ra.count == 0 || (rb.count != 0 && rb.idx <= ra.idx);
+        uint64_t idx = take_a ? ra.idx : rb.idx, count = 0;
+        if (take_a) {
+            count += ra.count;
+            reader_next(&ra);
+        }
+        if (take_b && __builtin_add_overflow(count, rb.count, &count)) {
+            free(buf);
+            return LC_EPROTO;
+        }
+        if (take_b)
+            reader_next(&rb);
+        n += put_varint(buf + n, idx - prev);
+        n += put_varint(buf + n, count);
+        prev = idx;
+    }
+    *out = buf;
+    *out_len = n;
     return 0;
 }

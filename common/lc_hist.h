@@ -45,5 +45,12 @@ int lc_hist_encode(const lc_hist_t *h, uint8_t **out, size_t *out_len);
 /* Decodes an encoding and adds it to h. Returns 0, or LC_EPROTO for a
  * truncated or inconsistent encoding (h unchanged then). */
 int lc_hist_decode_add(lc_hist_t *h, const uint8_t *buf, size_t len);
+/* The encoding of the merge of two encodings (len 0: an empty histogram),
+ * exactly what encoding their dense merge gives, made in time linear in
+ * their size (no dense histogram). *out is malloc'd. Returns 0, LC_ENOMEM,
+ * or LC_EPROTO when either is not a valid encoding (or the counts would
+ * overflow). */
+int lc_hist_merge_encoded(const uint8_t *a, size_t alen, const uint8_t *b, size_t blen,
+                          uint8_t **out, size_t *out_len);
 
 #endif

@@ -15,23 +15,39 @@ void store_hist_add_column(lc_hist_t *h, sqlite3_stmt *st, int col)
         lc_warn("store", "msg=\"ignoring corrupt histogram\" bytes=%d", len);
 }
 
-/* Reads the stored histogram of one row (select returns it as column 0),
- * adds `add` to it and returns the new encoding. */
-static int merged_hist(store_t *s, sqlite3_stmt *select, const ProtobufCBinaryData *add,
+/* The merge of a stored and a batch histogram the slow way, which also
+ * takes what is still good when one of them is corrupt (it is logged). */
+static int dense_merge(const void *stored, size_t stored_len, const ProtobufCBinaryData *add,
                        uint8_t **out, size_t *out_len)
 {
     lc_hist_t *h = malloc(sizeof *h);
     if (h == NULL)
         return LC_ENOMEM;
     lc_hist_init(h);
-    if (select != NULL && sqlite3_step(select) == SQLITE_ROW)
-        store_hist_add_column(h, select, 0);
-    store_cached_done(select);
+    if (stored_len > 0 && lc_hist_decode_add(h, stored, stored_len) != 0)
+        lc_warn("store", "msg=\"ignoring corrupt histogram\" bytes=%zu", stored_len);
     if (add->len > 0 && lc_hist_decode_add(h, add->data, add->len) != 0)
         lc_warn("store", "msg=\"batch histogram is corrupt; counts kept, latencies dropped\"");
     int rv = lc_hist_encode(h, out, out_len);
     free(h);
-    (void)s;
+    return rv;
+}
+
+/* Reads the stored histogram of one row (select returns it as column 0),
+ * adds `add` to it and returns the new encoding: merged as encodings, in
+ * time linear in their size, unless one is corrupt. */
+static int merged_hist(sqlite3_stmt *select, const ProtobufCBinaryData *add, uint8_t **out,
+                       size_t *out_len)
+{
+    const void *stored = NULL;
+    size_t stored_len = 0;
+    if (select != NULL && sqlite3_step(select) == SQLITE_ROW &&
+        (stored = sqlite3_column_blob(select, 0)) != NULL)
+        stored_len = (size_t)sqlite3_column_bytes(select, 0);
+    int rv = lc_hist_merge_encoded(stored, stored_len, add->data, add->len, out, out_len);
+    if (rv == LC_EPROTO)
+        rv = dense_merge(stored, stored_len, add, out, out_len);
+    store_cached_done(select); /* stored points into the row until here */
     return rv;
 }
 
@@ -64,7 +80,7 @@ static int add_counts(store_t *s, const char *select_sql, const char *upsert_sql
     bind_text(sel, ":endpoint", e->name);
     uint8_t *hist;
     size_t hist_len;
-    int rv = merged_hist(s, sel, &e->hist, &hist, &hist_len);
+    int rv = merged_hist(sel, &e->hist, &hist, &hist_len);
     if (rv != 0)
         return rv;
     sqlite3_stmt *st = store_cached(s, upsert_sql);

@@ -1,6 +1,9 @@
-/* fuzz_hist.c — lc_hist's sparse decoding of arbitrary bytes; property: for
- * an accepted input, decode(encode(decode(x))) == decode(x), and a rejected
- * one leaves the histogram unchanged. */
+/* fuzz_hist.c — lc_hist's sparse decoding of arbitrary bytes; properties:
+ * for an accepted input, decode(encode(decode(x))) == decode(x), and a
+ * rejected one leaves the histogram unchanged; merging the input (split in
+ * two) as encodings gives the bytes of the dense merge, and is refused
+ * exactly when a half does not decode. */
+#include <stdbool.h>
 #include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
@@ -8,6 +11,35 @@
 #include "fuzz_util.h"
 #include "lc_err.h"
 #include "lc_hist.h"
+
+/* Both halves of the input as encodings: lc_hist_merge_encoded against
+ * decoding both into one histogram and encoding it. */
+static void check_merge_encoded(const uint8_t *data, size_t size, lc_hist_t *dense)
+{
+    size_t cut = size > 1 ? data[0] % size : 0;
+    const uint8_t *a = data, *b = data + cut;
+    size_t alen = cut, blen = size - cut;
+    lc_hist_init(dense);
+    bool ok = alen == 0 || lc_hist_decode_add(dense, a, alen) == 0;
+    uint64_t first_total = dense->total;
+    ok = ok && (blen == 0 || lc_hist_decode_add(dense, b, blen) == 0);
+    bool overflow = dense->total < first_total; /* the dense sum wrapped */
+    uint8_t *got = NULL, *want = NULL;
+    size_t got_len = 0, want_len = 0;
+    int rv = lc_hist_merge_encoded(a, alen, b, blen, &got, &got_len);
+    if (!ok) {
+        FUZZ_CHECK(rv == LC_EPROTO, "a merge of a bad encoding was accepted (%d)", rv);
+        return;
+    }
+    FUZZ_CHECK(rv != LC_EPROTO || overflow, "a merge of two good encodings was refused");
+    if (rv != 0)
+        return; /* counts that overflow: refused, as they should be */
+    FUZZ_CHECK(lc_hist_encode(dense, &want, &want_len) == 0, "encode failed");
+    FUZZ_CHECK(got_len == want_len && memcmp(got, want, want_len) == 0,
+               "merge_encoded (%zu bytes) differs from the dense merge (%zu)", got_len, want_len);
+    free(got);
+    free(want);
+}
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 {
@@ -43,6 +75,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
         lc_hist_mean(h);
         lc_hist_merge(back, h);
     }
+    check_merge_encoded(data, size, back);
     free(h);
     free(before);
     free(back);

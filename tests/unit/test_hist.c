@@ -2,6 +2,7 @@
 #include <math.h>
 #include <setjmp.h>
 #include <stdarg.h>
+#include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
 #include <stdlib.h>
@@ -401,6 +402,98 @@ static void test_decode_bit_flips(void **state)
     free(v);
 }
 
+/* The dense way: decode both into an empty histogram, encode. */
+static void dense_merge(const uint8_t *a, size_t alen, const uint8_t *b, size_t blen,
+                        uint8_t **out, size_t *out_len)
+{
+    lc_hist_t *h = malloc(sizeof *h);
+    assert_non_null(h);
+    lc_hist_init(h);
+    if (alen > 0)
+        assert_int_equal(lc_hist_decode_add(h, a, alen), 0);
+    if (blen > 0)
+        assert_int_equal(lc_hist_decode_add(h, b, blen), 0);
+    assert_int_equal(lc_hist_encode(h, out, out_len), 0);
+    free(h);
+}
+
+static void encode_values(gen_fn gen, uint64_t seed, size_t n, uint8_t **out, size_t *len)
+{
+    lc_hist_t *h = malloc(sizeof *h);
+    assert_non_null(h);
+    lc_hist_init(h);
+    uint64_t *v = make_values(gen, seed, n);
+    record_all(h, v, n);
+    assert_int_equal(lc_hist_encode(h, out, len), 0);
+    free(v);
+    free(h);
+}
+
+/* Merging two encodings gives the very bytes the dense merge encodes: for
+ * disjoint, overlapping and empty histograms, either order. */
+static void test_merge_encoded(void **state)
+{
+    (void)state;
+    static const gen_fn gens[] = {gen_uniform, gen_log_uniform, gen_bimodal};
+    static const size_t sizes[] = {0, 1, 7, 300, 5000};
+    for (size_t g = 0; g < 3; g++)
+        for (size_t i = 0; i < 5; i++)
+            for (size_t j = 0; j < 5; j++) {
+                uint8_t *a, *b, *want, *got;
+                size_t alen, blen, wlen, glen;
+                encode_values(gens[g], 100 + i, sizes[i], &a, &alen);
+                encode_values(gens[(g + j) % 3], 200 + j, sizes[j], &b, &blen);
+                dense_merge(a, alen, b, blen, &want, &wlen);
+                assert_int_equal(lc_hist_merge_encoded(a, alen, b, blen, &got, &glen), 0);
+                assert_int_equal(glen, wlen);
+                assert_memory_equal(got, want, wlen);
+                free(got);
+                assert_int_equal(lc_hist_merge_encoded(b, blen, a, alen, &got, &glen), 0);
+                assert_memory_equal(got, want, wlen);
+                free(got);
+                /* An absent histogram (no bytes) is an empty one. */
+                assert_int_equal(lc_hist_merge_encoded(NULL, 0, a, alen, &got, &glen), 0);
+                free(want);
+                dense_merge(NULL, 0, a, alen, &want, &wlen);
+                assert_int_equal(glen, wlen);
+                assert_memory_equal(got, want, wlen);
+                free(got);
+                free(want);
+                free(a);
+                free(b);
+            }
+}
+
+/* A corrupt input on either side is refused, with nothing written. */
+static void test_merge_encoded_refuses_corrupt(void **state)
+{
+    (void)state;
+    uint8_t *a, *out = NULL;
+    size_t alen, len = 0;
+    encode_values(gen_uniform, 7, 400, &a, &alen);
+    size_t rejected = 0;
+    for (size_t i = 0; i < alen; i++) {
+        uint8_t *bad = malloc(alen);
+        memcpy(bad, a, alen);
+        bad[i] ^= 0x41;
+        lc_hist_t *h = malloc(sizeof *h);
+        lc_hist_init(h);
+        bool dense_ok = lc_hist_decode_add(h, bad, alen) == 0;
+        int rv = lc_hist_merge_encoded(a, alen, bad, alen, &out, &len);
+        /* Exactly the encodings the dense decoder refuses are refused. */
+        assert_int_equal(rv == 0, dense_ok);
+        if (rv == 0)
+            free(out);
+        else
+            rejected++;
+        free(h);
+        free(bad);
+    }
+    assert_true(rejected > 0);
+    assert_int_equal(lc_hist_merge_encoded(a, 3, a, alen, &out, &len), LC_EPROTO);
+    free(a);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -416,6 +509,8 @@ int main(void)
         cmocka_unit_test(test_decode_truncated),
         cmocka_unit_test(test_decode_corrupted),
         cmocka_unit_test(test_decode_bit_flips),
+        cmocka_unit_test(test_merge_encoded),
+        cmocka_unit_test(test_merge_encoded_refuses_corrupt),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
