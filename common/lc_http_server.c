@@ -15,25 +15,8 @@
 #include "lc_err.h"
 #include "lc_log.h"
 
-#define BACKLOG 128
-#define LINGER_MS 2000     /* how long to drain a peer after a closing response */
-#define LOG_EVERY_MS 10000 /* one line per kind of forced close at most this often */
-#define IN_CAP (64u << 10) /* stop reading while an exchange is unanswered past this */
-#define READ_CHUNK (16u << 10)
-#define HDR_NAME_MAX 32 /* longer header names are never ones we keep */
-#define FILE_CHUNK (64u << 10) /* a file body is sent this much at a time, */
-#define FILE_WRITES 2          /* with this many writes in flight */
+#include "lc_http_server_internal.h"
 
-/* Response flags: which Connection header, and whether the body is sent (not for HEAD). */
-enum { RESP_CLOSE = 1, RESP_KEEP_ALIVE = 2, RESP_HEAD = 4 };
-
-typedef struct conn_s conn_t;
-
-/* What a connection's one timer counts down to. */
-enum phase { PH_HEADERS, PH_BODY, PH_HANDLER, PH_SENDING, PH_LINGER };
-
-/* Why connections were closed by force: counted, logged LOG_EVERY_MS at most. */
-enum { WHY_HEADERS, WHY_BODY, WHY_SENDING, WHY_FULL, WHY_COUNT };
 static const char *const why_text[WHY_COUNT] = {
     "request headers not complete within the deadline",
     "request body not complete within the deadline",
@@ -41,83 +24,8 @@ static const char *const why_text[WHY_COUNT] = {
     "too many connections",
 };
 
-/* The parts of a request an exchange keeps, in buffers indexed by these. */
-enum { B_URL, B_AUTH, B_CTYPE, B_HOST, B_EXPECT, B_BODY, B_COUNT };
 
-struct lc_http_exchange_s {
-    conn_t *conn; /* NULL once the connection is gone: answering only frees */
-    lc_http_request_t req;
-    int flags;        /* RESP_* for the answer */
-    int in_hook;      /* with the headers hook: an answer refuses the request */
-    unsigned present; /* bit i: header buffer i was seen */
-    lc_buf_t bufs[B_COUNT];
-};
-
-struct conn_s {
-    uv_tcp_t tcp;
-    uv_timer_t timer; /* the deadline of `phase` */
-    uv_shutdown_t shutdown;
-    lc_http_server_t *srv;
-    conn_t *prev, *next;
-    llhttp_t parser;
-    char *in; /* received bytes not yet parsed: in[in_off..in_len) */
-    size_t in_len, in_off, in_cap;
-    lc_http_exchange_t *building; /* request being parsed */
-    lc_http_exchange_t *active;   /* parsed and with the handler, unanswered */
-    struct {                      /* per-request parse state, zeroed at message begin */
-        lc_buf_t *hdr_target;        /* value buffer of the header being parsed */
-        char hdr_name[HDR_NAME_MAX];
-        size_t hdr_name_len, hdr_bytes, hdr_raw;
-        unsigned nheaders;
-        int in_headers, err_status, answered; /* answered: by the headers hook */
-    } m;
-    unsigned writes;
-    struct {             /* an answer's body read from a file (respond_fd) */
-        int fd;          /* -1: none */
-        uint64_t off, left;
-    } file;
-    enum phase phase;
-    int probe_slot; /* accepted beyond max_conns: for probe paths only */
-    int counted;    /* in srv->nactive */
-    int handles_open, reading, closing, close_after_write, lingering, peer_eof;
-};
-
-struct lc_http_server_s {
-    uv_loop_t *loop;
-    uv_tcp_t listener;
-    llhttp_settings_t settings;
-    lc_http_handler_cb handler;
-    lc_http_headers_cb on_headers;
-    void *arg;
-    size_t max_body;
-    lc_http_limits_t limits;
-    struct {
-        uint64_t count, logged_at; /* closes since the last line, and its time */
-        int logged;
-    } closed[WHY_COUNT];
-    uint16_t port;
-    int closing, listener_closed;
-    conn_t *conns;
-    unsigned nconns;  /* all, until their handles are closed */
-    unsigned nactive; /* those the cap counts: neither closing nor lingering */
-};
-
-typedef struct write_req_s {
-    uv_write_t req;
-    conn_t *conn;
-    char *data;
-} write_req_t;
-
-static void process_input(conn_t *c);
-static void conn_close(conn_t *c);
-static void conn_deadline(conn_t *c, enum phase ph, uint64_t ms);
-
-static const char *buf_str(const lc_buf_t *b)
-{
-    return b->data ? b->data : "";
-}
-
-static void ex_free(lc_http_exchange_t *ex)
+void ex_free(lc_http_exchange_t *ex)
 {
     if (!ex)
         return;
@@ -180,7 +88,7 @@ static char *build_response(int status, const char *ctype, const char *body, siz
 static void on_write(uv_write_t *req, int status);
 
 /* Queues bytes (taking ownership of data); writes complete in order. */
-static void conn_write(conn_t *c, char *data, size_t len)
+void conn_write(conn_t *c, char *data, size_t len)
 {
     write_req_t *w = malloc(sizeof *w);
     uv_buf_t b = uv_buf_init(data, (unsigned)len);
@@ -197,7 +105,7 @@ static void conn_write(conn_t *c, char *data, size_t len)
     c->writes++;
 }
 
-static void conn_read_stop(conn_t *c)
+void conn_read_stop(conn_t *c)
 {
     if (c->reading) {
         uv_read_stop((uv_stream_t *)&c->tcp);
@@ -311,7 +219,7 @@ static void file_body_pump(conn_t *c)
 }
 
 /* Starts closing; the struct lives until both handles' close callbacks ran. */
-static void conn_close(conn_t *c)
+void conn_close(conn_t *c)
 {
     if (c->closing)
         return;
@@ -379,7 +287,7 @@ static void on_timer(uv_timer_t *t)
 }
 
 /* Counts down to a phase's absolute deadline; bytes arriving do not move it. */
-static void conn_deadline(conn_t *c, enum phase ph, uint64_t ms)
+void conn_deadline(conn_t *c, enum phase ph, uint64_t ms)
 {
     c->phase = ph;
     uv_timer_start(&c->timer, on_timer, ms, 0);
@@ -437,7 +345,7 @@ static void on_read(uv_stream_t *stream, ssize_t nread, const uv_buf_t *buf)
     process_input(c);
 }
 
-static void conn_read_start(conn_t *c)
+void conn_read_start(conn_t *c)
 {
     if (c->reading || c->closing)
         return;
@@ -522,7 +430,7 @@ static void fail_request(conn_t *c, llhttp_errno_t e)
 
 /* Parses buffered input until a request is handed out, more bytes are needed,
  * or the connection must close. */
-static void process_input(conn_t *c)
+void process_input(conn_t *c)
 {
     while (!c->closing && !c->close_after_write && !c->active && c->writes == 0
            && c->in_off < c->in_len) {
@@ -561,228 +469,6 @@ static void process_input(conn_t *c)
         conn_read_stop(c);
     else
         conn_read_start(c);
-}
-
-/* ---- llhttp callbacks ---- */
-
-static int user_error(llhttp_t *p, int status, const char *reason)
-{
-    conn_t *c = p->data;
-    c->m.err_status = status;
-    llhttp_set_error_reason(p, reason);
-    return HPE_USER;
-}
-
-static int count_header_bytes(llhttp_t *p, size_t n)
-{
-    conn_t *c = p->data;
-    c->m.hdr_bytes += n;
-    if (c->m.hdr_bytes > LC_HTTP_MAX_HEADER_BYTES)
-        return user_error(p, 431, "headers too large");
-    return 0;
-}
-
-static int on_message_begin(llhttp_t *p)
-{
-    conn_t *c = p->data;
-    ex_free(c->building);
-    c->building = calloc(1, sizeof *c->building);
-    if (!c->building)
-        return user_error(p, 500, "out of memory");
-    memset(&c->m, 0, sizeof c->m);
-    c->m.hdr_bytes = 4; /* request line: two spaces and CRLF */
-    c->m.in_headers = 1;
-    return 0;
-}
-
-/* Counts a request-line or header span, appending it to dst when we keep it. */
-static int keep_span(llhttp_t *p, lc_buf_t *dst, const char *at, size_t len)
-{
-    if (count_header_bytes(p, len) != 0)
-        return HPE_USER;
-    if (dst && lc_buf_append(dst, at, len) != 0)
-        return user_error(p, 500, "out of memory");
-    return 0;
-}
-
-static int on_span_counted(llhttp_t *p, const char *at, size_t len)
-{
-    return keep_span(p, NULL, at, len);
-}
-
-static int on_url(llhttp_t *p, const char *at, size_t len)
-{
-    conn_t *c = p->data;
-    return keep_span(p, &c->building->bufs[B_URL], at, len);
-}
-
-static int on_header_field(llhttp_t *p, const char *at, size_t len)
-{
-    conn_t *c = p->data;
-    if (count_header_bytes(p, len) != 0)
-        return HPE_USER;
-    if (c->m.hdr_name_len + len < sizeof c->m.hdr_name)
-        memcpy(c->m.hdr_name + c->m.hdr_name_len, at, len);
-    c->m.hdr_name_len += len; /* past the buffer: a name we never keep */
-    return 0;
-}
-
-static int on_header_field_complete(llhttp_t *p)
-{
-    static const struct {
-        const char *name;
-        int buf;
-    } kept[] = {{"authorization", B_AUTH}, {"content-type", B_CTYPE}, {"host", B_HOST},
-                {"expect", B_EXPECT}};
-    conn_t *c = p->data;
-    lc_http_exchange_t *ex = c->building;
-    if (++c->m.nheaders > LC_HTTP_MAX_HEADERS)
-        return user_error(p, 431, "too many headers");
-    if (count_header_bytes(p, 4) != 0) /* ": " and CRLF */
-        return HPE_USER;
-    c->m.hdr_target = NULL;
-    int too_long = c->m.hdr_name_len >= sizeof c->m.hdr_name;
-    c->m.hdr_name[too_long ? 0 : c->m.hdr_name_len] = '\0';
-    c->m.hdr_name_len = 0; /* the next header's name starts fresh */
-    for (size_t i = 0; i < sizeof kept / sizeof kept[0]; i++) {
-        if (strcasecmp(c->m.hdr_name, kept[i].name) == 0) {
-            c->m.hdr_target = &ex->bufs[kept[i].buf];
-            c->m.hdr_target->len = 0; /* a repeated header: the last one wins */
-            ex->present |= 1u << kept[i].buf;
-        }
-    }
-    return 0;
-}
-
-static int on_header_value(llhttp_t *p, const char *at, size_t len)
-{
-    conn_t *c = p->data;
-    return keep_span(p, c->m.hdr_target, at, len);
-}
-
-static const char *header_or_null(const lc_http_exchange_t *ex, int i)
-{
-    return (ex->present & (1u << i)) ? buf_str(&ex->bufs[i]) : NULL;
-}
-
-/* Fills the request from its line and headers; the body comes at the end. */
-static void request_fill_head(llhttp_t *p, lc_http_exchange_t *ex)
-{
-    lc_http_request_t *r = &ex->req;
-    r->method = llhttp_method_name((llhttp_method_t)p->method);
-    char *url = ex->bufs[B_URL].data, *q = url ? strchr(url, '?') : NULL;
-    if (q)
-        *q = '\0';
-    r->path = buf_str(&ex->bufs[B_URL]);
-    r->query = q ? q + 1 : "";
-    r->authorization = header_or_null(ex, B_AUTH);
-    r->content_type = header_or_null(ex, B_CTYPE);
-    r->host = header_or_null(ex, B_HOST);
-    r->body = "";
-    r->body_len = 0;
-}
-
-static bool is_probe_path(const lc_http_server_t *s, const char *path)
-{
-    for (const char *const *p = s->limits.probe_paths; p != NULL && *p != NULL; p++)
-        if (strcmp(*p, path) == 0)
-            return true;
-    return false;
-}
-
-/* Runs the headers hook; true when it refused the request (its answer, sent
- * with Connection: close, freed the exchange). */
-static bool headers_refused(conn_t *c, lc_http_exchange_t *ex)
-{
-    ex->conn = c;
-    ex->in_hook = 1;
-    ex->flags = RESP_CLOSE | (c->parser.method == HTTP_HEAD ? RESP_HEAD : 0);
-    c->building = NULL; /* an answer frees ex */
-    bool refused = c->srv->on_headers(c->srv->arg, ex, &ex->req);
-    assert(refused == (c->m.answered != 0)); /* true exactly when it answered */
-    (void)refused; /* only the assert reads it */
-    if (c->m.answered)
-        return true;
-    ex->conn = NULL;
-    ex->in_hook = 0;
-    ex->flags = 0;
-    c->building = ex;
-    return false;
-}
-
-static int on_headers_complete(llhttp_t *p)
-{
-    conn_t *c = p->data;
-    lc_http_exchange_t *ex = c->building;
-    c->m.in_headers = 0;
-    request_fill_head(p, ex);
-    if (c->probe_slot && !is_probe_path(c->srv, ex->req.path))
-        return user_error(p, 503, "busy");
-    /* Before the body and before 413: a caller the hook refuses learns nothing more. */
-    if (c->srv->on_headers != NULL && headers_refused(c, ex))
-        return HPE_USER;
-    if ((p->flags & F_CONTENT_LENGTH) && p->content_length > c->srv->max_body)
-        return user_error(p, 413, "body too large");
-    /* Clients that wait for permission before sending a body get it now. */
-    if (strcasecmp(buf_str(&ex->bufs[B_EXPECT]), "100-continue") == 0
-        && p->http_major == 1 && p->http_minor >= 1) {
-        static const char cont[] = "HTTP/1.1 100 Continue\r\n\r\n";
-        char *msg = strdup(cont);
-        if (!msg)
-            return user_error(p, 500, "out of memory");
-        conn_write(c, msg, sizeof cont - 1);
-        if (c->closing)
-            return user_error(p, 500, "write failed");
-    }
-    conn_deadline(c, PH_BODY, c->srv->limits.body_timeout_ms);
-    return 0;
-}
-
-static int on_body(llhttp_t *p, const char *at, size_t len)
-{
-    conn_t *c = p->data;
-    lc_http_exchange_t *ex = c->building;
-    if (ex->bufs[B_BODY].len + len > c->srv->max_body)
-        return user_error(p, 413, "body too large");
-    if (lc_buf_append(&ex->bufs[B_BODY], at, len) != 0)
-        return user_error(p, 500, "out of memory");
-    return 0;
-}
-
-/* Completes the request and pauses the parser until it has been answered. */
-static int on_message_complete(llhttp_t *p)
-{
-    conn_t *c = p->data;
-    lc_http_exchange_t *ex = c->building;
-    lc_http_request_t *r = &ex->req;
-    c->building = NULL;
-    ex->conn = c;
-    /* A probe slot serves one request, so that it is free for the next probe. */
-    if (!llhttp_should_keep_alive(p) || p->upgrade || c->probe_slot)
-        ex->flags |= RESP_CLOSE;
-    else if (p->http_major == 1 && p->http_minor == 0)
-        ex->flags |= RESP_KEEP_ALIVE; /* HTTP/1.0 keep-alive must be confirmed */
-    if (p->method == HTTP_HEAD)
-        ex->flags |= RESP_HEAD;
-    r->body = buf_str(&ex->bufs[B_BODY]);
-    r->body_len = ex->bufs[B_BODY].len;
-    c->active = ex;
-    return HPE_PAUSED;
-}
-
-static void settings_init(llhttp_settings_t *st)
-{
-    llhttp_settings_init(st);
-    st->on_message_begin = on_message_begin;
-    st->on_method = on_span_counted;
-    st->on_version = on_span_counted;
-    st->on_url = on_url;
-    st->on_header_field = on_header_field;
-    st->on_header_field_complete = on_header_field_complete;
-    st->on_header_value = on_header_value;
-    st->on_headers_complete = on_headers_complete;
-    st->on_body = on_body;
-    st->on_message_complete = on_message_complete;
 }
 
 /* ---- accepting ---- */
@@ -898,7 +584,7 @@ int lc_http_server_init(lc_http_server_t **out, uv_loop_t *loop, const char *hos
     s->limits = (lc_http_limits_t){.header_timeout_ms = LC_HTTP_HEADER_TIMEOUT_MS,
                                    .body_timeout_ms = LC_HTTP_BODY_TIMEOUT_MS,
                                    .max_conns = LC_HTTP_MAX_CONNS};
-    settings_init(&s->settings);
+    lc_http_parse_settings(&s->settings);
     int rv = uv_tcp_init(loop, &s->listener);
     if (rv != 0) {
         snprintf(errmsg, errlen, "http: tcp init: %s", uv_strerror(rv));
