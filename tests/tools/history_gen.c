@@ -76,6 +76,7 @@ static const char usage[] =
 #define GEN_SEQ_EPOCH (UINT64_C(1) << 32)
 #define GEN_RAMP_S 30u             /* users spawn over the first 30 s */
 #define GEN_GAP_MS (5u * 60u * 1000u) /* between runs of one timeline, and before now */
+#define GEN_STAGGER_MS (17u * 60u * 1000u) /* between the ends of two timelines */
 #define GEN_ENDPOINTS_MAX 256u
 #define GEN_RETENTION_STEPS_MAX 10000000u
 #define GEN_DB_NAME "history-gen.db" /* in the data dir while it is built, removed after */
@@ -513,8 +514,8 @@ static run_plan_t *plan_runs(const gen_opts_t *o, uint64_t now_ms)
         free(plans);
         return NULL;
     }
-    for (size_t k = 0; k < lanes; k++)
-        cursor[k] = now_ms - GEN_GAP_MS;
+    for (size_t k = 0; k < lanes; k++) /* staggered: concurrent runs rarely start together */
+        cursor[k] = now_ms - GEN_GAP_MS - k * GEN_STAGGER_MS;
     for (unsigned i = 0; i < o->runs; i++) {
         size_t best = 0; /* the timeline that reaches least far back */
         for (size_t k = 1; k < lanes; k++)
