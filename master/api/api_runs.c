@@ -184,7 +184,7 @@ static void stop_run(master_t *m, lc_http_exchange_t *ex, uint64_t id)
 /* The run list, rendered off the loop. */
 typedef struct list_job_s {
     api_read_t read;
-    char tenant[128], state[16]; /* "" for no filter */
+    char tenant[128], state[128]; /* "" for no filter */
     uint64_t now_ms;
 } list_job_t;
 

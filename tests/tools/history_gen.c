@@ -474,7 +474,8 @@ static int gen_run(gen_t *g, uint64_t id, const run_plan_t *p, char *errmsg, siz
     if (rv == 0)
         rv = command_run_grant(&g->sink, id, g->o.users, false, "");
     if (rv == 0)
-        rv = command_run_assignment(&g->sink, id, GEN_WORKER, 1, g->o.users);
+        rv = command_run_assignment(&g->sink, id, 1,
+                                    &(command_share_t){GEN_WORKER, g->o.users}, 1);
     if (rv == 0)
         rv = command_run_state(&g->sink, id, LC_RUN_RUNNING, "", p->started_ms);
     if (rv == 0)
