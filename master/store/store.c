@@ -393,58 +393,61 @@ static bool image_schema_ours(sqlite3 *image)
     return ours;
 }
 
-/* Whether an image is a sound database of ours (PRAGMA quick_check, our
- * columns), checked on a connection of its own so that a bad image never
- * replaces the store. */
-static bool image_sound(const uint8_t *buf, size_t len)
+/* Opens an image, read-only, on a connection of its own, over buf itself: a
+ * restore holds no second copy of a large image. (A copy only when its
+ * header says WAL, which a database in memory cannot open.) Returns 0,
+ * LC_ENOMEM, or LC_EPROTO when SQLite refuses the bytes. */
+static int image_open(sqlite3 **out, const uint8_t *buf, size_t len)
 {
     sqlite3 *db = NULL;
-    unsigned char *copy = sqlite3_malloc64(len);
-    bool sound = false;
-    if (copy == NULL || sqlite3_open(":memory:", &db) != SQLITE_OK) {
-        sqlite3_free(copy);
+    if (sqlite3_open(":memory:", &db) != SQLITE_OK) {
         sqlite3_close(db);
-        return false;
+        return LC_ENOMEM;
     }
-    memcpy(copy, buf, len);
-    image_without_wal(copy, len);
+    unsigned char *data = (unsigned char *)buf; /* READONLY: SQLite never writes to it */
+    unsigned flags = SQLITE_DESERIALIZE_READONLY;
+    if (len >= 20 && buf[18] == 2 && buf[19] == 2) {
+        if ((data = sqlite3_malloc64(len)) == NULL) {
+            sqlite3_close(db);
+            return LC_ENOMEM;
+        }
+        memcpy(data, buf, len);
+        image_without_wal(data, len);
+        flags |= SQLITE_DESERIALIZE_FREEONCLOSE; /* freed by SQLite, also on failure */
+    }
+    if (sqlite3_deserialize(db, "main", data, (sqlite3_int64)len, (sqlite3_int64)len, flags) !=
+        SQLITE_OK) {
+        sqlite3_close(db);
+        return LC_EPROTO;
+    }
+    *out = db;
+    return 0;
+}
+
+/* Whether an opened image is a sound database of ours (PRAGMA quick_check,
+ * our tables as we define them), checked before it replaces the store. */
+static bool image_sound(sqlite3 *db)
+{
     sqlite3_stmt *st = NULL;
-    if (sqlite3_deserialize(db, "main", copy, (sqlite3_int64)len, (sqlite3_int64)len,
-                            SQLITE_DESERIALIZE_FREEONCLOSE) == SQLITE_OK &&
-        sqlite3_prepare_v2(db, "PRAGMA quick_check", -1, &st, NULL) == SQLITE_OK &&
+    bool sound = false;
+    if (sqlite3_prepare_v2(db, "PRAGMA quick_check", -1, &st, NULL) == SQLITE_OK &&
         sqlite3_step(st) == SQLITE_ROW)
         sound = strcmp((const char *)sqlite3_column_text(st, 0), "ok") == 0;
     sqlite3_finalize(st);
-    sound = sound && image_schema_ours(db);
-    sqlite3_close(db);
-    return sound;
+    return sound && image_schema_ours(db);
 }
 
 /* Copies the image into s's main database with the backup API: an on-disk
  * store in WAL mode keeps its file (readers have it open) and readers see the
  * old state or the new one. */
-static int copy_image_in(store_t *s, const uint8_t *buf, size_t len)
+static int copy_image_in(store_t *s, sqlite3 *src)
 {
-    sqlite3 *src = NULL;
-    /* SQLite takes ownership of a buffer from sqlite3_malloc64. */
-    unsigned char *image = sqlite3_malloc64(len);
-    if (image == NULL || sqlite3_open(":memory:", &src) != SQLITE_OK) {
-        sqlite3_free(image);
-        sqlite3_close(src);
-        return LC_ENOMEM;
-    }
-    memcpy(image, buf, len);
-    image_without_wal(image, len);
-    int rc = sqlite3_deserialize(src, "main", image, (sqlite3_int64)len, (sqlite3_int64)len,
-                                 SQLITE_DESERIALIZE_FREEONCLOSE | SQLITE_DESERIALIZE_READONLY);
-    sqlite3_backup *b = rc == SQLITE_OK ? sqlite3_backup_init(s->db, "main", src, "main") : NULL;
+    int rc = SQLITE_ERROR;
+    sqlite3_backup *b = sqlite3_backup_init(s->db, "main", src, "main");
     if (b != NULL) {
         rc = sqlite3_backup_step(b, -1);
         rc = sqlite3_backup_finish(b) == SQLITE_OK && rc == SQLITE_DONE ? SQLITE_OK : SQLITE_ERROR;
-    } else {
-        rc = SQLITE_ERROR;
     }
-    sqlite3_close(src);
     if (rc != SQLITE_OK) {
         lc_error("store", "msg=\"restore failed\" error=\"%s\"", sqlite3_errmsg(s->db));
         return LC_EIO;
@@ -455,11 +458,17 @@ static int copy_image_in(store_t *s, const uint8_t *buf, size_t len)
 int store_deserialize(store_t *s, const uint8_t *buf, size_t len)
 {
     assert(!s->read_only);
-    if (!image_sound(buf, len)) {
+    sqlite3 *src = NULL;
+    int rv = image_open(&src, buf, len);
+    if (rv == LC_ENOMEM)
+        return rv;
+    if (rv != 0 || !image_sound(src)) {
+        sqlite3_close(src);
         lc_error("store", "msg=\"restore refused: the snapshot image is not a sound database\" "
                  "bytes=%zu", len);
         return LC_EPROTO;
     }
-    int rv = copy_image_in(s, buf, len);
+    rv = copy_image_in(s, src);
+    sqlite3_close(src);
     return rv != 0 ? rv : store_exec(s, store_schema_sql);
 }
