@@ -88,7 +88,7 @@ static int fsm_snapshot_async(struct raft_fsm *fsm, struct raft_buffer *bufs[], 
         return RAFT_NOMEM;
     *bufs = malloc(sizeof **bufs);
     if (*bufs == NULL) {
-        free(image);
+        store_image_free(image);
         return RAFT_NOMEM;
     }
     (*bufs)[0].base = image;
@@ -105,7 +105,7 @@ static int fsm_snapshot_finalize(struct raft_fsm *fsm, struct raft_buffer *bufs[
     size_t len = *bufs != NULL && *n_bufs > 0 ? (*bufs)[0].len : 0;
     if (*bufs != NULL) {
         for (unsigned i = 0; i < *n_bufs; i++)
-            free((*bufs)[i].base);
+            store_image_free((*bufs)[i].base);
         free(*bufs);
     }
     *bufs = NULL;

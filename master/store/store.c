@@ -347,21 +347,37 @@ static void image_without_wal(unsigned char *image, size_t len)
         image[18] = image[19] = 1;
 }
 
-int store_serialize(store_t *s, uint8_t **out, size_t *out_len)
+int store_serialize_image(store_t *s, uint8_t **out, size_t *out_len)
 {
     sqlite3_int64 size = 0;
     unsigned char *image = sqlite3_serialize(s->db, "main", &size, 0);
     if (image == NULL)
         return LC_ENOMEM;
-    *out = malloc((size_t)size);
+    image_without_wal(image, (size_t)size);
+    *out = image;
+    *out_len = (size_t)size;
+    return 0;
+}
+
+void store_image_free(uint8_t *image)
+{
+    sqlite3_free(image);
+}
+
+int store_serialize(store_t *s, uint8_t **out, size_t *out_len)
+{
+    uint8_t *image;
+    size_t size;
+    if (store_serialize_image(s, &image, &size) != 0)
+        return LC_ENOMEM;
+    *out = malloc(size > 0 ? size : 1);
     if (*out == NULL) {
-        sqlite3_free(image);
+        store_image_free(image);
         return LC_ENOMEM;
     }
-    memcpy(*out, image, (size_t)size);
-    image_without_wal(*out, (size_t)size);
-    *out_len = (size_t)size;
-    sqlite3_free(image);
+    memcpy(*out, image, size);
+    *out_len = size;
+    store_image_free(image);
     return 0;
 }
 

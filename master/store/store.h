@@ -36,6 +36,9 @@ int store_apply(store_t *s, const Lc__Command *cmd);
 
 /* Serializes the whole database into a malloc'd buffer (snapshot). */
 int store_serialize(store_t *s, uint8_t **out, size_t *out_len);
+/* The same without a copy: *out is SQLite's, freed with store_image_free. */
+int store_serialize_image(store_t *s, uint8_t **out, size_t *out_len);
+void store_image_free(uint8_t *image);
 /* Replaces the whole database with a serialized image (restore): the image
  * is checked on a connection of its own first, then copied in with SQLite's
  * backup API, so readers see the old state or the new one. */
@@ -47,7 +50,7 @@ int store_deserialize(store_t *s, const uint8_t *buf, size_t len);
  * state on any thread and releases the view, end frees. */
 typedef struct store_snapshot_s store_snapshot_t;
 int store_snapshot_begin(store_t *s, store_snapshot_t **out);
-/* OUT: *out (malloc'd, the caller's), *len. Call once. */
+/* OUT: *out (freed with store_image_free), *len. Call once. */
 int store_snapshot_image(store_snapshot_t *snap, uint8_t **out, size_t *len);
 void store_snapshot_end(store_snapshot_t *snap);
 

@@ -100,7 +100,7 @@ int store_snapshot_begin(store_t *s, store_snapshot_t **out)
     if (snap == NULL)
         return LC_ENOMEM;
     if (!store_has_readers(s)) {
-        int rv = store_serialize(s, &snap->image, &snap->len);
+        int rv = store_serialize_image(s, &snap->image, &snap->len);
         if (rv != 0) {
             free(snap);
             return rv;
@@ -131,7 +131,7 @@ int store_snapshot_image(store_snapshot_t *snap, uint8_t **out, size_t *len)
         snap->image = NULL;
         return 0;
     }
-    int rv = store_serialize(snap->reader, out, len);
+    int rv = store_serialize_image(snap->reader, out, len);
     store_exec(snap->reader, "COMMIT"); /* the writer may checkpoint past us now */
     store_close(snap->reader);
     snap->reader = NULL;
@@ -143,6 +143,6 @@ void store_snapshot_end(store_snapshot_t *snap)
     if (snap == NULL)
         return;
     store_close(snap->reader);
-    free(snap->image);
+    store_image_free(snap->image);
     free(snap);
 }

@@ -114,7 +114,7 @@ static void test_snapshot_pinned_at_begin(void **state)
     assert_int_equal(store_deserialize(copy, image, len), 0);
     assert_int_equal(store_max_run_id(copy), 5);
     assert_int_equal(store_max_run_id(f->writer), 9);
-    free(image);
+    store_image_free(image);
     store_close(copy);
 }
 
