@@ -11,6 +11,9 @@
 #include "lc_log.h"
 
 #define ENTRY_HEADER 4u
+/* raft 0.15 loads a snapshot file with one read(), which Linux caps at
+ * 2 GiB - 4 KiB: warn well before an image gets there. */
+#define SNAPSHOT_WARN_BYTES (1536ull << 20)
 
 int fsm_encode_command(const Lc__Command *cmd, struct raft_buffer *out)
 {
@@ -112,6 +115,10 @@ static int fsm_snapshot_finalize(struct raft_fsm *fsm, struct raft_buffer *bufs[
     *n_bufs = 0;
     store_snapshot_end(f->pending);
     f->pending = NULL;
+    if (len > SNAPSHOT_WARN_BYTES)
+        lc_warn("fsm", "msg=\"the snapshot nears 2 GiB, the most raft 0.15 can load at a restart;"
+                " keep less per-second history (--history-full, --history-10s, --history-max)\""
+                " bytes=%zu", len);
     if (len > 0)
         lc_info("fsm", "msg=\"snapshot taken\" bytes=%zu ms=%llu", len,
                 (unsigned long long)(lc_mono_ms() - f->pending_since_ms));
