@@ -1,16 +1,15 @@
 #!/usr/bin/env bash
-# Heavy reads do not hold the master's loop. Six runs of 200 endpoints make
-# a history whose reports, CSVs and /metrics take the master real work to
-# render; then, while a fifth run goes on, four clients read them without
-# pause. The master renders those reads on its read threads: the worst lag
-# of its loop (the probe it exports) stays under 100 ms, the worker is never
-# declared lost, and the live run counts exactly. With READ_THREADS=0 (the
-# reads rendered on the loop) the same test shows the stall it guards
-# against.
+# Heavy reads do not hold the master's loop. Six runs of 200 endpoints make a history whose
+# reports, CSVs and /metrics take the master real work to render (the heaviest read is timed
+# alone first); then, while a seventh run goes on, four clients read them without pause. The
+# master renders those reads on its read threads, so the worst lag of its loop (the probe it
+# exports) stays under half of what the heaviest read alone takes to render; the worker is never
+# declared lost, and the live run counts exactly. With READ_THREADS=0 (the reads rendered on the
+# loop) the lag is at least that one render, and the test fails: on an idle 2-core machine the
+# worst lag was 21 ms with the threads and 96 ms without, the heaviest read (/metrics) 95 ms.
 source "$(dirname "$0")/lib.sh"
 
 READ_THREADS=${READ_THREADS:-2}
-LAG_BOUND_MS=${LAG_BOUND_MS:-100}
 
 start_target
 start_master master --api-read-threads "$READ_THREADS"
@@ -61,9 +60,16 @@ reader() {
 
 # took URL: how long one read takes (ms), rendering included.
 took() { local t0 t1; t0=$(date +%s%N); curl -sf -o /dev/null "$1"; t1=$(date +%s%N); echo $(( (t1 - t0) / 1000000 )); }
-log "one read, rendering included: report.html $(took "$API/api/v1/runs/${ids[0]}/report.html") ms," \
-    "history.csv $(took "$API/api/v1/runs/${ids[0]}/history.csv") ms," \
-    "/metrics $(took "$API/metrics") ms, report.json $(took "$API/api/v1/runs/${ids[0]}/report.json") ms"
+html=$(took "$API/api/v1/runs/${ids[0]}/report.html")
+csv=$(took "$API/api/v1/runs/${ids[0]}/history.csv")
+sleep 1.1 # past the one-second cache of /metrics' tenant series
+metrics=$(took "$API/metrics")
+json=$(took "$API/api/v1/runs/${ids[0]}/report.json")
+heaviest=$(printf '%s\n' "$html" "$csv" "$metrics" "$json" | sort -n | tail -1)
+log "one read, rendering included: report.html $html ms, history.csv $csv ms, /metrics $metrics ms," \
+    "report.json $json ms"
+check "the heaviest read takes real work (at least 20 ms)" [ "$heaviest" -ge 20 ]
+LAG_BOUND_MS=${LAG_BOUND_MS:-$((heaviest / 2))}
 until=$(( $(date +%s) + 12 ))
 readers=()
 for k in 1 2 3 4; do reader "$k" "$until" & readers+=($!); done
@@ -78,7 +84,8 @@ reads=$(cat "$WORK"/reads-* | awk '{ s += $1 } END { print s }')
 log "$reads reads in 12 s; the loop's worst lag meanwhile: $worst ms (read threads: $READ_THREADS)"
 check "the readers read (at least 20 documents)" [ "$reads" -ge 20 ]
 check "no read failed" [ ! -s "$WORK/read-errors" ]
-check "the loop's worst lag during the reads stays under $LAG_BOUND_MS ms" [ "$worst" -lt "$LAG_BOUND_MS" ]
+check "the loop's worst lag during the reads stays under $LAG_BOUND_MS ms (half the heaviest read)" \
+    [ "$worst" -lt "$LAG_BOUND_MS" ]
 
 check "the live run finishes" wait_until 40 run_state_is "$live" finished
 counted=$(curl -sf "$API/api/v1/runs/$live" | jq .totals.requests)
