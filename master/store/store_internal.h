@@ -53,6 +53,22 @@ int store_apply_access(store_t *s, const Lc__Command *cmd);
 /* Adds an encoded histogram column to h; a NULL or bad blob adds nothing. */
 void store_hist_add_column(lc_hist_t *h, sqlite3_stmt *st, int col);
 
+/* store_stats_sum.c: one RunSeconds' new batches summed before they are
+ * written. A row: its second (0 for a total) and an endpoint's figures, the
+ * names pointing into the command, hist.data malloc'd. */
+typedef struct store_stats_sum_s {
+    uint32_t t;
+    Lc__EndpointStats e;
+} store_stats_sum_t;
+/* The endpoints of the batches with keep[i] summed by (second, endpoint),
+ * sorted by second then name. Returns 0 or LC_ENOMEM. */
+int store_stats_sum_seconds(const Lc__RunSeconds *c, const bool *keep,
+                            store_stats_sum_t **out, size_t *n_out);
+/* store_stats_sum_seconds' rows summed by endpoint (the run's totals). */
+int store_stats_sum_totals(const store_stats_sum_t *seconds, size_t n, store_stats_sum_t **out,
+                           size_t *n_out);
+void store_stats_sums_free(store_stats_sum_t *rows, size_t n);
+
 /* store_assignments.c: RunAssignment, and dropping a finished run's shares. */
 int store_apply_run_assignment(store_t *s, const Lc__RunAssignment *c);
 int store_forget_assignments(store_t *s, uint64_t run);

@@ -168,16 +168,30 @@ static int add_second_totals_and_ack(store_t *s, const Lc__StatsBatch *b)
     return store_cached_step_done(s, st);
 }
 
+/* A batch's own rows: its second's run-wide counters, its ack, its errors. */
 static int apply_batch(store_t *s, const Lc__StatsBatch *b)
 {
     int rv = add_second_totals_and_ack(s, b);
-    for (size_t i = 0; rv == 0 && i < b->n_endpoints; i++) {
-        rv = add_second(s, b->run, b->interval, b->endpoints[i]);
-        if (rv == 0)
-            rv = add_total(s, b->run, b->endpoints[i]);
-    }
     for (size_t i = 0; rv == 0 && i < b->n_errors; i++)
         rv = add_error(s, b->run, b->errors[i]);
+    return rv;
+}
+
+/* The endpoint figures of the kept batches, each (second, endpoint) row and
+ * each endpoint's total written once with the sum of what they bring. */
+static int apply_endpoint_sums(store_t *s, const Lc__RunSeconds *c, const bool *keep)
+{
+    store_stats_sum_t *seconds = NULL, *totals = NULL;
+    size_t n_seconds = 0, n_totals = 0;
+    int rv = store_stats_sum_seconds(c, keep, &seconds, &n_seconds);
+    if (rv == 0)
+        rv = store_stats_sum_totals(seconds, n_seconds, &totals, &n_totals);
+    for (size_t i = 0; rv == 0 && i < n_seconds; i++)
+        rv = add_second(s, c->run, seconds[i].t, &seconds[i].e);
+    for (size_t i = 0; rv == 0 && i < n_totals; i++)
+        rv = add_total(s, c->run, &totals[i].e);
+    store_stats_sums_free(seconds, n_seconds);
+    store_stats_sums_free(totals, n_totals);
     return rv;
 }
 
@@ -211,14 +225,21 @@ int store_apply_run_seconds(store_t *s, const Lc__RunSeconds *c)
         return LC_EIO;
     if (r.acks_dropped)
         return 0;
-    for (size_t i = 0; i < c->n_batches; i++) {
+    bool *keep = calloc(c->n_batches > 0 ? c->n_batches : 1, sizeof *keep);
+    if (keep == NULL)
+        return LC_ENOMEM;
+    int rv = 0;
+    for (size_t i = 0; rv == 0 && i < c->n_batches; i++) {
         const Lc__StatsBatch *b = c->batches[i];
-        /* A replayed batch (after a reconnect or failover) is skipped whole. */
+        /* A replayed batch (after a reconnect or failover, or twice in this
+         * command: its ack is in by then) is skipped whole. */
         if (b->run != c->run || store_batch_applied(s, b->worker_id, b->run, b->seq))
             continue;
-        int rv = apply_batch(s, b);
-        if (rv != 0)
-            return rv;
+        rv = apply_batch(s, b);
+        keep[i] = rv == 0;
     }
-    return 0;
+    if (rv == 0)
+        rv = apply_endpoint_sums(s, c, keep);
+    free(keep);
+    return rv;
 }

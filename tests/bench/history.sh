@@ -186,7 +186,7 @@ writer() {
 under_load() {
     local rh=$1 pids=() hz=$WORK/healthz-$rh.times
     LOAD_END=$(($(date +%s) + LOAD_S))
-    local snaps_before; snaps_before=$(grep -c 'snapshot taken' "$WORK"/master-"$rh"-*.log | awk -F: '{ s += $NF } END { print s + 0 }')
+    local snaps_before; snaps_before=$(cat "$WORK"/master-"$rh"-*.log | grep -c 'snapshot taken' || true)
     for k in 1 2 3 4; do reader "$k" & pids+=($!); PIDS+=($!); done
     writer & pids+=($!); PIDS+=($!)
     : >"$hz"
@@ -200,8 +200,11 @@ under_load() {
     bad=$(cat "$WORK"/reader-*.count | awk '{ n += $2 } END { print n + 0 }')
     rm -f "$WORK"/reader-*.count
     FIG["healthz:$rh"]="$(ms "$(sort -g "$hz" | tail -1)") ms slowest of $(wc -l <"$hz") ($total reads, $bad not 200)"
-    local snaps; snaps=$(grep -h 'snapshot taken' "$WORK"/master-"$rh"-*.log | tail -n +"$((snaps_before + 1))")
-    FIG["snapshots:$rh"]="$(echo "$snaps" | grep -c . || true) taken under load; slowest pin-to-written $(echo "$snaps" | sed -n 's/.*ms=\([0-9]*\).*/\1/p' | sort -n | tail -1) ms (off the loop)"
+    local snaps; snaps=$(cat "$WORK"/master-"$rh"-*.log | { grep 'snapshot taken' || true; } | tail -n +"$((snaps_before + 1))")
+    local taken slowest
+    taken=$(echo "$snaps" | { grep -c . || true; })
+    slowest=$(echo "$snaps" | sed -n 's/.*ms=\([0-9]*\).*/\1/p' | sort -n | tail -1)
+    FIG["snapshots:$rh"]="$taken taken under load; slowest pin-to-written ${slowest:-none} ms (off the loop)"
 }
 
 # loop_lag_ms SERIES: a loop-lag gauge of /metrics in ms.

@@ -1,0 +1,132 @@
+/* store_stats_sum.c — the endpoint figures of a RunSeconds command's new
+ * batches summed by (second, endpoint) and by endpoint before they are
+ * written, so that a command of 200 batches upserts each row once, not 200
+ * times. Histograms merge as encodings (lc_hist_merge_encoded); the sums are
+ * the same whatever the batches' order, so every master writes the same. */
+#include <assert.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "lc_err.h"
+#include "lc_hist.h"
+#include "lc_log.h"
+#include "store_internal.h"
+
+typedef struct item_s {
+    uint32_t t;
+    size_t order; /* position in the command: ties keep it, so sorting is deterministic */
+    const Lc__EndpointStats *e;
+} item_t;
+
+static int by_second_then_name(const void *pa, const void *pb)
+{
+    const item_t *a = pa, *b = pb;
+    if (a->t != b->t)
+        return a->t < b->t ? -1 : 1;
+    int c = strcmp(a->e->name, b->e->name);
+    return c != 0 ? c : (a->order > b->order) - (a->order < b->order);
+}
+
+static int by_name(const void *pa, const void *pb)
+{
+    const item_t *a = pa, *b = pb;
+    int c = strcmp(a->e->name, b->e->name);
+    return c != 0 ? c : (a->order > b->order) - (a->order < b->order);
+}
+
+/* Adds e to sum (sum->e.hist.data malloc'd). A histogram that is not a valid
+ * encoding is dropped with a warning, its counts kept, as a batch's alone
+ * always was. */
+static int add_into(store_stats_sum_t *sum, const Lc__EndpointStats *e)
+{
+    sum->e.count += e->count;
+    sum->e.failures += e->failures;
+    sum->e.bytes += e->bytes;
+    if (e->hist.len == 0)
+        return 0;
+    uint8_t *merged;
+    size_t len;
+    int rv = lc_hist_merge_encoded(sum->e.hist.data, sum->e.hist.len, e->hist.data, e->hist.len,
+                                   &merged, &len);
+    if (rv == LC_EPROTO) {
+        lc_warn("store", "msg=\"batch histogram is corrupt; counts kept, latencies dropped\"");
+        return 0;
+    }
+    if (rv != 0)
+        return rv;
+    free(sum->e.hist.data);
+    sum->e.hist.data = merged;
+    sum->e.hist.len = len;
+    return 0;
+}
+
+/* Sums sorted items into *out, one row per run of equal keys (same(a, b)). */
+static int sum_groups(const item_t *items, size_t n, bool by_t, store_stats_sum_t **out,
+                      size_t *n_out)
+{
+    store_stats_sum_t *rows = calloc(n > 0 ? n : 1, sizeof *rows);
+    if (rows == NULL)
+        return LC_ENOMEM;
+    size_t k = 0;
+    int rv = 0;
+    for (size_t i = 0; i < n && rv == 0; i++) {
+        bool same = k > 0 && strcmp(rows[k - 1].e.name, items[i].e->name) == 0 &&
+                    (!by_t || rows[k - 1].t == items[i].t);
+        if (!same) {
+            store_stats_sum_t *r = &rows[k++];
+            lc__endpoint_stats__init(&r->e);
+            r->t = by_t ? items[i].t : 0;
+            r->e.name = items[i].e->name;     /* points into the command */
+            r->e.method = items[i].e->method; /* the first the command gives */
+        }
+        rv = add_into(&rows[k - 1], items[i].e);
+    }
+    if (rv != 0) {
+        store_stats_sums_free(rows, k);
+        return rv;
+    }
+    *out = rows;
+    *n_out = k;
+    return 0;
+}
+
+int store_stats_sum_seconds(const Lc__RunSeconds *c, const bool *keep,
+                            store_stats_sum_t **out, size_t *n_out)
+{
+    size_t n = 0;
+    for (size_t i = 0; i < c->n_batches; i++)
+        n += keep[i] ? c->batches[i]->n_endpoints : 0;
+    item_t *items = calloc(n > 0 ? n : 1, sizeof *items);
+    if (items == NULL)
+        return LC_ENOMEM;
+    size_t k = 0;
+    for (size_t i = 0; i < c->n_batches; i++)
+        for (size_t j = 0; keep[i] && j < c->batches[i]->n_endpoints; j++, k++)
+            items[k] = (item_t){c->batches[i]->interval, k, c->batches[i]->endpoints[j]};
+    assert(k == n);
+    qsort(items, n, sizeof *items, by_second_then_name);
+    int rv = sum_groups(items, n, true, out, n_out);
+    free(items);
+    return rv;
+}
+
+int store_stats_sum_totals(const store_stats_sum_t *seconds, size_t n, store_stats_sum_t **out,
+                           size_t *n_out)
+{
+    item_t *items = calloc(n > 0 ? n : 1, sizeof *items);
+    if (items == NULL)
+        return LC_ENOMEM;
+    for (size_t i = 0; i < n; i++)
+        items[i] = (item_t){0, i, &seconds[i].e};
+    qsort(items, n, sizeof *items, by_name);
+    int rv = sum_groups(items, n, false, out, n_out);
+    free(items);
+    return rv;
+}
+
+void store_stats_sums_free(store_stats_sum_t *rows, size_t n)
+{
+    for (size_t i = 0; rows != NULL && i < n; i++)
+        free(rows[i].e.hist.data);
+    free(rows);
+}
