@@ -271,13 +271,13 @@ typedef struct bucket_reader_s {
 
 static void reader_next(bucket_reader_t *r)
 {
-    uint64_t delta;
+    uint64_t delta = 0, count = 0;
     r->count = 0;
-    if (r->pos >= r->len)
-        return;
-    get_varint(r->buf, r->len, &r->pos, &delta);
-    get_varint(r->buf, r->len, &r->pos, &r->count);
+    if (r->pos >= r->len || get_varint(r->buf, r->len, &r->pos, &delta) != 0 ||
+        get_varint(r->buf, r->len, &r->pos, &count) != 0)
+        return; /* checked by reader_open: only the end comes here */
     r->idx += delta;
+    r->count = count;
 }
 
 /* Reads and checks one encoding's header; an empty input is the empty
