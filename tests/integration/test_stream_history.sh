@@ -5,7 +5,8 @@
 # with running totals that end at the run's total, and fetching it twice at once grows the
 # master's peak RSS (VmHWM) by less than the file itself: the rows go to a spool file as they
 # are made and leave from it as the client reads, where the whole document in memory would
-# take several times its size. No spool file is left in the data dir.
+# take several times its size (not checked under ASan, whose quarantine keeps freed memory).
+# No spool file is left in the data dir.
 source "$LC_SRC/tests/integration/lib.sh"
 
 MASTER_RAFT_PORT=$(free_port)
@@ -42,7 +43,13 @@ total=$(curl -sf "$API/api/v1/runs/1" | jq .totals.requests)
 last_total=$(tail -1 "$WORK/a.csv" | awk -F, '{ print $18 }')
 check "its running total ends at the run's $total requests" [ "$last_total" = "$total" ]
 grown=$(( (after - before) * 1024 ))
-check "two downloads grew the master's peak memory by less than one file ($grown < $size bytes)" \
-    [ "$grown" -lt "$size" ]
+if grep -qE '^LC_SANITIZE:STRING=.+' "$LC_BIN/CMakeCache.txt" 2>/dev/null; then
+    # ASan keeps freed memory in quarantine (256 MB): its RSS says nothing of what the master
+    # holds. The plain build checks the bound; here the rest is checked, under the sanitizers.
+    log "sanitizer build: the peak-memory bound is checked in the plain build only (grew $grown bytes)"
+else
+    check "two downloads grew the master's peak memory by less than one file ($grown < $size bytes)" \
+        [ "$grown" -lt "$size" ]
+fi
 check "no spool file is left behind" sh -c "! ls -a '$DATA' | grep -q '^.answer-'"
 finish
