@@ -35,18 +35,24 @@ void api_respond_json(lc_http_exchange_t *ex, int status, json_t *body)
     free(text);
 }
 
-void api_respond_error(lc_http_exchange_t *ex, int status, const char *fmt, ...)
+json_t *api_error_vjson(const char *fmt, va_list ap)
 {
     char msg[512], clean[512];
-    va_list ap;
-    va_start(ap, fmt);
     int n = vsnprintf(msg, sizeof msg, fmt, ap);
-    va_end(ap);
     /* Paths and names in messages are the caller's bytes, and vsnprintf may
      * cut one in the middle of a sequence: jansson takes only valid UTF-8. */
     size_t len = n < 0 ? 0 : (size_t)n < sizeof msg ? (size_t)n : sizeof msg - 1;
     lc_utf8_clean(clean, sizeof clean, msg, len);
-    api_respond_json(ex, status, json_pack("{s:s}", "error", clean));
+    return json_pack("{s:s}", "error", clean);
+}
+
+void api_respond_error(lc_http_exchange_t *ex, int status, const char *fmt, ...)
+{
+    va_list ap;
+    va_start(ap, fmt);
+    json_t *body = api_error_vjson(fmt, ap);
+    va_end(ap);
+    api_respond_json(ex, status, body);
 }
 
 /* Whether the query string holds name=value as one of its parameters. */

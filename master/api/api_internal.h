@@ -3,6 +3,7 @@
 #define MASTER_API_INTERNAL_H
 
 #include <jansson.h>
+#include <stdarg.h>
 
 #include "auth.h"
 #include "lc_http_server.h"
@@ -12,6 +13,8 @@
 
 /* Answers with body as compact JSON (takes the reference). */
 void api_respond_json(lc_http_exchange_t *ex, int status, json_t *body);
+/* {"error": "<formatted>"}, the message cut to valid UTF-8 (a new reference). */
+json_t *api_error_vjson(const char *fmt, va_list ap) __attribute__((format(printf, 1, 0)));
 /* Answers {"error": "<formatted>"}. */
 void api_respond_error(lc_http_exchange_t *ex, int status, const char *fmt, ...)
     __attribute__((format(printf, 3, 4)));

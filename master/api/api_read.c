@@ -8,7 +8,6 @@
 
 #include "api_internal.h"
 #include "lc_err.h"
-#include "lc_utf8.h"
 
 void api_read_body(api_read_t *r, int status, const char *content_type, char *body, size_t len)
 {
@@ -42,14 +41,11 @@ void api_read_json(api_read_t *r, int status, json_t *doc)
 
 void api_read_error(api_read_t *r, int status, const char *fmt, ...)
 {
-    char msg[512], clean[512];
     va_list ap;
     va_start(ap, fmt);
-    int n = vsnprintf(msg, sizeof msg, fmt, ap);
+    json_t *body = api_error_vjson(fmt, ap);
     va_end(ap);
-    size_t len = n < 0 ? 0 : (size_t)n < sizeof msg ? (size_t)n : sizeof msg - 1;
-    lc_utf8_clean(clean, sizeof clean, msg, len);
-    api_read_json(r, status, json_pack("{s:s}", "error", clean));
+    api_read_json(r, status, body);
 }
 
 static void read_done(read_job_t *job)
