@@ -4,22 +4,18 @@
 
 #include <stdint.h>
 
+#include "lc_rng.h"
+
 /* Next value of the generator whose state is *s (never 0). */
 static inline uint64_t worker_rng_next(uint64_t *s)
 {
-    uint64_t x = *s;
-    x ^= x >> 12;
-    x ^= x << 25;
-    x ^= x >> 27;
-    *s = x;
-    return x * 0x2545F4914F6CDD1DULL;
+    return lc_rng_next(s);
 }
 
-/* Uniform integer in [lo, hi] (hi >= lo); the modulo bias is negligible here. */
+/* Uniform integer in [lo, hi] (hi >= lo). */
 static inline uint64_t worker_rng_range(uint64_t *s, uint64_t lo, uint64_t hi)
 {
-    uint64_t span = hi - lo + 1;
-    return span == 0 ? worker_rng_next(s) : lo + worker_rng_next(s) % span;
+    return lc_rng_range(s, lo, hi);
 }
 
 /* A seed that differs per engine and per process start. */

@@ -1,0 +1,31 @@
+/* lc_rng.h — any thread (pure): the xorshift64* generator of engines and journeys; fast,
+ * not cryptographic. The caller owns the state (never 0). */
+#ifndef LC_RNG_H
+#define LC_RNG_H
+
+#include <stdint.h>
+
+static inline uint64_t lc_rng_next(uint64_t *s)
+{
+    uint64_t x = *s;
+    x ^= x >> 12;
+    x ^= x << 25;
+    x ^= x >> 27;
+    *s = x;
+    return x * 0x2545F4914F6CDD1DULL;
+}
+
+/* Uniform integer in [lo, hi] (hi >= lo); the modulo bias is negligible here. */
+static inline uint64_t lc_rng_range(uint64_t *s, uint64_t lo, uint64_t hi)
+{
+    uint64_t span = hi - lo + 1;
+    return span == 0 ? lc_rng_next(s) : lo + lc_rng_next(s) % span;
+}
+
+/* Uniform double in [0, 1). */
+static inline double lc_rng_unit(uint64_t *s)
+{
+    return (double)(lc_rng_next(s) >> 11) * (1.0 / 9007199254740992.0);
+}
+
+#endif
