@@ -9,6 +9,8 @@
 
 #include <jansson.h>
 
+#define LC_JSON_PATH_MAX 256 /* characters of a JSON path in an error */
+
 /* Carries the caller's error buffer through a recursive descent. */
 typedef struct lc_jp_s {
     char *errmsg;

@@ -22,6 +22,17 @@ static inline uint64_t lc_rng_range(uint64_t *s, uint64_t lo, uint64_t hi)
     return span == 0 ? lc_rng_next(s) : lo + lc_rng_next(s) % span;
 }
 
+/* Uniform integer in [0, n), n > 0, without modulo bias (rejection of the short tail). */
+static inline uint64_t lc_rng_below(uint64_t *s, uint64_t n)
+{
+    uint64_t floor = (0 - n) % n; /* 2^64 mod n: draws below it would favour small results */
+    uint64_t r;
+    do
+        r = lc_rng_next(s);
+    while (r < floor);
+    return r % n;
+}
+
 /* Uniform double in [0, 1). */
 static inline double lc_rng_unit(uint64_t *s)
 {

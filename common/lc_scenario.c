@@ -1,6 +1,7 @@
 /* lc_scenario.c — parses scenario JSON (v1) with jansson into a validated lc_scenario_t. */
 #include "lc_scenario.h"
 
+#include <assert.h>
 #include <errno.h>
 #include <stdarg.h>
 #include <stdio.h>
@@ -127,7 +128,7 @@ static int parse_method(lc_jp_t *p, json_t *obj, const char *parent, lc_task_t *
     return lc_jp_fail(p, parent, "method", "expected one of GET, POST, PUT, PATCH, DELETE, HEAD, OPTIONS");
 }
 
-static int parse_path(lc_jp_t *p, json_t *obj, const char *parent, lc_task_t *t)
+static int parse_path(lc_jp_t *p, json_t *obj, const char *parent, lc_task_t *t, bool v1)
 {
     if (json_object_get(obj, "path") == NULL)
         return lc_jp_fail(p, parent, "path", "required");
@@ -141,7 +142,7 @@ static int parse_path(lc_jp_t *p, json_t *obj, const char *parent, lc_task_t *t)
     if (space != NULL)
         return lc_jp_fail(p, parent, "path", "must not contain spaces (offset %zu)",
                     (size_t)(space - t->path));
-    return check_templates(p, parent, "path", t->path);
+    return v1 ? check_templates(p, parent, "path", t->path) : 0;
 }
 
 static bool is_token(const char *s)
@@ -205,7 +206,7 @@ static int parse_header(lc_jp_t *p, const char *parent, const char *name, json_t
 
 static int parse_headers(lc_jp_t *p, json_t *obj, const char *parent, lc_task_t *t)
 {
-    char path[48];
+    char path[LC_JSON_PATH_MAX];
     json_t *headers, *v;
     const char *name;
     int rv = lc_jp_object(p, obj, parent, "headers", &headers);
@@ -231,7 +232,7 @@ static int parse_headers(lc_jp_t *p, json_t *obj, const char *parent, lc_task_t 
 static int parse_expect(lc_jp_t *p, json_t *obj, const char *parent, lc_task_t *t)
 {
     static const char *const fields[] = {"status", "body_contains", NULL};
-    char path[48], elem[32];
+    char path[LC_JSON_PATH_MAX], elem[32];
     json_t *expect, *status;
     int rv = lc_jp_object(p, obj, parent, "expect", &expect);
     if (rv != 0 || expect == NULL)
@@ -271,6 +272,20 @@ static int default_task_name(lc_jp_t *p, lc_task_t *t)
     return 0;
 }
 
+int lc_scenario_parse_request(lc_jp_t *p, json_t *v, const char *parent, lc_task_t *t, bool v1)
+{
+    int rv;
+    if ((rv = lc_jp_text(p, v, parent, "name", 1, NAME_MAX_LEN, &t->name)) != 0 ||
+        (rv = parse_method(p, v, parent, t)) != 0 || (rv = parse_path(p, v, parent, t, v1)) != 0 ||
+        (rv = parse_headers(p, v, parent, t)) != 0 ||
+        (rv = lc_jp_string(p, v, parent, "body", 0, LC_SCENARIO_MAX_BYTES, &t->body)) != 0 ||
+        (rv = parse_expect(p, v, parent, t)) != 0)
+        return rv;
+    if (v1 && t->body != NULL && (rv = check_templates(p, parent, "body", t->body)) != 0)
+        return rv;
+    return t->name == NULL ? default_task_name(p, t) : 0;
+}
+
 static int parse_task(lc_jp_t *p, json_t *v, const char *parent, lc_task_t *t)
 {
     static const char *const fields[] = {"name", "weight", "method", "path", "headers",
@@ -280,24 +295,22 @@ static int parse_task(lc_jp_t *p, json_t *v, const char *parent, lc_task_t *t)
         return lc_jp_fail(p, parent, NULL, "expected an object");
     t->weight = 1;
     if ((rv = lc_jp_fields(p, v, parent, fields)) != 0 ||
-        (rv = lc_jp_text(p, v, parent, "name", 1, NAME_MAX_LEN, &t->name)) != 0 ||
-        (rv = lc_jp_uint(p, v, parent, "weight", 1, WEIGHT_MAX, &t->weight)) != 0 ||
-        (rv = parse_method(p, v, parent, t)) != 0 || (rv = parse_path(p, v, parent, t)) != 0 ||
-        (rv = parse_headers(p, v, parent, t)) != 0 ||
-        (rv = lc_jp_string(p, v, parent, "body", 0, LC_SCENARIO_MAX_BYTES, &t->body)) != 0 ||
-        (rv = parse_expect(p, v, parent, t)) != 0)
+        (rv = lc_jp_uint(p, v, parent, "weight", 1, WEIGHT_MAX, &t->weight)) != 0)
         return rv;
-    if (t->body != NULL && (rv = check_templates(p, parent, "body", t->body)) != 0)
-        return rv;
-    return t->name == NULL ? default_task_name(p, t) : 0;
+    return lc_scenario_parse_request(p, v, parent, t, true);
 }
 
 static int parse_tasks(lc_jp_t *p, json_t *root, lc_scenario_t *s)
 {
     char path[32];
     json_t *tasks = json_object_get(root, "tasks");
+    if (json_object_get(root, "journeys") != NULL) /* v2: tasks are single-step journeys */
+        return lc_program_compile(root, &s->program, p->errmsg, p->errlen);
+    if (json_object_get(root, "feeders") != NULL || json_object_get(root, "defaults") != NULL)
+        return lc_jp_fail(p, "", json_object_get(root, "feeders") ? "feeders" : "defaults",
+                          "belongs to journeys (add \"journeys\")");
     if (tasks == NULL)
-        return lc_jp_fail(p, "", "tasks", "required");
+        return lc_jp_fail(p, "", "tasks", "required (or journeys)");
     if (!json_is_array(tasks) || json_array_size(tasks) == 0)
         return lc_jp_fail(p, "", "tasks", "expected a non-empty array");
     size_t n = json_array_size(tasks);
@@ -523,12 +536,13 @@ static int parse_thresholds(lc_jp_t *p, json_t *root, lc_scenario_t *s)
     int rv = lc_jp_object(p, root, "", "thresholds", &th);
     if (rv != 0 || th == NULL)
         return rv;
-    const char **names = calloc(s->n_tasks ? s->n_tasks : 1, sizeof *names);
+    size_t n = lc_scenario_series_count(s);
+    const char **names = calloc(n ? n : 1, sizeof *names);
     if (names == NULL)
         return lc_jp_oom(p);
-    for (size_t i = 0; i < s->n_tasks; i++)
-        names[i] = s->tasks[i].name;
-    rv = lc_thresholds_parse(th, names, s->n_tasks, &s->thresholds, &s->n_thresholds, p->errmsg,
+    for (size_t i = 0; i < n; i++)
+        lc_scenario_series_at(s, i, &names[i], NULL);
+    rv = lc_thresholds_parse(th, names, n, &s->thresholds, &s->n_thresholds, p->errmsg,
                              p->errlen);
     free(names);
     return rv;
@@ -568,7 +582,7 @@ static int parse_root(lc_jp_t *p, json_t *root, lc_scenario_t *s)
     static const char *const fields[] = {
         "name", "tenant", "target", "duration", "users", "spawn_rate", "think_time_ms",
         "arrival_rate", "max_users", "stages", "tls", "tasks", "thresholds", "policy",
-        "connect_timeout_ms", "request_timeout_ms", NULL};
+        "connect_timeout_ms", "request_timeout_ms", "journeys", "feeders", "defaults", NULL};
     int rv;
     if (!json_is_object(root))
         return lc_jp_fail(p, "scenario", NULL, "expected a JSON object");
@@ -601,7 +615,7 @@ int lc_scenario_parse(const char *json, size_t len, lc_scenario_t *out, char *er
     return rv;
 }
 
-static void free_task(lc_task_t *t)
+void lc_task_free(lc_task_t *t)
 {
     free(t->name);
     free(t->method);
@@ -627,10 +641,49 @@ void lc_scenario_free(lc_scenario_t *s)
     free(s->tls.ca_file);
     free(s->tls.ca_pem);
     for (size_t i = 0; i < s->n_tasks; i++)
-        free_task(&s->tasks[i]);
+        lc_task_free(&s->tasks[i]);
     free(s->tasks);
+    lc_program_free(s->program);
     lc_thresholds_free(s->thresholds, s->n_thresholds);
     memset(s, 0, sizeof *s);
+}
+
+size_t lc_scenario_series_count(const lc_scenario_t *s)
+{
+    return s->program ? s->program->n_endpoints + s->program->n_timers : s->n_tasks;
+}
+
+void lc_scenario_series_at(const lc_scenario_t *s, size_t i, const char **name,
+                           const char **method)
+{
+    const char *n, *m;
+    assert(i < lc_scenario_series_count(s));
+    if (s->program == NULL) {
+        n = s->tasks[i].name;
+        m = s->tasks[i].method;
+    } else if (i < s->program->n_endpoints) {
+        n = s->program->endpoints[i].name;
+        m = s->program->endpoints[i].method;
+    } else {
+        const lc_timer_t *t = &s->program->timers[i - s->program->n_endpoints];
+        n = t->series;
+        m = t->kind == LC_TIMER_ITERATION ? LC_SERIES_ITERATION : LC_SERIES_GROUP;
+    }
+    *name = n;
+    if (method != NULL)
+        *method = m;
+}
+
+int lc_scenario_series_find(const lc_scenario_t *s, const char *name, const char **method)
+{
+    size_t n = lc_scenario_series_count(s);
+    for (size_t i = 0; i < n; i++) {
+        const char *sn;
+        lc_scenario_series_at(s, i, &sn, method);
+        if (strcmp(sn, name) == 0)
+            return (int)i;
+    }
+    return -1;
 }
 
 /* Units must come largest first and at most once each: "1h30m", "1m30s", "2s500ms". */

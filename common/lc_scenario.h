@@ -7,7 +7,11 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include <jansson.h>
+
 #include "lc_addr.h"
+#include "lc_journey.h"
+#include "lc_json_fields.h"
 #include "lc_threshold.h"
 
 #define LC_SCENARIO_MAX_BYTES (1u << 20) /* 1 MiB */
@@ -69,7 +73,12 @@ typedef struct lc_scenario_s {
     enum lc_policy policy;
     uint32_t connect_timeout_ms; /* default 5000 */
     uint32_t request_timeout_ms; /* default 30000 */
+    lc_program_t *program; /* v2: the compiled journeys (tasks among them); NULL: v1 tasks */
 } lc_scenario_t;
+
+/* The methods of the series that are not requests (journeys' iterations and groups). */
+#define LC_SERIES_ITERATION "ITERATION"
+#define LC_SERIES_GROUP "GROUP"
 
 /* Parses and validates; on success fills *out (free with lc_scenario_free).
  * On failure returns LC_EINVAL and writes "<json path>: <what was expected>"
@@ -78,6 +87,22 @@ typedef struct lc_scenario_s {
 int lc_scenario_parse(const char *json, size_t len, lc_scenario_t *out, char *errmsg,
                       size_t errlen);
 void lc_scenario_free(lc_scenario_t *s);
+
+/* The statistics series a worker sends for s: v1, one per task; v2, one per request name,
+ * then one per journey ("iteration:<journey>", method ITERATION) and group ("group:<name>",
+ * method GROUP). */
+size_t lc_scenario_series_count(const lc_scenario_t *s);
+void lc_scenario_series_at(const lc_scenario_t *s, size_t i, const char **name,
+                           const char **method);
+/* Index of the series named name (its method into *method when not NULL), or -1. */
+int lc_scenario_series_find(const lc_scenario_t *s, const char *name, const char **method);
+
+/* For the journey compiler: a request's name, method, path, headers, body and expect
+ * members of obj into t (zeroed by the caller; free with lc_task_free), without checking
+ * for other members. v1: templates are v1's built-ins only (journeys compile theirs). */
+int lc_scenario_parse_request(lc_jp_t *p, json_t *obj, const char *parent, lc_task_t *t,
+                              bool v1);
+void lc_task_free(lc_task_t *t);
 
 /* Parses a duration: a non-negative integer of seconds, or a string like
  * "500ms", "30s", "5m", "1h", "1m30s". Returns 0 or LC_EINVAL. */

@@ -296,6 +296,7 @@ void engine_run_user_gone(engine_run_t *r)
 static void on_deadline(uv_timer_t *t)
 {
     engine_run_t *r = t->data;
+    r->deadline_passed = true;
     for (worker_user_t *u = r->users; u != NULL; u = u->next)
         worker_user_abort(u);
 }

@@ -47,6 +47,7 @@ typedef struct engine_run_s {
     uv_timer_t deadline_timer; /* stop: in-flight requests are aborted when it fires */
     uint8_t handles;
     bool stopping;
+    bool deadline_passed;      /* in-flight requests were aborted; journeys skip on_stop */
     bool closing;
 } engine_run_t;
 

@@ -13,6 +13,10 @@ static int on_message_begin(llhttp_t *p);
 static int on_headers_complete(llhttp_t *p);
 static int on_body(llhttp_t *p, const char *at, size_t len);
 static int on_message_complete(llhttp_t *p);
+static int on_header_field(llhttp_t *p, const char *at, size_t len);
+static int on_header_field_complete(llhttp_t *p);
+static int on_header_value(llhttp_t *p, const char *at, size_t len);
+static int on_header_value_complete(llhttp_t *p);
 
 static const llhttp_settings_t parser_settings = {
     .on_message_begin = on_message_begin,
@@ -20,6 +24,20 @@ static const llhttp_settings_t parser_settings = {
     .on_body = on_body,
     .on_message_complete = on_message_complete,
 };
+
+/* The same, keeping some headers: only requests that need headers pay for them. */
+static const llhttp_settings_t header_settings = {
+    .on_message_begin = on_message_begin,
+    .on_header_field = on_header_field,
+    .on_header_field_complete = on_header_field_complete,
+    .on_header_value = on_header_value,
+    .on_header_value_complete = on_header_value_complete,
+    .on_headers_complete = on_headers_complete,
+    .on_body = on_body,
+    .on_message_complete = on_message_complete,
+};
+
+#define HEADERS_CAPTURE_MAX (64u * 1024u)
 
 static void on_tcp_close(uv_handle_t *h);
 
@@ -74,15 +92,26 @@ void worker_conn_abort(worker_conn_t *c, int kind)
     worker_conn_fail(c, kind);
 }
 
+static void free_buf(lc_buf_t **b)
+{
+    if (*b == NULL)
+        return;
+    lc_buf_free(*b);
+    free(*b);
+    *b = NULL;
+}
+
+void worker_conn_release(worker_conn_t *c)
+{
+    free_buf(&c->body);
+    free_buf(&c->hdrs);
+}
+
 static void maybe_destroyed(worker_conn_t *c)
 {
     if (c->handles > 0)
         return;
-    if (c->body != NULL) {
-        lc_buf_free(c->body);
-        free(c->body);
-        c->body = NULL;
-    }
+    worker_conn_release(c);
     c->cbs->destroyed(c);
 }
 
@@ -169,6 +198,10 @@ static void on_eof(worker_conn_t *c)
         c->result.body = c->body->data;
         c->result.body_len = c->body->len;
     }
+    if (c->want != NULL && c->hdrs != NULL) {
+        c->result.headers = c->hdrs->data;
+        c->result.headers_len = c->hdrs->len;
+    }
     c->pending = true;
     start_close(c);
 }
@@ -253,6 +286,9 @@ void worker_conn_send(worker_conn_t *c, const char *req, size_t len, bool head, 
     c->bytes = 0;
     if (c->body != NULL)
         c->body->len = 0;
+    if (c->hdrs != NULL)
+        c->hdrs->len = 0;
+    c->parser.settings = (void *)(c->want != NULL ? &header_settings : &parser_settings);
     c->start_ns = uv_hrtime();
     uv_timer_start(&c->timer, on_timeout, timeout_ms, 0);
     if (c->transport->write(c, req, len) != 0)
@@ -270,6 +306,10 @@ static void complete(worker_conn_t *c, bool leftover)
     if (c->capture && c->body != NULL) {
         r.body = c->body->data;
         r.body_len = c->body->len;
+    }
+    if (c->want != NULL && c->hdrs != NULL) {
+        r.headers = c->hdrs->data;
+        r.headers_len = c->hdrs->len;
     }
     uv_timer_stop(&c->timer);
     /* Extra bytes, or a request still being written, leave the stream in an
@@ -311,6 +351,10 @@ static int on_message_begin(llhttp_t *p)
 {
     worker_conn_t *c = p->data;
     c->msg_done = false;
+    c->hdr_skip = false;
+    c->hdr_entry = 0;
+    if (c->hdrs != NULL)
+        c->hdrs->len = 0; /* an interim 1xx's headers are not the answer's */
     return 0;
 }
 
@@ -332,6 +376,83 @@ static int on_body(llhttp_t *p, const char *at, size_t len)
     if (c->body->len < WORKER_BODY_CAPTURE_MAX)
         lc_buf_append(c->body, at, len < room ? len : room);
     return 0;
+}
+
+void worker_conn_want_headers(worker_conn_t *c, const worker_hdr_want_t *want)
+{
+    assert(c->state != WORKER_CONN_BUSY);
+    c->want = want != NULL && want->n > 0 ? want : NULL;
+}
+
+/* Header names arrive in pieces: they collect at hdrs[hdr_entry...], lowercased. */
+static int on_header_field(llhttp_t *p, const char *at, size_t len)
+{
+    worker_conn_t *c = p->data;
+    if (c->hdrs == NULL && (c->hdrs = calloc(1, sizeof *c->hdrs)) == NULL)
+        return 0;
+    if (c->hdr_skip || c->hdrs->len + len + 2 > HEADERS_CAPTURE_MAX) {
+        c->hdr_skip = true;
+        return 0;
+    }
+    size_t from = c->hdrs->len;
+    if (lc_buf_append(c->hdrs, at, len) != 0) {
+        c->hdr_skip = true;
+        return 0;
+    }
+    for (size_t i = from; i < c->hdrs->len; i++)
+        if (c->hdrs->data[i] >= 'A' && c->hdrs->data[i] <= 'Z')
+            c->hdrs->data[i] = (char)(c->hdrs->data[i] | 0x20);
+    return 0;
+}
+
+static int on_header_field_complete(llhttp_t *p)
+{
+    worker_conn_t *c = p->data;
+    if (c->hdrs == NULL || c->hdr_skip)
+        return 0;
+    const char *name = c->hdrs->data + c->hdr_entry;
+    size_t len = c->hdrs->len - c->hdr_entry;
+    bool wanted = false;
+    for (size_t i = 0; !wanted && i < c->want->n; i++)
+        wanted = strlen(c->want->names[i]) == len && memcmp(c->want->names[i], name, len) == 0;
+    if (!wanted || lc_buf_append(c->hdrs, "", 1) != 0)
+        c->hdr_skip = true;
+    return 0;
+}
+
+static int on_header_value(llhttp_t *p, const char *at, size_t len)
+{
+    worker_conn_t *c = p->data;
+    if (c->hdrs == NULL || c->hdr_skip)
+        return 0;
+    if (c->hdrs->len + len + 1 > HEADERS_CAPTURE_MAX || lc_buf_append(c->hdrs, at, len) != 0)
+        c->hdr_skip = true;
+    return 0;
+}
+
+/* Ends one header: kept with its NUL, or dropped (unwanted, or over the bound). */
+static int on_header_value_complete(llhttp_t *p)
+{
+    worker_conn_t *c = p->data;
+    if (c->hdrs == NULL)
+        return 0;
+    if (c->hdr_skip || lc_buf_append(c->hdrs, "", 1) != 0)
+        c->hdrs->len = c->hdr_entry;
+    c->hdr_entry = c->hdrs->len;
+    c->hdr_skip = false;
+    return 0;
+}
+
+bool worker_conn_header_next(const worker_conn_result_t *r, size_t *pos, const char **name,
+                             const char **value, size_t *value_len)
+{
+    if (r->headers == NULL || *pos >= r->headers_len)
+        return false;
+    *name = r->headers + *pos;
+    *value = *name + strlen(*name) + 1;
+    *value_len = strlen(*value);
+    *pos = (size_t)(*value + *value_len + 1 - r->headers);
+    return true;
 }
 
 static int on_message_complete(llhttp_t *p)

@@ -24,7 +24,15 @@ typedef struct worker_conn_result_s {
     uint64_t bytes;      /* response bytes received */
     const char *body;    /* captured body (capture requests only), may be NULL */
     size_t body_len;
+    const char *headers; /* captured headers: "name\0value\0"..., names in lowercase */
+    size_t headers_len;
 } worker_conn_result_t;
+
+/* The response headers a request keeps (journeys), by lowercase name. */
+typedef struct worker_hdr_want_s {
+    const char *const *names;
+    size_t n;
+} worker_hdr_want_t;
 
 /* What the owner (a user) hears. Every callback runs on the engine's loop,
  * never from inside a call the owner made. */
@@ -78,13 +86,16 @@ struct worker_conn_s {
     char *rbuf;                /* the engine's read buffer */
     size_t rbuf_len;
     lc_buf_t *body;        /* captured body, allocated on first use */
+    const worker_hdr_want_t *want; /* headers the request in flight keeps, or NULL */
+    lc_buf_t *hdrs;        /* the kept headers (worker_conn_result_t.headers) */
+    size_t hdr_entry;      /* where the header being parsed starts in hdrs */
     worker_conn_result_t result; /* result delivered once the close completes */
     uint64_t start_ns;
     uint64_t bytes;
     uint32_t request_timeout_ms;
     uint8_t state;
     uint8_t handles;           /* open uv handles */
-    bool tcp_open, pending, destroying, write_pending, head, capture, msg_done;
+    bool tcp_open, pending, destroying, write_pending, head, capture, msg_done, hdr_skip;
 };
 
 /* Initializes c (its timer handle) on loop; rbuf is the engine's read buffer. */
@@ -96,6 +107,14 @@ void worker_conn_connect(worker_conn_t *c, const struct sockaddr *addr, uint32_t
  * body; capture: keep up to 1 MiB of the body for done(). */
 void worker_conn_send(worker_conn_t *c, const char *req, size_t len, bool head, bool capture,
                       uint32_t timeout_ms);
+/* For the next worker_conn_send only: keep the response headers want names (want must
+ * outlive the request). */
+void worker_conn_want_headers(worker_conn_t *c, const worker_hdr_want_t *want);
+/* Frees the captured body and headers (after done() has used them). */
+void worker_conn_release(worker_conn_t *c);
+/* The next captured header from *pos (start at 0): false at the end. */
+bool worker_conn_header_next(const worker_conn_result_t *r, size_t *pos, const char **name,
+                             const char **value, size_t *value_len);
 /* Ends the request in flight as failed with kind, or the connect in progress. */
 void worker_conn_abort(worker_conn_t *c, int kind);
 /* Closes every handle without reporting anything pending; destroyed() follows. */

@@ -1,6 +1,7 @@
 /* plan.c — compiles a scenario into the shared, read-only plan of a run. */
 #include "plan.h"
 
+#include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -17,20 +18,23 @@ static bool task_sets_header(const lc_task_t *t, const char *name)
     return false;
 }
 
-/* " HTTP/1.1\r\nHost: …\r\nUser-Agent: …\r\n<task headers>" */
-static int render_head2(const lc_scenario_t *sc, const lc_task_t *t, lc_buf_t *b)
+static int render_host(const lc_scenario_t *sc, lc_buf_t *b)
 {
     const lc_hostport_t *hp = &sc->url.hp;
     bool v6 = strchr(hp->host, ':') != NULL;
     bool default_port = hp->port == (sc->url.tls ? 443 : 80);
+    int rv = lc_buf_appendf(b, "Host: %s%s%s", v6 ? "[" : "", hp->host, v6 ? "]" : "");
+    if (rv == 0 && !default_port)
+        rv = lc_buf_appendf(b, ":%u", hp->port);
+    return rv == 0 ? lc_buf_append(b, "\r\n", 2) : rv;
+}
+
+/* " HTTP/1.1\r\nHost: …\r\nUser-Agent: …\r\n<task headers>" */
+static int render_head2(const lc_scenario_t *sc, const lc_task_t *t, lc_buf_t *b)
+{
     int rv = lc_buf_append(b, " HTTP/1.1\r\n", 11);
-    if (rv == 0) { /* lc_scenario_parse refuses a task's own Host */
-        rv = lc_buf_appendf(b, "Host: %s%s%s", v6 ? "[" : "", hp->host, v6 ? "]" : "");
-        if (rv == 0 && !default_port)
-            rv = lc_buf_appendf(b, ":%u", hp->port);
-        if (rv == 0)
-            rv = lc_buf_append(b, "\r\n", 2);
-    }
+    if (rv == 0) /* lc_scenario_parse refuses a task's own Host */
+        rv = render_host(sc, b);
     if (rv == 0 && !task_sets_header(t, "User-Agent"))
         rv = lc_buf_appendf(b, "User-Agent: loadcluster/%s\r\n", LC_VERSION);
     for (size_t i = 0; rv == 0 && i < t->n_headers; i++)
@@ -112,6 +116,67 @@ static int assign_endpoints(worker_plan_t *p)
     return 0;
 }
 
+/* Every feeder's rows, whole until the master hands out slices (worker_plan_slice_feeds);
+ * shuffle orders get their permutation once per run. */
+static int build_feeds(worker_plan_t *p)
+{
+    const lc_program_t *prog = p->program;
+    uint64_t rng = 0x9E3779B97F4A7C15ULL ^ (uint64_t)(uintptr_t)p;
+    p->feeds = calloc(prog->n_feeders ? prog->n_feeders : 1, sizeof *p->feeds);
+    if (p->feeds == NULL)
+        return LC_ENOMEM;
+    for (size_t f = 0; f < prog->n_feeders; f++) {
+        worker_feed_t *fd = &p->feeds[f];
+        fd->count = (uint32_t)prog->feeders[f].table.n_rows;
+        if (prog->feeders[f].order != LC_FEED_SHUFFLE)
+            continue;
+        if ((fd->perm = malloc(fd->count * sizeof *fd->perm)) == NULL)
+            return LC_ENOMEM;
+        for (uint32_t i = 0; i < fd->count; i++)
+            fd->perm[i] = i;
+        for (uint32_t i = fd->count; i > 1; i--) { /* Fisher-Yates */
+            uint32_t j = (uint32_t)(worker_rng_next(&rng) % i);
+            uint32_t t = fd->perm[i - 1];
+            fd->perm[i - 1] = fd->perm[j];
+            fd->perm[j] = t;
+        }
+    }
+    return 0;
+}
+
+/* Journeys: the endpoints are the program's requests, then its timers (iterations and
+ * groups), each a series of the run's statistics. */
+static int build_journeys(worker_plan_t *p)
+{
+    const lc_program_t *prog = p->scenario.program;
+    size_t n = lc_scenario_series_count(&p->scenario);
+    p->program = prog;
+    p->endpoints = calloc(n, sizeof *p->endpoints);
+    p->jreqs = calloc(prog->n_reqs ? prog->n_reqs : 1, sizeof *p->jreqs);
+    if (p->endpoints == NULL || p->jreqs == NULL)
+        return LC_ENOMEM;
+    for (size_t i = 0; i < n; i++)
+        lc_scenario_series_at(&p->scenario, i, &p->endpoints[i].name, &p->endpoints[i].method);
+    p->n_endpoints = n;
+    p->first_timer = prog->n_endpoints;
+    for (size_t i = 0; i < prog->n_reqs; i++) {
+        const lc_jreq_t *r = &prog->reqs[i];
+        worker_jreq_plan_t *jp = &p->jreqs[i];
+        size_t k = 0;
+        if (r->cookies)
+            jp->want_names[k++] = "set-cookie";
+        if (r->follow_redirects > 0)
+            jp->want_names[k++] = "location";
+        for (size_t x = 0; x < r->n_extracts; x++)
+            if (r->extracts[x].kind == LC_EXTRACT_HEADER)
+                jp->want_names[k++] = r->extracts[x].name; /* lowercased by the compiler */
+        jp->want = (worker_hdr_want_t){.names = jp->want_names, .n = k};
+        for (size_t h = 0; h < r->n_headers; h++)
+            jp->sets_user_agent |= strcasecmp(r->headers[h].name, "User-Agent") == 0;
+    }
+    return build_feeds(p) == 0 ? render_host(&p->scenario, &p->host_lines) : LC_ENOMEM;
+}
+
 int worker_plan_build(worker_plan_t **out, lc_scenario_t *sc, char *errmsg, size_t errlen)
 {
     worker_plan_t *p = calloc(1, sizeof *p);
@@ -133,7 +198,7 @@ int worker_plan_build(worker_plan_t **out, lc_scenario_t *sc, char *errmsg, size
         p->cum_weights[i] = p->total_weight;
     }
     if (rv == 0)
-        rv = assign_endpoints(p);
+        rv = p->scenario.program ? build_journeys(p) : assign_endpoints(p);
     if (rv == 0 && p->scenario.url.tls)
         rv = worker_tls_new(&p->tls, &p->scenario, errmsg, errlen);
     if (rv != 0) {
@@ -161,6 +226,11 @@ void worker_plan_free(worker_plan_t *p)
     free(p->tasks);
     free(p->cum_weights);
     free(p->endpoints);
+    free(p->jreqs);
+    for (size_t f = 0; p->feeds && p->program && f < p->program->n_feeders; f++)
+        free(p->feeds[f].perm);
+    free(p->feeds);
+    lc_buf_free(&p->host_lines);
     worker_tls_free(p->tls);
     lc_scenario_free(&p->scenario);
     free(p);

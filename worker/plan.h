@@ -5,11 +5,13 @@
 #ifndef WORKER_PLAN_H
 #define WORKER_PLAN_H
 
+#include <stdatomic.h>
 #include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
 #include <sys/socket.h>
 
+#include "http_conn.h"
 #include "lc_scenario.h"
 #include "stats.h"
 #include "template.h"
@@ -28,6 +30,20 @@ typedef struct worker_task_plan_s {
     worker_tpl_t body;
 } worker_task_plan_t;
 
+/* What the engine keeps per journey request: the response headers it needs. */
+typedef struct worker_jreq_plan_s {
+    const char *want_names[LC_JOURNEY_EXTRACTS_MAX + 2];
+    worker_hdr_want_t want;
+    bool sets_user_agent;
+} worker_jreq_plan_t;
+
+/* This worker's rows of a feeder: [first, first + count), taken in turn by its users. */
+typedef struct worker_feed_s {
+    _Atomic uint64_t next;    /* rows taken so far, by every engine */
+    uint32_t first, count;
+    uint32_t *perm;           /* order shuffle: the order rows are taken in; else NULL */
+} worker_feed_t;
+
 typedef struct worker_plan_s {
     lc_scenario_t scenario;   /* owned */
     worker_task_plan_t *tasks;
@@ -43,6 +59,12 @@ typedef struct worker_plan_s {
      * by the control thread before the engines start. */
     uint64_t offset_ms;
     worker_tls_t *tls;        /* https: the run's TLS client (tls.h); NULL for http */
+    /* Journeys (scenario.program != NULL): */
+    const lc_program_t *program;
+    worker_jreq_plan_t *jreqs;  /* one per program request */
+    lc_buf_t host_lines;        /* "Host: …\r\n" */
+    size_t first_timer;         /* the endpoints index of the program's first timer */
+    worker_feed_t *feeds;       /* one per program feeder */
 } worker_plan_t;
 
 /* Builds a plan from a parsed scenario, taking ownership of its contents (sc

@@ -69,6 +69,21 @@ static void ep_merge(worker_ep_stats_t *d, const worker_ep_stats_t *s)
     lc_hist_merge(&d->hist, &s->hist);
 }
 
+void worker_stats_record_timer(worker_stats_t *s, size_t ep, bool ok, uint64_t us)
+{
+    assert(ep < s->n);
+    worker_ep_stats_t *e = &s->ep[ep];
+    e->count++;
+    e->failures += ok ? 0 : 1;
+    lc_hist_record(&e->hist, us);
+}
+
+void worker_stats_error(worker_stats_t *s, size_t ep, int kind)
+{
+    assert(ep < s->n && kind >= 0 && kind < WORKER_ERR_KINDS);
+    s->ep[ep].errors[kind]++;
+}
+
 void worker_stats_merge(worker_stats_t *dst, const worker_stats_t *src)
 {
     size_t n = dst->n < src->n ? dst->n : src->n;
@@ -135,6 +150,14 @@ static int build_endpoint(batch_build_t *b, const worker_ep_stats_t *e,
     return 0;
 }
 
+static bool has_errors(const worker_ep_stats_t *e)
+{
+    for (size_t k = 0; k < WORKER_ERR_KINDS; k++)
+        if (e->errors[k] != 0)
+            return true;
+    return false;
+}
+
 static int build_batch(batch_build_t *b, const worker_stats_t *s, const worker_endpoint_t *eps,
                        const worker_batch_meta_t *meta)
 {
@@ -161,7 +184,7 @@ static int build_batch(batch_build_t *b, const worker_stats_t *s, const worker_e
     b->batch.endpoints = b->ep_ptrs;
     b->batch.errors = b->err_ptrs;
     for (size_t i = 0; i < s->n; i++) {
-        if (s->ep[i].count == 0)
+        if (s->ep[i].count == 0 && !has_errors(&s->ep[i]))
             continue;
         int rv = build_endpoint(b, &s->ep[i], &eps[i]);
         if (rv != 0)

@@ -22,6 +22,9 @@ enum worker_err_kind {
     WORKER_ERR_STATUS,
     WORKER_ERR_EXPECT,
     WORKER_ERR_ABORTED,
+    WORKER_ERR_EXTRACT,  /* journeys: a required value was not in the response */
+    WORKER_ERR_TEMPLATE, /* journeys: a request could not be rendered (unset variable, CR/LF) */
+    WORKER_ERR_REDIRECT, /* journeys: a redirect to another origin, or too many */
     WORKER_ERR_KINDS
 };
 
@@ -61,6 +64,11 @@ void worker_stats_reset(worker_stats_t *s);
  * recorded unless it is WORKER_NO_LATENCY. */
 void worker_stats_record(worker_stats_t *s, size_t ep, int kind, uint64_t latency_us,
                          uint64_t bytes);
+/* A journey's iteration or group that took us: counted, a failure unless ok. */
+void worker_stats_record_timer(worker_stats_t *s, size_t ep, bool ok, uint64_t us);
+/* An error of kind on series ep that is not a request of its own (a step that could not
+ * run): the error count only. */
+void worker_stats_error(worker_stats_t *s, size_t ep, int kind);
 /* dst += src (same endpoint count). */
 void worker_stats_merge(worker_stats_t *dst, const worker_stats_t *src);
 /* Sum of every endpoint (for totals). */

@@ -5,10 +5,12 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "journey.h"
 #include "lc_log.h"
 #include "rng.h"
 #include "stats.h"
 #include "tls.h"
+#include "user_internal.h"
 
 static void user_next(worker_user_t *u);
 static void user_finish(worker_user_t *u);
@@ -50,6 +52,7 @@ static void maybe_free(worker_user_t *u)
     engine_run_t *r = u->run;
     unlink_user(u);
     lc_buf_free(&u->req);
+    worker_journey_free(u);
     free(u);
     r->live--;
     engine_run_user_gone(r);
@@ -77,7 +80,9 @@ worker_user_t *worker_user_new(engine_run_t *r, uint64_t id)
         return NULL;
     u->run = r;
     u->id = id;
-    if (uv_timer_init(&e->loop, &u->think) != 0) {
+    if ((r->plan->program != NULL && worker_journey_init(u) != 0) ||
+        uv_timer_init(&e->loop, &u->think) != 0) {
+        worker_journey_free(u);
         free(u);
         return NULL;
     }
@@ -123,18 +128,38 @@ static void user_finish(worker_user_t *u)
     worker_conn_destroy(&u->conn);
 }
 
+/* A journey user between requests winds down (on_stop); a connect in progress is left to
+ * finish unheard. */
+static void journey_wind_down(worker_user_t *u)
+{
+    if (u->js->section >= WORKER_SECTION_STOP && u->phase != WORKER_USER_CONNECT)
+        return; /* on_stop is running: it goes on */
+    if (u->phase == WORKER_USER_CONNECT) {
+        u->phase = WORKER_USER_THINK;
+        lc_buf_free(&u->req);
+    }
+    worker_journey_wind_down(u);
+}
+
 void worker_user_retire(worker_user_t *u)
 {
     if (u->retiring || u->phase == WORKER_USER_FINISH)
         return;
     u->retiring = true;
     u->run->active--;
-    if (u->phase != WORKER_USER_REQUEST)
+    if (u->phase != WORKER_USER_REQUEST && u->js != NULL)
+        journey_wind_down(u);
+    else if (u->phase != WORKER_USER_REQUEST)
         user_finish(u);
 }
 
 void worker_user_stop(worker_user_t *u)
 {
+    if (u->js != NULL) {
+        if (u->phase != WORKER_USER_REQUEST && u->phase != WORKER_USER_FINISH)
+            journey_wind_down(u);
+        return;
+    }
     /* A connect in progress has sent nothing yet; but a connection that is
      * closing with a result pending (e.g. after Connection: close) still owes
      * that result to the counters. */
@@ -165,6 +190,10 @@ static void send_request(worker_user_t *u)
     size_t len;
     assert(u->phase == WORKER_USER_CONNECT);
     u->phase = WORKER_USER_REQUEST;
+    if (u->js != NULL) {
+        worker_journey_send(u);
+        return;
+    }
     u->iteration++;
     if (worker_plan_render(p, u->task, &vars, &e->body_scratch, &u->req, &req, &len) != 0) {
         /* Nothing was sent, so nothing is counted; the user tries again a
@@ -179,9 +208,23 @@ static void send_request(worker_user_t *u)
                      p->scenario.request_timeout_ms);
 }
 
+static void journey_next(worker_user_t *u)
+{
+    if (worker_user_ending_now(u))
+        user_finish(u);
+    else if (ending(u) && u->js->section < WORKER_SECTION_STOP)
+        worker_journey_wind_down(u);
+    else
+        worker_journey_resume(u);
+}
+
 static void user_next(worker_user_t *u)
 {
     assert(u->phase == WORKER_USER_THINK); /* a new user, or one done thinking or idle */
+    if (u->js != NULL) {
+        journey_next(u);
+        return;
+    }
     if (ending(u)) {
         user_finish(u);
         return;
@@ -226,10 +269,21 @@ static void think(worker_user_t *u)
         uv_timer_start(&u->think, on_think, ms, 0);
 }
 
+/* Whether the user may not issue anything new: a journey's on_stop still may, until the
+ * stop deadline. */
+static bool blocked(const worker_user_t *u)
+{
+    if (u->js != NULL && u->js->section == WORKER_SECTION_STOP)
+        return u->run->deadline_passed;
+    return ending(u);
+}
+
 static void on_ready(worker_conn_t *c)
 {
     worker_user_t *u = c->data;
-    if (ending(u))
+    if (u->js != NULL && blocked(u) && u->phase == WORKER_USER_CONNECT)
+        journey_wind_down(u);
+    else if (blocked(u))
         user_finish(u); /* connected, but nothing new may be issued any more */
     else if (u->phase == WORKER_USER_CONNECT)
         send_request(u);
@@ -240,7 +294,11 @@ static void on_closed(worker_conn_t *c)
     worker_user_t *u = c->data;
     if (u->phase != WORKER_USER_CONNECT)
         return;
-    if (ending(u)) {
+    if (u->js != NULL && blocked(u)) {
+        journey_wind_down(u);
+        return;
+    }
+    if (blocked(u)) {
         user_finish(u);
         return;
     }
@@ -291,6 +349,13 @@ static void on_done(worker_conn_t *c, const worker_conn_result_t *r)
 {
     worker_user_t *u = c->data;
     engine_run_t *run = u->run;
+    if (u->js != NULL) {
+        if (u->phase == WORKER_USER_THINK)
+            return; /* a connect the user stopped waiting for (it wound down) */
+        u->phase = WORKER_USER_THINK;
+        worker_journey_done(u, r);
+        return;
+    }
     /* A result comes for a connect or a request; a finishing user gets none. */
     assert(u->phase == WORKER_USER_CONNECT || u->phase == WORKER_USER_REQUEST);
     assert(u->task < run->plan->n_tasks);
@@ -303,4 +368,55 @@ static void on_done(worker_conn_t *c, const worker_conn_result_t *r)
         go_idle(u);
     else
         think(u);
+}
+
+/* What journey.c and journey_http.c borrow (user_internal.h). */
+
+void worker_user_wait_cb(worker_user_t *u, uint64_t ms, uv_timer_cb cb)
+{
+    assert(u->phase != WORKER_USER_FINISH);
+    u->phase = WORKER_USER_THINK;
+    uv_timer_start(&u->think, cb, ms, 0);
+}
+
+void worker_user_wait(worker_user_t *u, uint64_t ms)
+{
+    worker_user_wait_cb(u, ms, on_think);
+}
+
+void worker_user_connect(worker_user_t *u)
+{
+    const worker_plan_t *p = u->run->plan;
+    u->phase = WORKER_USER_CONNECT;
+    switch (u->conn.state) {
+    case WORKER_CONN_IDLE:
+        send_request(u);
+        break;
+    case WORKER_CONN_CLOSED:
+        worker_conn_connect(&u->conn, (const struct sockaddr *)&p->addr,
+                            p->scenario.connect_timeout_ms);
+        break;
+    default:
+        break; /* closing: on_closed connects */
+    }
+}
+
+void worker_user_finish(worker_user_t *u)
+{
+    user_finish(u);
+}
+
+bool worker_user_ending(const worker_user_t *u)
+{
+    return ending(u);
+}
+
+bool worker_user_ending_now(const worker_user_t *u)
+{
+    return u->run->deadline_passed;
+}
+
+void worker_user_idle(worker_user_t *u)
+{
+    go_idle(u);
 }

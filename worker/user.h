@@ -11,6 +11,8 @@
 #include "engine.h"
 #include "http_conn.h"
 #include "lc_buf.h"
+#include "lc_journey.h"
+#include "session.h"
 
 enum worker_user_phase {
     WORKER_USER_THINK,   /* waiting for the think timer (or about to start); open model: idle */
@@ -18,6 +20,34 @@ enum worker_user_phase {
     WORKER_USER_REQUEST, /* request in flight */
     WORKER_USER_FINISH,  /* closing its handles */
 };
+
+/* A running loop (repeat, while, foreach) or group of a journey user. */
+typedef struct worker_frame_s {
+    uint32_t i, n;   /* loops: the pass and the bound */
+    uint32_t op;     /* the loop's or group's op */
+    uint32_t start;  /* groups: ms since the user's epoch (t0_ns) when it began */
+} worker_frame_t;
+
+enum worker_section { WORKER_SECTION_START, WORKER_SECTION_STEPS, WORKER_SECTION_STOP,
+                      WORKER_SECTION_DONE };
+
+/* The state of a journey user (plan->program != NULL). */
+typedef struct worker_journey_state_s {
+    worker_session_t *session; /* NULL until a variable, cookie or row is held */
+    uint64_t iter_start_ns;
+    uint32_t pc;
+    uint32_t req;              /* the program request in flight (or being rendered) */
+    uint16_t journey;
+    uint8_t section;           /* enum worker_section */
+    uint8_t depth;             /* frames in use */
+    uint8_t hops;              /* redirects followed by the request in flight */
+    bool failed;               /* the iteration had a failure */
+    bool fresh;                /* the next op begins an iteration (or on_start) */
+    bool fed_user;             /* per-user feeder rows were taken */
+    uint16_t redirect_status;  /* the redirect being followed, or 0 */
+    char *location;            /* its target path (malloc'd) */
+    worker_frame_t frames[LC_JOURNEY_DEPTH_MAX];
+} worker_journey_state_t;
 
 struct worker_user_s {
     worker_user_t *prev, *next;
@@ -33,6 +63,7 @@ struct worker_user_s {
     uv_timer_t think;
     lc_buf_t req;     /* rendering of templated requests */
     worker_conn_t conn;
+    worker_journey_state_t *js; /* journeys: allocated with the user; NULL for tasks */
 };
 
 /* Creates a user on r (linked at the head of r->users) and starts its first

@@ -6,27 +6,20 @@
 
 #include "lc_protocol.h"
 
-static const lc_task_t *plan_task(const lc_scenario_t *sc, const char *name)
-{
-    for (size_t i = 0; i < sc->n_tasks; i++)
-        if (strcmp(sc->tasks[i].name, name) == 0)
-            return &sc->tasks[i];
-    return NULL;
-}
-
 static const char *endpoints_problem(const lc_scenario_t *sc, const Lc__StatsBatch *b)
 {
     for (size_t i = 0; i < b->n_endpoints; i++) {
         const Lc__EndpointStats *e = b->endpoints[i];
-        const lc_task_t *t = plan_task(sc, e->name);
-        if (t == NULL || strcmp(t->method, e->method) != 0)
+        const char *method;
+        if (lc_scenario_series_find(sc, e->name, &method) < 0 || strcmp(method, e->method) != 0)
             return "endpoint or method not in the run's plan";
         if (e->count > INT64_MAX || e->bytes > INT64_MAX || e->failures > e->count)
             return "counts do not fit (failures above requests, or past 2^63)";
     }
     for (size_t i = 0; i < b->n_errors; i++) {
         const Lc__ErrorCount *e = b->errors[i];
-        if (plan_task(sc, e->endpoint) == NULL || !lc_protocol_error_kind_known(e->kind))
+        if (lc_scenario_series_find(sc, e->endpoint, NULL) < 0 ||
+            !lc_protocol_error_kind_known(e->kind))
             return "error count for an endpoint or kind not in the plan";
         if (e->count > INT64_MAX)
             return "error count past 2^63";
@@ -40,7 +33,8 @@ const char *admission_batch_problem(const lc_scenario_t *sc, const Lc__StatsBatc
     assert(sc != NULL && b != NULL);
     if (b->interval > elapsed_s + ADMISSION_SECOND_SLACK_S)
         return "batch second lies beyond the run's elapsed time";
-    if (b->n_endpoints > sc->n_tasks || b->n_errors > sc->n_tasks * LC_PROTOCOL_ERROR_KINDS)
+    size_t series = lc_scenario_series_count(sc);
+    if (b->n_endpoints > series || b->n_errors > series * LC_PROTOCOL_ERROR_KINDS)
         return "more endpoints or error counts than the plan has";
     if (b->dropped > INT64_MAX || b->lost_requests > INT64_MAX || b->lost_batches > INT64_MAX)
         return "counts past 2^63";

@@ -1,0 +1,505 @@
+/* journey_http.c — a journey user's requests: render, send, follow redirects, keep cookies,
+ * check and extract. */
+#include "journey_http.h"
+
+#include <assert.h>
+#include <pthread.h>
+#include <stdatomic.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <strings.h>
+#include <time.h>
+
+#include "journey.h"
+#include "lc_err.h"
+#include "lc_extract.h"
+#include "lc_json_scan.h"
+#include "lc_rng.h"
+#include "stats.h"
+#include "user_internal.h"
+
+#define REQUEST_MAX (8u << 20) /* a rendered request; a bigger one is a template error */
+
+static const lc_program_t *prog_of(const worker_user_t *u)
+{
+    return u->run->plan->program;
+}
+
+static uint64_t now_ms(void)
+{
+    struct timespec ts;
+    clock_gettime(CLOCK_REALTIME_COARSE, &ts);
+    return (uint64_t)ts.tv_sec * 1000u + (uint64_t)ts.tv_nsec / 1000000u;
+}
+
+/* Bytes that may not appear in a request target (they would end or split the line). */
+static bool clean_target(const char *s, size_t len)
+{
+    for (size_t i = 0; i < len; i++)
+        if ((unsigned char)s[i] <= 0x20 || s[i] == 0x7f)
+            return false;
+    return len > 0;
+}
+
+static bool clean_value(const char *s, size_t len)
+{
+    for (size_t i = 0; i < len; i++)
+        if (s[i] == '\r' || s[i] == '\n' || s[i] == '\0')
+            return false;
+    return true;
+}
+
+static int render_tpl(worker_user_t *u, const lc_tpl_t *t, lc_buf_t *out)
+{
+    lc_tpl_env_t env;
+    const char *missing = NULL;
+    worker_journey_env(u, &env, &missing);
+    return lc_tpl_render(t, &env, out);
+}
+
+/* A json body's typed hole: the variable as its JSON type (strings quoted and escaped). */
+static int render_typed(worker_user_t *u, const lc_jbody_part_t *part, lc_buf_t *out)
+{
+    lc_value_t v;
+    if (!worker_session_get(u->js->session, prog_of(u), (uint32_t)part->typed_slot, &v))
+        return LC_ENOTFOUND;
+    if (v.type != LC_V_STRING)
+        return lc_buf_append(out, v.data, v.len);
+    int rv = lc_buf_append(out, "\"", 1);
+    if (rv == 0)
+        rv = render_tpl(u, part->tpl, out);
+    return rv == 0 ? lc_buf_append(out, "\"", 1) : rv;
+}
+
+static int render_parts(worker_user_t *u, const lc_jbody_part_t *parts, size_t n, lc_buf_t *out)
+{
+    int rv = 0;
+    for (size_t i = 0; rv == 0 && i < n; i++) {
+        rv = lc_buf_append(out, parts[i].literal ? parts[i].literal : "", parts[i].literal_len);
+        if (rv == 0 && parts[i].typed_slot >= 0)
+            rv = render_typed(u, &parts[i], out);
+        else if (rv == 0 && parts[i].tpl != NULL)
+            rv = render_tpl(u, parts[i].tpl, out);
+    }
+    return rv;
+}
+
+static int render_body(worker_user_t *u, const lc_jreq_t *r, lc_buf_t *out)
+{
+    out->len = 0;
+    int rv = lc_buf_append(out, "", 0);
+    if (rv == 0 && r->body_kind == LC_BODY_TEXT)
+        rv = render_tpl(u, r->body, out);
+    else if (rv == 0)
+        rv = render_parts(u, r->parts, r->n_parts, out);
+    return rv;
+}
+
+/* "METHOD target HTTP/1.1": the step's path and query, or the redirect's location. */
+static int render_line(worker_user_t *u, const lc_jreq_t *r, const char *method, lc_buf_t *out)
+{
+    const worker_journey_state_t *js = u->js;
+    int rv = lc_buf_appendf(out, "%s ", method);
+    size_t from = out->len;
+    if (rv == 0 && js->location != NULL) {
+        rv = lc_buf_append(out, js->location, strlen(js->location));
+    } else if (rv == 0) {
+        const char *base = u->run->plan->scenario.url.base_path;
+        rv = lc_buf_append(out, base, strlen(base));
+        if (rv == 0)
+            rv = render_tpl(u, r->path, out);
+        if (rv == 0)
+            rv = render_parts(u, r->query, r->n_query, out);
+    }
+    if (rv == 0 && !clean_target(out->data + from, out->len - from))
+        return LC_EINVAL;
+    return rv == 0 ? lc_buf_append(out, " HTTP/1.1\r\n", 11) : rv;
+}
+
+static int render_headers(worker_user_t *u, const lc_jreq_t *r, lc_buf_t *out)
+{
+    const worker_plan_t *pl = u->run->plan;
+    int rv = lc_buf_append(out, pl->host_lines.data, pl->host_lines.len);
+    if (rv == 0 && !pl->jreqs[u->js->req].sets_user_agent)
+        rv = lc_buf_appendf(out, "User-Agent: loadcluster/%s\r\n", LC_VERSION);
+    for (size_t i = 0; rv == 0 && i < r->n_headers; i++) {
+        size_t from;
+        if ((rv = lc_buf_appendf(out, "%s: ", r->headers[i].name)) != 0)
+            break;
+        from = out->len;
+        if ((rv = render_tpl(u, r->headers[i].value, out)) != 0)
+            break;
+        if (!clean_value(out->data + from, out->len - from))
+            return LC_EINVAL;
+        rv = lc_buf_append(out, "\r\n", 2);
+    }
+    return rv;
+}
+
+/* The path of the request in u->req (its target up to '?'), for cookies. */
+static size_t request_path(const lc_buf_t *req, const char **path)
+{
+    const char *sp = memchr(req->data, ' ', req->len);
+    assert(sp != NULL);
+    const char *end = sp + 1;
+    while (*end != ' ' && *end != '?')
+        end++;
+    *path = sp + 1;
+    return (size_t)(end - (sp + 1));
+}
+
+static int render_cookies(worker_user_t *u, lc_buf_t *out)
+{
+    const worker_session_t *s = u->js->session;
+    const lc_url_t *url = &u->run->plan->scenario.url;
+    if (s == NULL || lc_cookie_jar_bytes(&s->jar) == 0)
+        return 0;
+    const char *path;
+    size_t len = request_path(out, &path);
+    char p[1024];
+    snprintf(p, sizeof p, "%.*s", (int)(len < sizeof p ? len : sizeof p - 1), path);
+    size_t mark = out->len, n = 0;
+    int rv = lc_buf_append(out, "Cookie: ", 8);
+    if (rv == 0)
+        rv = lc_cookie_jar_header(&s->jar, url->hp.host, p, url->tls, now_ms(), out, &n);
+    if (rv == 0 && n == 0)
+        out->len = mark;
+    else if (rv == 0)
+        rv = lc_buf_append(out, "\r\n", 2);
+    return rv;
+}
+
+/* The method of the request being sent: a 301/302/303 redirect turns it into GET. */
+static const char *method_now(const worker_journey_state_t *js, const lc_jreq_t *r)
+{
+    int st = js->redirect_status;
+    if (js->location != NULL && (st == 301 || st == 302 || st == 303) && !r->head)
+        return "GET";
+    return r->method;
+}
+
+/* The whole request into u->req. LC_ENOTFOUND or LC_EINVAL: a template error. */
+static int render_request(worker_user_t *u, const lc_jreq_t *r)
+{
+    lc_buf_t *out = &u->req, *body = &u->run->engine->body_scratch;
+    const char *method = method_now(u->js, r);
+    bool with_body = r->body_kind != LC_BODY_NONE && strcmp(method, r->method) == 0;
+    out->len = 0;
+    int rv = render_line(u, r, method, out);
+    if (rv == 0)
+        rv = render_headers(u, r, out);
+    if (rv == 0 && r->cookies)
+        rv = render_cookies(u, out);
+    if (rv == 0 && with_body)
+        rv = render_body(u, r, body);
+    if (rv == 0 && with_body && !r->sets_content_type && r->body_kind != LC_BODY_TEXT)
+        rv = lc_buf_appendf(out, "Content-Type: %s\r\n", r->body_kind == LC_BODY_JSON
+                                                              ? "application/json"
+                                                              : "application/x-www-form-urlencoded");
+    if (rv == 0 && with_body)
+        rv = lc_buf_appendf(out, "Content-Length: %zu\r\n\r\n", body->len);
+    else if (rv == 0)
+        rv = lc_buf_append(out, "\r\n", 2);
+    if (rv == 0 && with_body)
+        rv = lc_buf_append(out, body->data, body->len);
+    if (rv == 0 && out->len > REQUEST_MAX)
+        rv = LC_EINVAL;
+    return rv;
+}
+
+static void send_now(worker_user_t *u)
+{
+    const lc_jreq_t *r = &prog_of(u)->reqs[u->js->req];
+    int rv = render_request(u, r);
+    if (rv != 0) {
+        /* Nothing was sent: a template error (or out of memory) on the step's endpoint. */
+        worker_stats_error(u->run->stats, r->endpoint,
+                           rv == LC_ENOMEM ? WORKER_ERR_ABORTED : WORKER_ERR_TEMPLATE);
+        lc_buf_free(&u->req);
+        free(u->js->location);
+        u->js->location = NULL;
+        if (worker_journey_fail(u, r->on_error))
+            worker_user_wait(u, 0);
+        return;
+    }
+    worker_conn_want_headers(&u->conn, &u->run->plan->jreqs[u->js->req].want);
+    worker_user_connect(u);
+}
+
+void worker_journey_request(worker_user_t *u, uint32_t req)
+{
+    worker_journey_state_t *js = u->js;
+    js->req = req;
+    js->hops = 0;
+    js->redirect_status = 0;
+    free(js->location);
+    js->location = NULL;
+    send_now(u);
+}
+
+void worker_journey_send(worker_user_t *u)
+{
+    const lc_jreq_t *r = &prog_of(u)->reqs[u->js->req];
+    bool head = strcmp(method_now(u->js, r), "HEAD") == 0;
+    worker_conn_send(&u->conn, u->req.data, u->req.len, head, r->needs_body, r->timeout_ms);
+}
+
+static void store_cookies(worker_user_t *u, const worker_conn_result_t *res)
+{
+    const lc_url_t *url = &u->run->plan->scenario.url;
+    const char *name, *value, *path;
+    size_t vlen, pos = 0;
+    char p[1024];
+    size_t plen = request_path(&u->req, &path);
+    snprintf(p, sizeof p, "%.*s", (int)(plen < sizeof p ? plen : sizeof p - 1), path);
+    while (worker_conn_header_next(res, &pos, &name, &value, &vlen)) {
+        worker_session_t *s = strcmp(name, "set-cookie") == 0 ? worker_journey_session(u) : NULL;
+        if (s != NULL) /* a malformed or oversized cookie is ignored, as browsers do */
+            lc_cookie_jar_store(&s->jar, value, vlen, url->hp.host, p, url->tls, now_ms());
+    }
+}
+
+static bool find_header(const worker_conn_result_t *res, const char *want, const char **value,
+                        size_t *len)
+{
+    const char *name;
+    size_t pos = 0;
+    while (worker_conn_header_next(res, &pos, &name, value, len))
+        if (strcmp(name, want) == 0)
+            return true;
+    return false;
+}
+
+/* A Location of the same origin as the request target (absolute URL or path), made a
+ * request target in *out (malloc'd). False: another origin or not a usable location. */
+static bool same_origin_target(worker_user_t *u, const char *loc, size_t len, char **out)
+{
+    const lc_url_t *url = &u->run->plan->scenario.url;
+    char origin[320];
+    const char *host = url->hp.host;
+    bool v6 = strchr(host, ':') != NULL;
+    int n = snprintf(origin, sizeof origin, "%s://%s%s%s", url->tls ? "https" : "http",
+                     v6 ? "[" : "", host, v6 ? "]" : "");
+    size_t olen = (size_t)n;
+    if (len >= olen && strncasecmp(loc, origin, olen) == 0) {
+        char port[16];
+        int pl = snprintf(port, sizeof port, ":%u", url->hp.port);
+        bool default_port = url->hp.port == (url->tls ? 443 : 80);
+        const char *rest = loc + olen;
+        size_t rlen = len - olen;
+        if (rlen >= (size_t)pl && memcmp(rest, port, (size_t)pl) == 0) {
+            rest += pl;
+            rlen -= (size_t)pl;
+        } else if (!default_port || (rlen > 0 && rest[0] == ':')) {
+            return false;
+        }
+        loc = rlen == 0 ? "/" : rest;
+        len = rlen == 0 ? 1 : rlen;
+    }
+    if (len == 0 || loc[0] != '/' || (len > 1 && loc[1] == '/') || !clean_target(loc, len))
+        return false; /* another origin ("//host", "http://other"), or a relative location */
+    if ((*out = malloc(len + 1)) == NULL)
+        return false;
+    memcpy(*out, loc, len);
+    (*out)[len] = '\0';
+    return true;
+}
+
+static bool is_redirect(int status)
+{
+    return status == 301 || status == 302 || status == 303 || status == 307 || status == 308;
+}
+
+/* A redirect to follow: counts this hop and sends the next. Returns the error kind that
+ * ends the request instead, or WORKER_KIND_OK once the next hop is on its way. */
+static int follow(worker_user_t *u, const lc_jreq_t *r, const worker_conn_result_t *res)
+{
+    worker_journey_state_t *js = u->js;
+    const char *loc;
+    size_t len;
+    char *target = NULL;
+    if (js->hops >= r->follow_redirects)
+        return WORKER_ERR_REDIRECT; /* too many */
+    if (!find_header(res, "location", &loc, &len) || !same_origin_target(u, loc, len, &target))
+        return WORKER_ERR_REDIRECT;
+    worker_stats_record(u->run->stats, r->endpoint, WORKER_KIND_OK, res->latency_us, res->bytes);
+    worker_conn_release(&u->conn);
+    free(js->location);
+    js->location = target;
+    js->redirect_status = (uint16_t)res->status;
+    js->hops++;
+    send_now(u);
+    return WORKER_KIND_OK;
+}
+
+static int classify(const lc_jreq_t *r, const worker_conn_result_t *res)
+{
+    if (r->n_expect_status > 0) {
+        size_t i = 0;
+        while (i < r->n_expect_status && r->expect_status[i] != res->status)
+            i++;
+        if (i == r->n_expect_status)
+            return WORKER_ERR_STATUS;
+    } else if (res->status >= 400) {
+        return WORKER_ERR_STATUS;
+    }
+    if (r->expect_body_contains != NULL &&
+        (res->body == NULL || memmem(res->body, res->body_len, r->expect_body_contains,
+                                     strlen(r->expect_body_contains)) == NULL))
+        return WORKER_ERR_EXPECT;
+    return WORKER_KIND_OK;
+}
+
+/* One extract's value into scratch: 0, LC_ENOTFOUND or another error. */
+static int extract_one(worker_user_t *u, const lc_jextract_t *e, const worker_conn_result_t *res,
+                       lc_buf_t *scratch, uint8_t *type)
+{
+    const char *v;
+    size_t len;
+    *type = LC_V_STRING;
+    switch (e->kind) {
+    case LC_EXTRACT_BODY:
+        return lc_extractor_run(e->x, res->body ? res->body : "", res->body_len,
+                                &u->run->engine->rng, scratch, type);
+    case LC_EXTRACT_HEADER:
+        if (!find_header(res, e->name, &v, &len))
+            return LC_ENOTFOUND;
+        return lc_buf_append(scratch, v, len);
+    case LC_EXTRACT_COOKIE: {
+        const lc_url_t *url = &u->run->plan->scenario.url;
+        lc_value_t c;
+        const worker_session_t *s = u->js->session;
+        if (s == NULL || !lc_cookie_jar_get(&s->jar, e->name, strlen(e->name), url->hp.host, "/",
+                                            url->tls, now_ms(), &c))
+            return LC_ENOTFOUND;
+        return lc_buf_append(scratch, c.data, c.len);
+    }
+    default:
+        *type = LC_V_NUMBER;
+        return lc_buf_appendf(scratch, "%d", res->status);
+    }
+}
+
+/* Every extract of r; WORKER_ERR_EXTRACT when a required one missed. */
+static int extract_all(worker_user_t *u, const lc_jreq_t *r, const worker_conn_result_t *res)
+{
+    lc_buf_t *scratch = &u->run->engine->body_scratch;
+    int kind = WORKER_KIND_OK;
+    for (size_t i = 0; i < r->n_extracts; i++) {
+        const lc_jextract_t *e = &r->extracts[i];
+        worker_session_t *s = worker_journey_session(u);
+        uint8_t type;
+        scratch->len = 0;
+        int rv = s == NULL ? LC_ENOMEM : extract_one(u, e, res, scratch, &type);
+        if (rv == 0)
+            rv = worker_session_set(s, e->slot, scratch->data ? scratch->data : "", scratch->len,
+                                    type);
+        else if (e->has_default && s != NULL)
+            rv = worker_session_set(s, e->slot, e->default_value, e->default_len, e->default_type);
+        if (rv != 0 && (e->required || rv == LC_ENOMEM))
+            kind = WORKER_ERR_EXTRACT;
+    }
+    return kind;
+}
+
+/* The outcome of a response that is not a redirect to follow. */
+static int outcome(worker_user_t *u, const lc_jreq_t *r, const worker_conn_result_t *res)
+{
+    int kind = classify(r, res);
+    if (kind == WORKER_KIND_OK)
+        kind = extract_all(u, r, res);
+    return kind;
+}
+
+void worker_journey_done(worker_user_t *u, const worker_conn_result_t *res)
+{
+    worker_journey_state_t *js = u->js;
+    const lc_jreq_t *r = &prog_of(u)->reqs[js->req];
+    int kind = res->kind;
+    if (kind == WORKER_KIND_OK && r->cookies)
+        store_cookies(u, res);
+    if (kind == WORKER_KIND_OK && r->follow_redirects > 0 && is_redirect(res->status) &&
+        !worker_user_ending_now(u)) {
+        kind = follow(u, r, res);
+        if (kind == WORKER_KIND_OK)
+            return;
+    } else if (kind == WORKER_KIND_OK) {
+        kind = outcome(u, r, res);
+    }
+    worker_stats_record(u->run->stats, r->endpoint, kind, res->latency_us, res->bytes);
+    worker_conn_release(&u->conn);
+    lc_buf_free(&u->req);
+    free(js->location);
+    js->location = NULL;
+    if (worker_user_ending(u) && js->section != WORKER_SECTION_STOP) {
+        worker_journey_wind_down(u);
+        return;
+    }
+    if (worker_user_ending_now(u)) { /* the stop deadline passed */
+        worker_user_finish(u);
+        return;
+    }
+    bool go_on = kind == WORKER_KIND_OK;
+    if (go_on)
+        js->pc++;
+    else
+        go_on = worker_journey_fail(u, r->on_error);
+    if (go_on)
+        worker_journey_resume(u);
+}
+
+bool worker_feed_next(engine_run_t *r, uint32_t f, uint64_t *rng, uint32_t *row)
+{
+    const worker_plan_t *pl = r->plan;
+    const lc_feeder_t *fd = &pl->program->feeders[f];
+    worker_feed_t *feed = &pl->feeds[f];
+    if (feed->count == 0)
+        return false;
+    if (fd->order == LC_FEED_RANDOM) {
+        *row = feed->first + (uint32_t)lc_rng_range(rng, 0, feed->count - 1);
+        return true;
+    }
+    uint64_t n = atomic_fetch_add_explicit(&feed->next, 1, memory_order_relaxed);
+    if (n >= feed->count && fd->on_exhausted != LC_FEED_WRAP)
+        return false;
+    uint32_t i = (uint32_t)(n % feed->count);
+    *row = feed->first + (feed->perm ? feed->perm[i] : i);
+    return true;
+}
+
+typedef struct element_s {
+    uint32_t at, seen;
+    lc_value_t elem;
+} element_t;
+
+static bool on_element(void *ctx, const lc_jmatch_t *m)
+{
+    element_t *e = ctx;
+    if (e->seen == e->at)
+        e->elem = m->v; /* strings come raw: the engine keeps them as they are */
+    e->seen++;
+    return true;
+}
+
+static lc_jpath_t *every_element; /* "$[*]", compiled once for every engine thread */
+static pthread_once_t every_element_once = PTHREAD_ONCE_INIT;
+
+static void compile_every_element(void)
+{
+    if (lc_jpath_compile(&every_element, "$[*]", NULL, 0) != 0)
+        every_element = NULL;
+}
+
+int worker_json_element(const char *list, size_t len, uint32_t at, uint32_t *count,
+                        lc_value_t *elem)
+{
+    pthread_once(&every_element_once, compile_every_element);
+    if (every_element == NULL)
+        return LC_ENOMEM;
+    element_t e = {.at = at};
+    int rv = lc_jpath_scan(every_element, list, len, on_element, &e);
+    *count = e.seen;
+    *elem = e.elem;
+    return rv;
+}

@@ -1,0 +1,31 @@
+/* journey_http.h — engine thread: a journey user's requests: rendering (templates, cookies,
+ * bodies), redirects, the response's cookies, checks and extracted values; and the
+ * helpers the op machine shares with it (feeder rows, list elements, failures). */
+#ifndef WORKER_JOURNEY_HTTP_H
+#define WORKER_JOURNEY_HTTP_H
+
+#include <stdbool.h>
+#include <stdint.h>
+
+#include "engine.h"
+#include "lc_tpl.h"
+#include "lc_value.h"
+#include "user.h"
+
+/* Starts request index req of the program (connecting first when needed). */
+void worker_journey_request(worker_user_t *u, uint32_t req);
+
+/* journey.c, for this module: */
+void worker_journey_env(worker_user_t *u, lc_tpl_env_t *env, const char **missing);
+worker_session_t *worker_journey_session(worker_user_t *u);
+bool worker_journey_fail(worker_user_t *u, uint8_t on_error);
+
+/* The next row of feeder f for this worker (plan.h's cursors); false when exhausted and
+ * the feeder's policy is not wrap. */
+bool worker_feed_next(engine_run_t *r, uint32_t f, uint64_t *rng, uint32_t *row);
+
+/* Element at of the JSON array text list (and their count). 0 or LC_EINVAL. */
+int worker_json_element(const char *list, size_t len, uint32_t at, uint32_t *count,
+                        lc_value_t *elem);
+
+#endif

@@ -1,0 +1,27 @@
+/* user_internal.h — engine thread: what user.c lends the journey op machine (journey.c,
+ * journey_http.c): waiting, connecting, ending. */
+#ifndef WORKER_USER_INTERNAL_H
+#define WORKER_USER_INTERNAL_H
+
+#include <stdbool.h>
+#include <stdint.h>
+#include <uv.h>
+
+#include "user.h"
+
+/* The user waits ms on its timer, then goes on (ending if the run stops meanwhile). */
+void worker_user_wait(worker_user_t *u, uint64_t ms);
+/* The same with another callback (t->data is the user). */
+void worker_user_wait_cb(worker_user_t *u, uint64_t ms, uv_timer_cb cb);
+/* The request is rendered into u->req: connect when needed, then send it. */
+void worker_user_connect(worker_user_t *u);
+/* Closes the user's handles; it is freed once they are closed. */
+void worker_user_finish(worker_user_t *u);
+/* The run stops or the user retires. */
+bool worker_user_ending(const worker_user_t *u);
+/* The stop deadline passed: nothing more may be sent. */
+bool worker_user_ending_now(const worker_user_t *u);
+/* Open model: back to the run's pool of idle users. */
+void worker_user_idle(worker_user_t *u);
+
+#endif
