@@ -725,3 +725,9 @@ int lc_duration_parse(const char *text, uint64_t *out_ms)
     *out_ms = total;
     return 0;
 }
+
+bool lc_series_is_timer(const char *method)
+{
+    return method != NULL &&
+           (strcmp(method, LC_SERIES_ITERATION) == 0 || strcmp(method, LC_SERIES_GROUP) == 0);
+}

@@ -80,6 +80,9 @@ typedef struct lc_scenario_s {
 #define LC_SERIES_ITERATION "ITERATION"
 #define LC_SERIES_GROUP "GROUP"
 
+/* Whether a series' method marks it as a journey's iteration or group (not requests). */
+bool lc_series_is_timer(const char *method);
+
 /* Parses and validates; on success fills *out (free with lc_scenario_free).
  * On failure returns LC_EINVAL and writes "<json path>: <what was expected>"
  * into errmsg, e.g. "tasks[2].method: expected one of GET, POST, …", and *out

@@ -66,7 +66,7 @@ static void print_json(const worker_run_t *r, double secs, const local_t *lc, js
         json_array_append_new(timeline, json_pack("{s:f,s:i}", "t_s", lc->samples[i].t_s,
                                                   "users", (int)lc->samples[i].users));
     worker_ep_stats_t total;
-    worker_stats_total(s, &total);
+    worker_stats_total(s, worker_plan_requests(r->plan), &total);
     json_t *eps = json_array(), *errs = json_array();
     for (size_t i = 0; i < s->n; i++) {
         json_t *e = counts_json(&s->ep[i], secs);
@@ -123,7 +123,7 @@ static void print_table(const worker_run_t *r, double secs)
                     .endpoint = r->plan->endpoints[i].name,
                     .kind = worker_err_kind_name(k), .count = e->errors[k]};
     }
-    worker_stats_total(s, &total);
+    worker_stats_total(s, worker_plan_requests(r->plan), &total);
     rep.total = (lc_report_row_t){.name = "Total", .method = "", .requests = total.count,
                                   .failures = total.failures,
                                   .rps = secs > 0 ? (double)total.count / secs : 0};

@@ -32,7 +32,7 @@ json_t *local_verdict(const worker_run_t *r, double secs, bool *passed)
         json_decref(results);
         return NULL;
     }
-    worker_stats_total(r->acc, total);
+    worker_stats_total(r->acc, worker_plan_requests(r->plan), total);
     for (size_t i = 0; i < sc->n_thresholds; i++) {
         const lc_threshold_t *t = &sc->thresholds[i];
         const worker_ep_stats_t *e = scope_of(r, t->endpoint, total);

@@ -236,6 +236,11 @@ void worker_plan_free(worker_plan_t *p)
     free(p);
 }
 
+size_t worker_plan_requests(const worker_plan_t *p)
+{
+    return p->program != NULL ? p->first_timer : p->n_endpoints;
+}
+
 size_t worker_plan_pick(const worker_plan_t *p, uint64_t *rng)
 {
     if (p->n_tasks <= 1)

@@ -73,6 +73,9 @@ typedef struct worker_plan_s {
 int worker_plan_build(worker_plan_t **out, lc_scenario_t *sc, char *errmsg, size_t errlen);
 void worker_plan_free(worker_plan_t *p);
 
+/* How many of the endpoints count requests (the rest are journeys' iterations and groups). */
+size_t worker_plan_requests(const worker_plan_t *p);
+
 /* Picks a task index by weight. */
 size_t worker_plan_pick(const worker_plan_t *p, uint64_t *rng);
 

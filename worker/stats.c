@@ -94,11 +94,12 @@ void worker_stats_merge(worker_stats_t *dst, const worker_stats_t *src)
         ep_merge(&dst->ep[i], &src->ep[i]);
 }
 
-void worker_stats_total(const worker_stats_t *s, worker_ep_stats_t *out)
+void worker_stats_total(const worker_stats_t *s, size_t n, worker_ep_stats_t *out)
 {
+    assert(n <= s->n);
     memset(out, 0, sizeof *out);
     lc_hist_init(&out->hist);
-    for (size_t i = 0; i < s->n; i++)
+    for (size_t i = 0; i < n; i++)
         ep_merge(out, &s->ep[i]);
 }
 

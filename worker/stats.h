@@ -71,8 +71,9 @@ void worker_stats_record_timer(worker_stats_t *s, size_t ep, bool ok, uint64_t u
 void worker_stats_error(worker_stats_t *s, size_t ep, int kind);
 /* dst += src (same endpoint count). */
 void worker_stats_merge(worker_stats_t *dst, const worker_stats_t *src);
-/* Sum of every endpoint (for totals). */
-void worker_stats_total(const worker_stats_t *s, worker_ep_stats_t *out);
+/* Sum of the first n endpoints (for totals: the request series, see
+ * worker_plan_requests). */
+void worker_stats_total(const worker_stats_t *s, size_t n, worker_ep_stats_t *out);
 
 typedef struct worker_batch_meta_s {
     uint64_t run;

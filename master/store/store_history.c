@@ -210,7 +210,9 @@ static void open_cursors(store_t *s, uint64_t run, const char *endpoint, int64_t
                                   " WHERE run = ?1 AND t > ?2 AND t <= ?3 ORDER BY t");
     seconds->st = store_prepare(s, "SELECT t, count, failures, bytes, hist FROM run_seconds"
                                    " WHERE run = ?1 AND t > ?2 AND t <= ?3"
-                                   " AND (?4 IS NULL OR endpoint = ?4) ORDER BY t, endpoint");
+                                   " AND (?4 IS NULL OR endpoint = ?4)"
+                                   " AND (?4 IS NOT NULL OR " STORE_REQUESTS_ONLY ")"
+                                   " ORDER BY t, endpoint");
     sqlite3_stmt *both[2] = {totals->st, seconds->st};
     for (int i = 0; i < 2; i++) {
         if (both[i] == NULL)

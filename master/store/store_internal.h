@@ -8,6 +8,11 @@
 #include "lc_hist.h"
 #include "store.h"
 
+/* Rows that count requests: a journey's iteration and group series (lc_scenario.h's
+ * LC_SERIES_ITERATION, LC_SERIES_GROUP) are durations, not requests, and stay out of the
+ * run's request totals. */
+#define STORE_REQUESTS_ONLY "method NOT IN ('ITERATION', 'GROUP')"
+
 #define STORE_CACHED_MAX 16 /* statements kept prepared (the stats path's) */
 
 struct store_s {

@@ -6,6 +6,7 @@
 
 #include "lc_err.h"
 #include "lc_run_state.h"
+#include "lc_scenario.h"
 #include "store_internal.h"
 #include "store_thresholds.h"
 
@@ -170,13 +171,15 @@ static json_t *endpoints_json(store_t *s, uint64_t run, double secs, lc_hist_t *
     while (h != NULL && sqlite3_step(st) == SQLITE_ROW) {
         lc_hist_init(h);
         store_hist_add_column(h, st, 5);
-        lc_hist_merge(total, h);
         uint64_t count = (uint64_t)sqlite3_column_int64(st, 2);
         uint64_t failures = (uint64_t)sqlite3_column_int64(st, 3);
         uint64_t bytes = (uint64_t)sqlite3_column_int64(st, 4);
-        sums[0] += count;
-        sums[1] += failures;
-        sums[2] += bytes;
+        if (!lc_series_is_timer((const char *)sqlite3_column_text(st, 1))) {
+            lc_hist_merge(total, h);
+            sums[0] += count;
+            sums[1] += failures;
+            sums[2] += bytes;
+        }
         json_array_append_new(
             rows, json_pack("{s:s,s:s,s:I,s:I,s:I,s:f,s:o}", "name",
                             (const char *)sqlite3_column_text(st, 0), "method",
@@ -218,7 +221,8 @@ static void sum_second(store_t *s, uint64_t run, int64_t t, uint64_t *count, uin
                        lc_hist_t *h)
 {
     sqlite3_stmt *st =
-        store_prepare(s, "SELECT count, failures, hist FROM run_seconds WHERE run = ? AND t = ?");
+        store_prepare(s, "SELECT count, failures, hist FROM run_seconds WHERE run = ? AND t = ?"
+                         " AND " STORE_REQUESTS_ONLY);
     *count = *failures = 0;
     if (st == NULL)
         return;
@@ -368,8 +372,10 @@ json_t *store_run_json(store_t *s, uint64_t id, uint64_t now_ms)
 static const char runs_list_sql[] =
     "SELECT r.id, r.name, r.tenant, r.state, r.users, r.created, r.started, r.finished,"
     " r.verdict, g.granted, g.queued, g.warnings,"
-    " (SELECT COALESCE(SUM(e.count), 0) FROM run_endpoints e WHERE e.run = r.id),"
-    " (SELECT COALESCE(SUM(e.failures), 0) FROM run_endpoints e WHERE e.run = r.id)"
+    " (SELECT COALESCE(SUM(e.count), 0) FROM run_endpoints e WHERE e.run = r.id"
+    " AND e." STORE_REQUESTS_ONLY "),"
+    " (SELECT COALESCE(SUM(e.failures), 0) FROM run_endpoints e WHERE e.run = r.id"
+    " AND e." STORE_REQUESTS_ONLY ")"
     " FROM runs r LEFT JOIN run_grants g ON g.run = r.id"
     " WHERE (?1 IS NULL OR r.tenant = ?1) AND (?2 IS NULL OR r.state = ?2)"
     " ORDER BY r.id DESC LIMIT 1000";

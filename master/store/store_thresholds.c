@@ -9,7 +9,8 @@ int store_threshold_totals(store_t *s, uint64_t run, const char *endpoint, uint6
 {
     *count = *failures = 0;
     sqlite3_stmt *st = store_prepare(s, "SELECT count, failures, hist FROM run_endpoints"
-                                        " WHERE run = ?1 AND (?2 IS NULL OR endpoint = ?2)");
+                                        " WHERE run = ?1 AND (?2 IS NULL OR endpoint = ?2)"
+                                        " AND (?2 IS NOT NULL OR " STORE_REQUESTS_ONLY ")");
     if (st == NULL)
         return LC_EIO;
     sqlite3_bind_int64(st, 1, (sqlite3_int64)run);

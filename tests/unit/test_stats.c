@@ -74,7 +74,7 @@ static void test_merge_is_exact(void **state)
     }
     assert_stats_equal(acc, truth);
     worker_ep_stats_t total;
-    worker_stats_total(acc, &total);
+    worker_stats_total(acc, acc->n, &total);
     uint64_t count = 0;
     for (size_t i = 0; i < ENDPOINTS; i++)
         count += truth->ep[i].count;
