@@ -1,0 +1,254 @@
+/* test_lc_journey.c — the journey compiler (common/journey/lc_journey*.c): ops and jumps,
+ * requests, extracts, feeders, the dataflow check and the errors bad journeys get. */
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include <cmocka.h>
+
+#include "lc_err.h"
+#include "lc_scenario.h"
+
+#define DOC_MAX 8192
+
+/* A scenario around journeys (JSON with ' for "). */
+static char *doc(const char *journeys_and_more)
+{
+    static char buf[DOC_MAX];
+    int n = snprintf(buf, sizeof buf,
+                     "{'name':'j','target':'http://127.0.0.1:8080','duration':5,%s}",
+                     journeys_and_more);
+    assert_true(n > 0 && (size_t)n < sizeof buf);
+    for (char *c = buf; *c != '\0'; c++)
+        if (*c == '\'')
+            *c = '"';
+    return buf;
+}
+
+static int parse(const char *members, lc_scenario_t *s, char *err, size_t errlen)
+{
+    const char *text = doc(members);
+    return lc_scenario_parse(text, strlen(text), s, err, errlen);
+}
+
+static void expect_error(const char *members, const char *fragment)
+{
+    lc_scenario_t s;
+    char err[512] = "";
+    int rv = parse(members, &s, err, sizeof err);
+    if (rv != LC_EINVAL || strstr(err, fragment) == NULL)
+        fail_msg("rv=%d err=\"%s\", wanted \"%s\"", rv, err, fragment);
+}
+
+static const lc_program_t *ok(const char *members, lc_scenario_t *s)
+{
+    char err[512] = "";
+    int rv = parse(members, s, err, sizeof err);
+    if (rv != 0)
+        fail_msg("rv=%d err=%s", rv, err);
+    assert_non_null(s->program);
+    return s->program;
+}
+
+static void test_sections_and_series(void **state)
+{
+    (void)state;
+    lc_scenario_t s;
+    const lc_program_t *p = ok(
+        "'journeys':[{'name':'buyer','weight':3,"
+        "'on_start':[{'name':'login','method':'POST','path':'/login',"
+        "'extract':{'token':{'json':'$.token'}}}],"
+        "'steps':[{'group':'browse','steps':[{'path':'/items'}]},"
+        "{'path':'/me','headers':{'Authorization':'Bearer ${token}'}}],"
+        "'on_stop':[{'name':'logout','method':'POST','path':'/logout'}]},"
+        "{'name':'viewer','steps':[{'path':'/'}]}]",
+        &s);
+    assert_int_equal(p->n_journeys, 2);
+    assert_int_equal(p->total_weight, 4);
+    /* login, GET /items, GET /me, logout, GET / */
+    assert_int_equal(p->n_endpoints, 5);
+    assert_string_equal(p->endpoints[1].name, "GET /items");
+    assert_int_equal(lc_scenario_series_count(&s), 5 + 3); /* + 2 journeys + 1 group */
+    const char *name, *method;
+    lc_scenario_series_at(&s, 5, &name, &method);
+    assert_string_equal(name, "iteration:buyer");
+    assert_string_equal(method, LC_SERIES_ITERATION);
+    assert_true(lc_series_is_timer(method));
+    /* Timers in the order met: iteration:buyer, group:browse, iteration:viewer. */
+    assert_int_equal(lc_scenario_series_find(&s, "group:browse", &method), 6);
+    assert_string_equal(method, LC_SERIES_GROUP);
+    /* Every section ends with END, in the order on_start, steps, on_stop. */
+    const lc_journey_t *j = &p->journeys[0];
+    assert_true(j->on_start < j->steps && j->steps < j->on_stop);
+    assert_int_equal(p->ops[j->steps - 1].code, LC_OP_END);
+    assert_int_equal(p->ops[j->on_stop - 1].code, LC_OP_END);
+    lc_scenario_free(&s);
+}
+
+static void test_control_flow_jumps(void **state)
+{
+    (void)state;
+    lc_scenario_t s;
+    const lc_program_t *p = ok(
+        "'journeys':[{'name':'a','steps':[{'set':{'n':3}},"
+        "{'if':'${n} > 1','then':[{'path':'/big'}],'else':[{'path':'/small'}]},"
+        "{'repeat':2,'steps':[{'path':'/r'}]}]}]",
+        &s);
+    const lc_op_t *ops = p->ops + p->journeys[0].steps;
+    assert_int_equal(ops[0].code, LC_OP_SET);
+    assert_int_equal(ops[0].type, LC_V_NUMBER);
+    assert_int_equal(ops[1].code, LC_OP_IF);
+    assert_int_equal(ops[2].code, LC_OP_REQ);  /* then */
+    assert_int_equal(ops[3].code, LC_OP_JMP);
+    assert_int_equal(ops[4].code, LC_OP_REQ);  /* else */
+    uint32_t base = p->journeys[0].steps;
+    assert_int_equal(ops[1].target, base + 4); /* false: to else */
+    assert_int_equal(ops[3].target, base + 5); /* then: past else */
+    assert_int_equal(ops[5].code, LC_OP_REPEAT);
+    assert_int_equal(ops[5].b, 2);
+    assert_int_equal(ops[7].code, LC_OP_NEXT);
+    assert_int_equal(ops[7].target, base + 5);
+    assert_int_equal(ops[5].target, base + 8);
+    lc_scenario_free(&s);
+}
+
+static void test_bodies_and_extracts(void **state)
+{
+    (void)state;
+    lc_scenario_t s;
+    const lc_program_t *p = ok(
+        "'feeders':{'acc':{'rows':[{'user':'alice','pw':'x'},{'user':'bob','pw':'y'}]}},"
+        "'journeys':[{'name':'a','steps':[{'name':'login','method':'POST','path':'/login',"
+        "'json':{'user':'${acc.user}','n':1,'tags':['a','${acc.pw}']},"
+        "'extract':{'token':{'json':'$.token'},'sid':{'cookie':'session'},"
+        "'loc':{'header':'Location','required':false},'code':{'status':true},"
+        "'n':{'regex':'id=([0-9]+)','default':'0'}}},"
+        "{'name':'form','method':'POST','path':'/f','form':{'a b':'${token}','c':2},"
+        "'query':{'q':'${code}'}}]}]",
+        &s);
+    assert_int_equal(p->n_feeders, 1);
+    assert_int_equal(p->feeders[0].table.n_rows, 2);
+    const lc_jreq_t *login = &p->reqs[0];
+    assert_int_equal(login->body_kind, LC_BODY_JSON);
+    assert_true(login->n_parts >= 2);
+    assert_int_equal(login->parts[0].typed_slot, (int32_t)p->feeders[0].first_slot);
+    assert_int_equal(login->n_extracts, 5);
+    assert_true(login->needs_body);
+    assert_true(login->cookies);
+    assert_string_equal(login->extracts[2].name, "location"); /* header names lowercase */
+    assert_false(login->extracts[2].required);
+    assert_true(login->extracts[4].has_default);
+    const lc_jreq_t *form = &p->reqs[1];
+    assert_int_equal(form->body_kind, LC_BODY_FORM);
+    assert_string_equal(form->parts[0].literal, "a%20b=");
+    assert_int_equal(form->n_query, 1);
+    assert_string_equal(form->query[0].literal, "?q=");
+    lc_scenario_free(&s);
+}
+
+static void test_tasks_become_journeys(void **state)
+{
+    (void)state;
+    lc_scenario_t s;
+    const lc_program_t *p = ok("'tasks':[{'name':'t','weight':2,'path':'/x'}],"
+                               "'journeys':[{'name':'j','steps':[{'path':'/y'}]}]",
+                               &s);
+    assert_int_equal(p->n_journeys, 2);
+    assert_string_equal(p->journeys[1].name, "task t");
+    assert_int_equal(p->journeys[1].weight, 2);
+    assert_int_equal(p->total_weight, 3);
+    lc_scenario_free(&s);
+}
+
+/* The dataflow check: a variable used where it may not be set names both places. */
+static void test_dataflow(void **state)
+{
+    (void)state;
+    expect_error("'journeys':[{'name':'a','steps':[{'path':'/${nope}'}]}]",
+                 "journeys[0].steps[0]: uses ${nope}, which no step sets");
+    expect_error("'journeys':[{'name':'a','steps':[{'if':'${rand_ok|len} > 0','then':[]}]}]",
+                 "journeys[0].steps[0].then");
+    /* Set in one branch only. */
+    expect_error("'journeys':[{'name':'a','steps':["
+                 "{'random':[{'weight':1,'steps':[{'set':{'t':'x'}}]},"
+                 "{'weight':1,'steps':[{'think_ms':1}]}]},"
+                 "{'path':'/${t}'}]}]",
+                 "journeys[0].steps[1]: uses ${t}, which may be unset here: it is set at "
+                 "journeys[0].steps[0].random[0].steps[0].set");
+    /* A loop that may run zero times does not set what its body sets. */
+    expect_error("'journeys':[{'name':'a','steps':[{'set':{'n':'0'}},"
+                 "{'repeat':'${n}','steps':[{'set':{'x':'1'}}]},{'path':'/${x}'}]}]",
+                 "uses ${x}, which may be unset here");
+    /* An extract a failure may skip (on_error continue) does not count as set. */
+    expect_error("'journeys':[{'name':'a','steps':[{'path':'/l','on_error':'continue',"
+                 "'extract':{'tok':{'json':'$.t'}}},{'path':'/${tok}'}]}]",
+                 "uses ${tok}, which may be unset here");
+    /* But on_start's values reach the steps and on_stop, a default always sets, a literal
+     * repeat runs its body, foreach sets its element inside. */
+    lc_scenario_t s;
+    ok("'journeys':[{'name':'a','on_start':[{'path':'/l','extract':{'tok':{'json':'$.t'}}}],"
+       "'steps':[{'path':'/x','on_error':'continue','extract':{'d':{'json':'$.d',"
+       "'default':'z'}}},{'repeat':2,'steps':[{'set':{'r':'1'}}]},"
+       "{'path':'/${tok}/${d}/${r}','extract':{'ids':{'json':'$.ids','pick':'all'}}},"
+       "{'foreach':'${ids}','as':'id','steps':[{'path':'/i/${id}'}]}],"
+       "'on_stop':[{'path':'/out/${tok}'}]}]",
+       &s);
+    lc_scenario_free(&s);
+}
+
+static void test_bad_journeys(void **state)
+{
+    (void)state;
+    expect_error("'journeys':[]", "journeys: expected a non-empty array");
+    expect_error("'journeys':[{'steps':[{'path':'/'}]}]", "journeys[0].name: required");
+    expect_error("'journeys':[{'name':'a','steps':[{'path':'/','think_ms':1}]}]",
+                 "has both path and think_ms");
+    expect_error("'journeys':[{'name':'a','steps':[{'while':'1 < 2','steps':[{'path':'/'}]}]}]",
+                 "journeys[0].steps[0].max: required");
+    expect_error("'journeys':[{'name':'a','steps':[{'repeat':10001,'steps':[{'path':'/'}]}]}]",
+                 "journeys[0].steps[0].repeat: must be between 0 and 10000");
+    expect_error("'journeys':[{'name':'a','steps':[{'path':'/','json':{},'body':'x'}]}]",
+                 "at most one of body, json, form");
+    expect_error("'journeys':[{'name':'a','steps':[{'path':'/','extract':{'x':{'json':'$.[',"
+                 "'pick':'first'}}}]}]",
+                 "journeys[0].steps[0].extract.x.json");
+    expect_error("'journeys':[{'name':'a','steps':[{'path':'/','extract':{'x':{'regex':'('}}}]}]",
+                 "journeys[0].steps[0].extract.x.regex");
+    expect_error("'journeys':[{'name':'a','steps':[{'lua':'f'}]}]", "lua steps come with");
+    expect_error("'journeys':[{'name':'a','steps':[{'path':'/','name':'iteration:x'}]}]",
+                 "name the journeys' and groups' series");
+    expect_error("'journeys':[{'name':'a','steps':[{'feed':'nope'}]}]",
+                 "journeys[0].steps[0].feed: expected the name of a feeder");
+    expect_error("'feeders':{'f':{'csv':'a,b\\n1\\n'}},'journeys':[{'name':'a','steps':[{'path':'/'}]}]",
+                 "feeders.f.csv: line 2");
+    expect_error("'journeys':[{'name':'a','steps':[{'path':'/${acc.user}'}]}]", "acc.user");
+    expect_error("'journeys':[{'name':'a','steps':[{'path':'/','headers':{'Host':'x'}}]}]",
+                 "Host: is set from target");
+    expect_error("'journeys':[{'name':'a','steps':[{'path':'/'}]},{'name':'a','steps':[{'path':'/'}]}]",
+                 "journeys[1].name: another journey is named");
+    expect_error("'defaults':{'follow_redirects':1},'tasks':[{'path':'/'}]",
+                 "defaults: belongs to journeys");
+    /* Nesting past the user's frames. */
+    char deep[4096] = "'journeys':[{'name':'a','steps':[";
+    for (int i = 0; i < 9; i++)
+        strcat(deep, "{'repeat':1,'steps':[");
+    strcat(deep, "{'path':'/'}");
+    for (int i = 0; i < 9; i++)
+        strcat(deep, "]}");
+    strcat(deep, "]}]");
+    expect_error(deep, "more than 8 loops and groups nested");
+}
+
+int main(void)
+{
+    const struct CMUnitTest tests[] = {
+        cmocka_unit_test(test_sections_and_series), cmocka_unit_test(test_control_flow_jumps),
+        cmocka_unit_test(test_bodies_and_extracts), cmocka_unit_test(test_tasks_become_journeys),
+        cmocka_unit_test(test_dataflow),            cmocka_unit_test(test_bad_journeys),
+    };
+    return cmocka_run_group_tests(tests, NULL, NULL);
+}
