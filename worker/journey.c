@@ -23,9 +23,10 @@ static const lc_program_t *prog_of(const worker_user_t *u)
     return u->run->plan->program;
 }
 
-static uint32_t user_ms(const worker_user_t *u)
+/* µs since the run's start on this engine, mod 2^32 (group clocks: differences only). */
+static uint32_t run_us(const worker_user_t *u)
 {
-    return (uint32_t)((uv_hrtime() - u->run->t0_ns) / 1000000u);
+    return (uint32_t)((uv_hrtime() - u->run->t0_ns) / 1000u);
 }
 
 int worker_journey_init(worker_user_t *u)
@@ -264,8 +265,7 @@ static void op_group_end(worker_user_t *u, const lc_op_t *op)
     worker_journey_state_t *js = u->js;
     assert(js->depth > 0);
     const worker_frame_t *f = &js->frames[--js->depth];
-    uint32_t now = user_ms(u);
-    record_timer(u, op->a, true, (uint64_t)(now - f->start) * 1000u);
+    record_timer(u, op->a, true, (uint32_t)(run_us(u) - f->start));
 }
 
 static void op_rand(worker_user_t *u, const lc_op_t *op)
@@ -420,7 +420,7 @@ static bool run_op(worker_user_t *u)
         break;
     case LC_OP_GROUP:
         assert(js->depth < LC_JOURNEY_DEPTH_MAX);
-        js->frames[js->depth++] = (worker_frame_t){.op = js->pc, .start = user_ms(u)};
+        js->frames[js->depth++] = (worker_frame_t){.op = js->pc, .start = run_us(u)};
         js->pc++;
         break;
     case LC_OP_GROUP_END:

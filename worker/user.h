@@ -25,7 +25,8 @@ enum worker_user_phase {
 typedef struct worker_frame_s {
     uint32_t i, n;   /* loops: the pass and the bound */
     uint32_t op;     /* the loop's or group's op */
-    uint32_t start;  /* groups: ms since the user's epoch (t0_ns) when it began */
+    uint32_t start;  /* groups: when it began, in µs since the run's t0 mod 2^32 (71 min:
+                      * a group's duration is measured mod that) */
 } worker_frame_t;
 
 enum worker_section { WORKER_SECTION_START, WORKER_SECTION_STEPS, WORKER_SECTION_STOP,

@@ -1,0 +1,75 @@
+#!/usr/bin/env bash
+# Journeys through one master and two workers against lc_target: on_start runs once per
+# user and on_stop once per user at the end, every step's count equals what the target
+# served on its path, iterations and groups are series of their own that stay out of the
+# request totals, and a journey that uses a variable no step sets is refused with its JSON
+# path and creates nothing.
+source "$(dirname "$0")/lib.sh"
+
+start_target
+start_master master
+start_worker w1
+start_worker w2
+check "two workers connect" wait_until 15 workers_connected 2
+
+USERS=8
+cat >"$WORK/journey.json" <<JSON
+{"name": "journeys", "target": "http://127.0.0.1:$TARGET_PORT", "duration": "4s",
+ "users": $USERS, "spawn_rate": 100,
+ "journeys": [{"name": "buyer",
+   "on_start": [{"name": "login", "method": "POST", "path": "/login",
+                 "json": {"user": "u\${user_id}"}, "extract": {"code": {"status": true}}}],
+   "steps": [
+     {"set": {"k": "\${rand(1,3)}"}},
+     {"if": "\${k} > 1", "then": [{"name": "big", "path": "/big"}],
+      "else": [{"name": "small", "path": "/small"}]},
+     {"repeat": 2, "steps": [{"name": "rep", "path": "/rep?c=\${code}"}]},
+     {"group": "checkout", "steps": [{"name": "pay", "method": "POST", "path": "/pay",
+                                      "form": {"amount": "\${k}"}}, {"think_ms": 20}]}],
+   "on_stop": [{"name": "logout", "method": "POST", "path": "/logout"}]}]}
+JSON
+
+# A variable no step sets: 400 naming the step, and no run.
+bad=$(jq '.journeys[0].steps[1].then[0].path = "/big/${nope}"' "$WORK/journey.json")
+code=$(curl -s -o "$WORK/bad.json" -w '%{http_code}' --max-time 5 -X POST --data-binary "$bad" "$API/api/v1/runs")
+check "a journey using an unset variable gets 400" [ "$code" = 400 ]
+check "the error names the step and the variable" \
+    grep -q 'journeys\[0\].steps\[1\].then\[0\]: uses ${nope}' "$WORK/bad.json"
+check "no run was created" [ "$(curl -sf "$API/api/v1/runs" | jq '.runs | length')" = 0 ]
+
+set +e
+timeout 60 "$LC_BIN/loadctl" --master "$API" run "$WORK/journey.json" --wait >"$WORK/loadctl.out" 2>&1
+ctl_rc=$?
+set -e
+check "loadctl run --wait exits 0" [ "$ctl_rc" = 0 ]
+id=$(sed -n 's/^run \([0-9]*\) created.*/\1/p' "$WORK/loadctl.out" | head -1)
+id=${id:-1}
+check "run finished" wait_until 20 run_state_is "$id" finished
+curl -sf "$API/api/v1/runs/$id" >"$WORK/run.json"
+ep() { jq -r --arg n "$1" '.endpoints[] | select(.name == $n) | .requests' "$WORK/run.json"; }
+path_count() { target_requests ".by_path[\"$1\"] // 0"; }
+check "login ran once per user" [ "$(path_count /login)" = "$USERS" ]
+check "logout (on_stop) ran once per user" [ "$(path_count /logout)" = "$USERS" ]
+for step in login big small pay logout; do
+    check "$step's count equals the target's" [ "$(ep "$step")" = "$(path_count "/$step")" ]
+done
+check "rep counted under its path" [ "$(ep rep)" = "$(path_count /rep)" ]
+check "rep ran twice per iteration" [ "$(ep rep)" = "$(( 2 * $(ep pay) ))" ]
+check "both branches of the if ran" [ "$(ep big)" -gt 0 -a "$(ep small)" -gt 0 ]
+ours=$(jq '.totals.requests' "$WORK/run.json")
+check "request totals equal the target's count exactly" [ "$ours" = "$(target_requests)" ]
+check "no failures" [ "$(jq '.totals.failures' "$WORK/run.json")" = 0 ]
+iters=$(ep iteration:buyer)
+check "iterations are a series (ITERATION)" \
+    jq -e '.endpoints[] | select(.name == "iteration:buyer" and .method == "ITERATION")' "$WORK/run.json"
+check "iterations equal the pays that completed them (within users)" \
+    [ "$iters" -le "$(ep pay)" -a "$iters" -ge "$(( $(ep pay) - USERS ))" ]
+# libuv's timers count from the loop's cached clock, so a 20 ms think may end a little
+# under 20 ms of wall time: 19 ms is the floor.
+check "group_duration of checkout spans its think time" \
+    jq -e '.endpoints[] | select(.name == "group:checkout") | .latency_ms.min >= 19 and .latency_ms.p50 >= 20' "$WORK/run.json"
+curl -sf "$API/metrics" >"$WORK/metrics.txt"
+metric_sum=$(awk -v run="run=\"$id\"" '/^loadcluster_requests_total/ && index($0, run) { s += $NF } END { print s + 0 }' "$WORK/metrics.txt")
+check "/metrics requests equal the run's requests" [ "$metric_sum" = "$ours" ]
+
+finish
