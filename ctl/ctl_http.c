@@ -1,6 +1,7 @@
 /* ctl_http.c — blocking HTTP/1.1 requests with connect/receive timeouts, llhttp parsing and redirects. */
 #include "ctl_http.h"
 
+#include <assert.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <netdb.h>
@@ -195,23 +196,34 @@ static int send_all(int fd, const char *buf, size_t len)
     return 0;
 }
 
-static int send_request(int fd, const ctl_url_t *u, const char *token, const char *method,
-                        const char *target, const char *body, size_t body_len)
+/* One request of a call: what every hop of its redirects sends again. */
+typedef struct ctl_call_s {
+    const char *token;
+    const char *method;
+    const char *content_type;
+    const char *body;
+    size_t body_len;
+} ctl_call_t;
+
+static int send_request(int fd, const ctl_url_t *u, const char *target, const ctl_call_t *call)
 {
     char *head = NULL;
+    size_t body_len = call->body_len;
+    const char *token = call->token;
     int n = asprintf(&head,
                      "%s %s HTTP/1.1\r\nHost: %s%s%s:%s\r\nUser-Agent: loadctl/%s\r\n"
                      "Accept: application/json\r\nConnection: close\r\n"
-                     "Content-Length: %zu\r\n%s%s%s%s\r\n",
-                     method, target, u->ipv6 ? "[" : "", u->host, u->ipv6 ? "]" : "", u->port,
-                     LC_VERSION, body_len, body_len > 0 ? "Content-Type: application/json\r\n" : "",
+                     "Content-Length: %zu\r\n%s%s%s%s%s%s\r\n",
+                     call->method, target, u->ipv6 ? "[" : "", u->host, u->ipv6 ? "]" : "",
+                     u->port, LC_VERSION, body_len, body_len > 0 ? "Content-Type: " : "",
+                     body_len > 0 ? call->content_type : "", body_len > 0 ? "\r\n" : "",
                      token ? "Authorization: Bearer " : "", token ? token : "", token ? "\r\n" : "");
     if (n < 0)
         return ENOMEM;
     int err = send_all(fd, head, (size_t)n);
     free(head);
     if (err == 0 && body_len > 0)
-        err = send_all(fd, body, body_len);
+        err = send_all(fd, call->body, body_len);
     return err;
 }
 
@@ -313,8 +325,7 @@ static int read_response(int fd, parse_ctx_t *ctx, const char *shown, char *errm
 
 /* One request/response exchange on a fresh connection. OUT: location (the
  * Location header, "" when absent). */
-static int exchange(const ctl_url_t *u, const char *target, const char *token,
-                    const char *method, const char *body, size_t body_len,
+static int exchange(const ctl_url_t *u, const char *target, const ctl_call_t *call,
                     ctl_http_response_t *resp, char *location, char *errmsg, size_t errlen)
 {
     char shown[300];
@@ -323,7 +334,7 @@ static int exchange(const ctl_url_t *u, const char *target, const char *token,
     int fd = open_connection(u, &rv, errmsg, errlen);
     if (fd < 0)
         return rv;
-    int err = send_request(fd, u, token, method, target, body, body_len);
+    int err = send_request(fd, u, target, call);
     if (err != 0) {
         close(fd);
         snprintf(errmsg, errlen, "cannot reach %s: sending the request: %s", shown, strerror(err));
@@ -398,7 +409,8 @@ static bool is_cluster_master(const ctl_url_t *origin, const char *token, const 
     ctl_http_response_t resp;
     snprintf(target, sizeof target, "%s/api/v1/cluster",
              strcmp(origin->path, "/") == 0 ? "" : origin->path);
-    if (exchange(origin, target, token, "GET", NULL, 0, &resp, location, err, sizeof err) != 0)
+    const ctl_call_t get = {.token = token, .method = "GET"};
+    if (exchange(origin, target, &get, &resp, location, err, sizeof err) != 0)
         return false;
     json_t *root = resp.status == 200 ? json_loadb(resp.body, resp.body_len, 0, NULL) : NULL;
     ctl_http_response_free(&resp);
@@ -415,6 +427,19 @@ int ctl_http_request(const char *base_url, const char *token, const char *method
                      const char *path, const char *body, size_t body_len,
                      ctl_http_response_t *resp, char *errmsg, size_t errlen)
 {
+    return ctl_http_request_as(base_url, token, method, path, NULL, body, body_len, resp, errmsg,
+                               errlen);
+}
+
+int ctl_http_request_as(const char *base_url, const char *token, const char *method,
+                        const char *path, const char *content_type, const char *body,
+                        size_t body_len, ctl_http_response_t *resp, char *errmsg,
+                        size_t errlen)
+{
+    assert(content_type == NULL || strpbrk(content_type, "\r\n") == NULL);
+    const ctl_call_t call = {.token = token, .method = method, .body = body,
+                             .body_len = body_len,
+                             .content_type = content_type ? content_type : "application/json"};
     ctl_url_t u;
     int rv = url_parse(base_url, &u, errmsg, errlen);
     if (rv != CTL_HTTP_OK)
@@ -427,7 +452,7 @@ int ctl_http_request(const char *base_url, const char *token, const char *method
     char location[MAX_LOCATION];
     const ctl_url_t origin = u;
     for (int hops = 0;; hops++) {
-        rv = exchange(&u, target, token, method, body, body_len, resp, location, errmsg, errlen);
+        rv = exchange(&u, target, &call, resp, location, errmsg, errlen);
         if (rv != CTL_HTTP_OK)
             return rv;
         if (resp->status != 307 && resp->status != 308)

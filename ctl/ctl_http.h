@@ -36,6 +36,13 @@ int ctl_http_request(const char *base_url, const char *token, const char *method
                      const char *path, const char *body, size_t body_len,
                      ctl_http_response_t *resp, char *errmsg, size_t errlen);
 
+/* ctl_http_request with the body's Content-Type: content_type is a constant
+ * such as "application/yaml" (no CR or LF); NULL means application/json. */
+int ctl_http_request_as(const char *base_url, const char *token, const char *method,
+                        const char *path, const char *content_type, const char *body,
+                        size_t body_len, ctl_http_response_t *resp, char *errmsg,
+                        size_t errlen);
+
 void ctl_http_response_free(ctl_http_response_t *resp);
 
 #endif

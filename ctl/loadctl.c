@@ -1,5 +1,5 @@
-/* loadctl.c — the command-line client of the master's HTTP API: run, runs, show, stop, workers,
- * cluster, tenants, tokens. */
+/* loadctl.c — the command-line client of the master's HTTP API: run, validate, runs, show, stop,
+ * workers, cluster, tenants, tokens. */
 #include <errno.h>
 #include <signal.h>
 #include <stdbool.h>
@@ -15,6 +15,7 @@
 #include "ctl_http.h"
 #include "ctl_print.h"
 #include "ctl_report.h"
+#include "ctl_summary.h"
 #include "lc_file.h"
 #include "lc_run_state.h"
 #include "lc_scenario.h"
@@ -58,8 +59,12 @@ static void usage(FILE *out)
             "usage: loadctl [--master URL] [--token T] [--json] COMMAND [ARGS]\n"
             "\n"
             "commands:\n"
-            "  run SCENARIO.json [--wait]  create a run (\"-\" reads stdin);\n"
+            "  run SCENARIO [--wait]       create a run (\"-\" reads stdin); a file ending\n"
+            "                              in .yaml or .yml is sent as YAML, else as JSON;\n"
             "                              --wait follows it and prints the report\n"
+            "  validate SCENARIO           check a scenario as a run would, create nothing;\n"
+            "                              prints its endpoints, thresholds and the\n"
+            "                              estimated memory per idle user\n"
             "  runs                        list runs\n"
             "  show ID                     a run's state, times and report\n"
             "  report ID [--format F] [-o FILE]\n"
@@ -87,8 +92,9 @@ static void usage(FILE *out)
             "  --help, --version\n"
             "\n"
             "exit status: 0 ok (run --wait: the run finished and every threshold passed,\n"
-            "or it has none), 1 API error, or the run failed or was stopped, 2 usage or\n"
-            "local error, or the master refused the scenario (400), 3 master unreachable,\n"
+            "or it has none; validate: the scenario is valid), 1 API error, or the run\n"
+            "failed or was stopped, or validate found the scenario invalid, 2 usage or\n"
+            "local error, or run's scenario was refused (400), 3 master unreachable,\n"
             "99 a threshold failed or aborted the run (as k6), 130 interrupted\n"
             "\n"
             "run --wait draws a progress bar on a terminal, else prints a line a second;\n"
@@ -203,14 +209,16 @@ static void print_api_error(const ctl_opts_t *o, const ctl_http_response_t *resp
     json_decref(root);
 }
 
-/* One API call. Returns 0 with resp filled (and *json parsed when json is
- * non-NULL) for a 2xx answer; otherwise prints why and returns an exit code. */
-static int api_call(const ctl_opts_t *o, const char *method, const char *path, const char *body,
-                    size_t body_len, ctl_http_response_t *resp, json_t **json)
+/* One API call with a body of content_type (NULL: JSON). Returns 0 with resp
+ * filled (and *json parsed when json is non-NULL) for a 2xx answer; otherwise
+ * prints why and returns an exit code. */
+static int api_call_as(const ctl_opts_t *o, const char *method, const char *path,
+                       const char *content_type, const char *body, size_t body_len,
+                       ctl_http_response_t *resp, json_t **json)
 {
     char err[1024];
-    int rv = ctl_http_request(o->master, o->token, method, path, body, body_len, resp, err,
-                              sizeof(err));
+    int rv = ctl_http_request_as(o->master, o->token, method, path, content_type, body, body_len,
+                                 resp, err, sizeof(err));
     if (rv == CTL_HTTP_EINTR)
         return CTL_EXIT_INTERRUPTED;
     if (rv != CTL_HTTP_OK) {
@@ -234,6 +242,12 @@ static int api_call(const ctl_opts_t *o, const char *method, const char *path, c
     return CTL_EXIT_OK;
 }
 
+static int api_call(const ctl_opts_t *o, const char *method, const char *path, const char *body,
+                    size_t body_len, ctl_http_response_t *resp, json_t **json)
+{
+    return api_call_as(o, method, path, NULL, body, body_len, resp, json);
+}
+
 static void print_raw(FILE *out, const ctl_http_response_t *resp)
 {
     fwrite(resp->body, 1, resp->body_len, out);
@@ -247,13 +261,16 @@ static int bad_shape(const char *what)
     return CTL_EXIT_FAIL;
 }
 
-/* GETs path and prints it as a table with print, or raw with --json. */
-static int get_and_print(const ctl_opts_t *o, const char *path,
-                         int (*print)(FILE *, const json_t *), const char *what)
+/* Sends method path with body (of content_type; NULL: JSON) and prints the
+ * answer with print, or raw with --json. */
+static int call_and_print(const ctl_opts_t *o, const char *method, const char *path,
+                          const char *content_type, const char *body, size_t body_len,
+                          int (*print)(FILE *, const json_t *), const char *what)
 {
     ctl_http_response_t resp;
     json_t *root = NULL;
-    int rv = api_call(o, "GET", path, NULL, 0, &resp, o->json ? NULL : &root);
+    int rv = api_call_as(o, method, path, content_type, body, body_len, &resp,
+                         o->json ? NULL : &root);
     if (rv != CTL_EXIT_OK)
         return rv;
     if (o->json)
@@ -263,6 +280,13 @@ static int get_and_print(const ctl_opts_t *o, const char *path,
     json_decref(root);
     ctl_http_response_free(&resp);
     return rv;
+}
+
+/* GETs path and prints it as a table with print, or raw with --json. */
+static int get_and_print(const ctl_opts_t *o, const char *path,
+                         int (*print)(FILE *, const json_t *), const char *what)
+{
+    return call_and_print(o, "GET", path, NULL, NULL, 0, print, what);
 }
 
 static bool valid_id(const char *s)
@@ -409,10 +433,50 @@ static int wait_run(const ctl_opts_t *o, const char *id, double total_s)
     }
 }
 
-/* The scenario's duration in seconds, for the progress bar only (the master
- * validates the scenario); 0 when it does not parse here. */
-static double scenario_seconds(const char *scenario, size_t len)
+/* A scenario file is YAML when its name ends in .yaml or .yml. OUT: the
+ * Content-Type to send it with (NULL: JSON). */
+static const char *scenario_type(const char *path)
 {
+    size_t n = strlen(path);
+    bool yaml = (n > 5 && strcmp(path + n - 5, ".yaml") == 0) ||
+                (n > 4 && strcmp(path + n - 4, ".yml") == 0);
+    return yaml ? "application/yaml" : NULL;
+}
+
+/* Reads the scenario operand ("-": stdin). Returns 0 with *text (malloc'd),
+ * or CTL_EXIT_USAGE after saying why. */
+static int read_scenario(const ctl_opts_t *o, char **text, size_t *len)
+{
+    char why[600];
+    const char *path = strcmp(o->args[1], "-") == 0 ? "/dev/stdin" : o->args[1];
+    if (lc_file_read(path, CTL_HTTP_MAX_BODY, text, len, why, sizeof why) != 0) {
+        fprintf(stderr, "loadctl: cannot read %s\n", why);
+        return CTL_EXIT_USAGE;
+    }
+    return CTL_EXIT_OK;
+}
+
+/* The scenario's duration in seconds, for the progress bar only (the master
+ * validates the scenario); 0 when unknown. JSON is parsed here; YAML is
+ * converted by the master only, so its validate endpoint is asked. */
+static double scenario_seconds(const ctl_opts_t *o, const char *scenario, size_t len)
+{
+    const char *type = scenario_type(o->args[1]);
+    if (type != NULL) {
+        ctl_http_response_t resp;
+        json_t *answer = NULL;
+        char err[256];
+        if (ctl_http_request_as(o->master, o->token, "POST", "/api/v1/scenarios/validate", type,
+                                scenario, len, &resp, err, sizeof err) != CTL_HTTP_OK)
+            return 0;
+        if (resp.status == 200)
+            answer = json_loadb(resp.body, resp.body_len, 0, NULL);
+        ctl_http_response_free(&resp);
+        json_t *ms = json_object_get(json_object_get(answer, "summary"), "duration_ms");
+        double secs = json_is_integer(ms) ? (double)json_integer_value(ms) / 1000.0 : 0;
+        json_decref(answer);
+        return secs;
+    }
     lc_scenario_t sc;
     if (lc_scenario_parse(scenario, len, &sc, NULL, 0) != 0)
         return 0;
@@ -424,16 +488,15 @@ static double scenario_seconds(const char *scenario, size_t len)
 static int cmd_run(const ctl_opts_t *o)
 {
     size_t len = 0;
-    char *scenario, why[600];
-    const char *path = strcmp(o->args[1], "-") == 0 ? "/dev/stdin" : o->args[1];
-    if (lc_file_read(path, CTL_HTTP_MAX_BODY, &scenario, &len, why, sizeof why) != 0) {
-        fprintf(stderr, "loadctl: cannot read %s\n", why);
-        return CTL_EXIT_USAGE;
-    }
+    char *scenario;
+    int rv = read_scenario(o, &scenario, &len);
+    if (rv != CTL_EXIT_OK)
+        return rv;
     ctl_http_response_t resp = {0};
     json_t *created = NULL;
-    double total_s = o->wait ? scenario_seconds(scenario, len) : 0;
-    int rv = api_call(o, "POST", "/api/v1/runs", scenario, len, &resp, &created);
+    double total_s = o->wait ? scenario_seconds(o, scenario, len) : 0;
+    rv = api_call_as(o, "POST", "/api/v1/runs", scenario_type(o->args[1]), scenario, len, &resp,
+                     &created);
     free(scenario);
     if (rv == CTL_EXIT_FAIL && resp.status == 400)
         return CTL_EXIT_USAGE; /* the master refused the scenario (its error is printed) */
@@ -453,6 +516,20 @@ static int cmd_run(const ctl_opts_t *o)
     ctl_http_response_free(&resp);
     if (rv == CTL_EXIT_OK && o->wait)
         rv = wait_run(o, ids, total_s);
+    return rv;
+}
+
+/* validate SCENARIO: 0 valid (the summary printed), 1 invalid (the error). */
+static int cmd_validate(const ctl_opts_t *o)
+{
+    size_t len = 0;
+    char *scenario;
+    int rv = read_scenario(o, &scenario, &len);
+    if (rv != CTL_EXIT_OK)
+        return rv;
+    rv = call_and_print(o, "POST", "/api/v1/scenarios/validate", scenario_type(o->args[1]),
+                        scenario, len, ctl_print_summary, "the validation");
+    free(scenario);
     return rv;
 }
 
@@ -586,19 +663,10 @@ static int add_token(const ctl_opts_t *o)
         json_object_set_new(req, "name", json_string(o->name));
     char *body = json_dumps(req, JSON_COMPACT);
     json_decref(req);
-    ctl_http_response_t resp;
-    json_t *created = NULL;
-    int rv = body ? api_call(o, "POST", "/api/v1/tokens", body, strlen(body), &resp,
-                             o->json ? NULL : &created) : CTL_EXIT_USAGE;
+    int rv = body ? call_and_print(o, "POST", "/api/v1/tokens", NULL, body, strlen(body),
+                                   ctl_print_new_token, "the created token")
+                  : CTL_EXIT_USAGE;
     free(body);
-    if (rv != CTL_EXIT_OK)
-        return rv;
-    if (o->json)
-        print_raw(stdout, &resp);
-    else if (ctl_print_new_token(stdout, created) != 0)
-        rv = bad_shape("the created token");
-    json_decref(created);
-    ctl_http_response_free(&resp);
     return rv;
 }
 
@@ -658,7 +726,8 @@ typedef struct ctl_command_s {
 } ctl_command_t;
 
 static const ctl_command_t commands[] = {
-    {"run", 1, "SCENARIO.json", cmd_run}, {"runs", 0, NULL, cmd_runs},
+    {"run", 1, "SCENARIO", cmd_run},       {"runs", 0, NULL, cmd_runs},
+    {"validate", 1, "SCENARIO", cmd_validate},
     {"report", 1, "ID", cmd_report},
     {"show", 1, "ID", cmd_show},          {"stop", 1, "ID", cmd_stop},
     {"workers", 0, NULL, cmd_workers},     {"cluster", -1, NULL, cmd_cluster},

@@ -42,11 +42,11 @@ export function setUnauthorizedHandler(fn) {
   onUnauthorized = fn;
 }
 
-async function send(method, path, body, secret) {
+async function send(method, path, body, secret, contentType = 'application/json') {
   const headers = {Authorization: `Bearer ${secret ?? token() ?? ''}`};
   const init = {method, headers, cache: 'no-store', redirect: 'manual'};
   if (body !== undefined) {
-    headers['Content-Type'] = 'application/json';
+    headers['Content-Type'] = contentType;
     init.body = typeof body === 'string' ? body : JSON.stringify(body);
   }
   let res;
@@ -96,8 +96,9 @@ export async function getJson(path) {
   return decode(await send('GET', path));
 }
 
-export async function postJson(path, body) {
-  return decode(await send('POST', path, body));
+// contentType: of a string body; the answer is JSON whatever was sent.
+export async function postJson(path, body, contentType) {
+  return decode(await send('POST', path, body, undefined, contentType));
 }
 
 export async function patchJson(path, body) {

@@ -1,12 +1,15 @@
-// page_new.js — a new run: paste or upload a scenario (JSON), submit it; the
-// master's validation error names a JSON path, shown beside the editor with
-// the offending line marked.
+// page_new.js — a new run: paste or upload a scenario (JSON or YAML), submit
+// it; the master's validation error names a JSON path (and for YAML the line
+// and column), shown beside the editor with the offending line marked.
 
 import {postJson} from './api.js';
 import {fill, h} from './dom.js';
 import {errorPath, lineOf, locate, offsetOf, syntaxErrorAt} from './jsonpath.js';
 
 const DRAFT_KEY = 'loadcluster.draft';
+
+// Text that does not start with '{' is YAML: the master converts it to JSON.
+const isYaml = text => !/^\s*\{/.test(text);
 
 const EXAMPLE = `{
   "name": "smoke",
@@ -25,12 +28,12 @@ const EXAMPLE = `{
 
 export function render(main) {
   const editor = h('textarea#scenario', {spellcheck: 'false', autocomplete: 'off', wrap: 'off',
-    'aria-describedby': 'scenario-error', 'aria-label': 'scenario JSON', rows: 24});
+    'aria-describedby': 'scenario-error', 'aria-label': 'scenario, JSON or YAML', rows: 24});
   editor.value = sessionStorage.getItem(DRAFT_KEY) ?? EXAMPLE;
   const gutter = h('div.gutter', {'aria-hidden': 'true'});
   const errBox = h('aside.field-error#scenario-error', {'aria-live': 'polite'});
   const submit = h('button.primary#submit-run', {type: 'submit'}, 'Start run');
-  const file = h('input#scenario-file', {type: 'file', accept: '.json,application/json', onchange: async () => {
+  const file = h('input#scenario-file', {type: 'file', accept: '.json,.yaml,.yml,application/json,application/yaml', onchange: async () => {
     const f = file.files[0];
     if (!f) return;
     editor.value = await f.text();
@@ -42,7 +45,7 @@ export function render(main) {
   const form = h('form.new-run', {onsubmit: ev => { ev.preventDefault(); send(); }},
     h('div.editor-row',
       h('div.editor',
-        h('label', {for: 'scenario'}, 'Scenario (JSON)'),
+        h('label', {for: 'scenario'}, 'Scenario (JSON or YAML)'),
         h('div.editor-box', gutter, editor),
         h('div.editor-actions',
           h('label.file-pick', 'Upload a file… ', file),
@@ -105,8 +108,13 @@ export function render(main) {
     editor.scrollTop = Math.max(0, (lineOf(editor.value, span.start) - 4) * lineHeight);
   }
 
-  // A JSON syntax error, checked here before anything is sent.
+  // A JSON syntax error, checked here before anything is sent (YAML is
+  // checked by the master).
   function syntaxCheck(report) {
+    if (isYaml(editor.value)) {
+      if (errBox.dataset.kind === 'syntax') showHint();
+      return true;
+    }
     try {
       JSON.parse(editor.value);
       if (!report && editor.classList.contains('invalid') && errBox.dataset.kind === 'syntax') showHint();
@@ -125,6 +133,7 @@ export function render(main) {
   }
 
   function format() {
+    if (isYaml(editor.value)) return; // JSON only: YAML is kept as written
     try {
       editor.value = JSON.stringify(JSON.parse(editor.value), null, 2) + '\n';
       edited();
@@ -138,14 +147,15 @@ export function render(main) {
     if (!syntaxCheck(true)) return;
     submit.disabled = true;
     try {
-      const res = await postJson('/api/v1/runs', editor.value);
+      const text = editor.value;
+      const res = await postJson('/api/v1/runs', text, isYaml(text) ? 'application/yaml' : undefined);
       sessionStorage.removeItem(DRAFT_KEY);
       location.hash = `#/runs/${res.id}`;
     } catch (err) {
       errBox.dataset.kind = 'server';
       const message = err.message;
       const path = errorPath(message);
-      const lc = /line (\d+) column (\d+)/.exec(message);
+      const lc = /line (\d+),? column (\d+)/.exec(message);
       let span = null;
       if (lc) {
         const at = offsetOf(editor.value, Number(lc[1]), Number(lc[2]));

@@ -85,7 +85,8 @@ bool api_query_value(const char *query, const char *name, char *out, size_t len)
  * its API, or 503 when no leader is known. Returns true when it answered. */
 static bool send_to_leader(master_t *m, lc_http_exchange_t *ex, const lc_http_request_t *req)
 {
-    bool read = strcmp(req->method, "GET") == 0 || strcmp(req->method, "HEAD") == 0;
+    bool read = strcmp(req->method, "GET") == 0 || strcmp(req->method, "HEAD") == 0 ||
+                api_validate_is_path(req->path);
     if (quorum_is_leader(m->quorum) || strncmp(req->path, "/api/", 5) != 0 ||
         (read && !query_has(req->query, "consistent=1")))
         return false;
@@ -198,6 +199,8 @@ static void handle(void *arg, lc_http_exchange_t *ex, const lc_http_request_t *r
         api_workers_route(m, ex, req, &who);
     } else if (strncmp(req->path, "/api/v1/runs", 12) == 0) {
         api_runs_route(m, ex, req, &who);
+    } else if (strncmp(req->path, "/api/v1/scenarios", 17) == 0) {
+        api_validate_route(m, ex, req, &who);
     } else {
         api_respond_error(ex, 404, "no such endpoint: %s", req->path);
     }

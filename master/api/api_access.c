@@ -42,12 +42,14 @@ static void unauthorized(lc_http_exchange_t *ex)
                              "WWW-Authenticate: Bearer realm=\"loadcluster\"\r\n");
 }
 
-/* A tenant token posting a run whose scenario names another tenant; the
- * leader checks again after parsing the whole scenario. */
+/* A tenant token posting a run (or validating a scenario) that names
+ * another tenant. Only JSON bodies are looked at here: a YAML one is
+ * converted and checked by the route (api_scenario_read), as every scenario
+ * is after parsing. */
 static bool foreign_run(const lc_http_request_t *req, const auth_identity_t *who)
 {
     if (who->role != AUTH_ROLE_TENANT || strcmp(req->method, "POST") != 0 ||
-        strcmp(req->path, "/api/v1/runs") != 0)
+        (strcmp(req->path, "/api/v1/runs") != 0 && !api_validate_is_path(req->path)))
         return false;
     json_t *root = json_loadb(req->body, req->body_len, 0, NULL);
     const char *tenant = json_string_value(json_object_get(root, "tenant"));

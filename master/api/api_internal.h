@@ -77,6 +77,12 @@ void api_access_route(master_t *m, lc_http_exchange_t *ex, const lc_http_request
 /* /api/v1/runs…: a tenant token sees and stops only its tenant's runs. */
 void api_runs_route(master_t *m, lc_http_exchange_t *ex, const lc_http_request_t *req,
                     const auth_identity_t *who);
+/* /api/v1/scenarios…: POST /api/v1/scenarios/validate (api_validate.c). */
+void api_validate_route(master_t *m, lc_http_exchange_t *ex, const lc_http_request_t *req,
+                        const auth_identity_t *who);
+/* Whether path is the validate endpoint: it changes nothing, so a follower
+ * answers it like a read, and the gate checks its tenant like a new run's. */
+bool api_validate_is_path(const char *path);
 /* /api/v1/cluster… */
 void api_cluster_route(master_t *m, lc_http_exchange_t *ex, const lc_http_request_t *req);
 /* GET /api/v1/workers: every worker's capacity, CPU and assignments; a

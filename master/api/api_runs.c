@@ -4,6 +4,7 @@
 
 #include "api_internal.h"
 #include "api_reports.h"
+#include "api_scenario.h"
 #include "auth.h"
 #include "commands.h"
 #include "lc_clock.h"
@@ -51,44 +52,6 @@ static void created_cb(void *arg, int status, int result)
     free(ctx);
 }
 
-/* A tenant token's scenario without "tenant" runs for the token's tenant:
- * returns the body with it filled in (malloc'd), or NULL to keep the body. */
-static char *with_tenant(const lc_http_request_t *req, const auth_identity_t *who)
-{
-    if (who->role != AUTH_ROLE_TENANT)
-        return NULL;
-    json_t *root = json_loadb(req->body, req->body_len, 0, NULL);
-    char *body = NULL;
-    if (json_is_object(root) && json_object_get(root, "tenant") == NULL &&
-        json_object_set_new(root, "tenant", json_string(who->tenant)) == 0)
-        body = json_dumps(root, JSON_COMPACT);
-    json_decref(root);
-    return body;
-}
-
-/* Parses the scenario and checks its tenant exists and is the caller's to
- * use ("default" always exists: the leader creates it). Answers and returns
- * false when not. */
-static bool scenario_for(master_t *m, lc_http_exchange_t *ex, const char *body, size_t len,
-                         const auth_identity_t *who, lc_scenario_t *sc)
-{
-    char why[512];
-    uint32_t weight;
-    if (lc_scenario_parse(body, len, sc, why, sizeof why) != 0) {
-        api_respond_error(ex, 400, "%s", why);
-        return false;
-    }
-    if (who->role == AUTH_ROLE_TENANT && strcmp(sc->tenant, who->tenant) != 0)
-        api_respond_error(ex, 403, "forbidden: a token of tenant '%s' cannot create runs for "
-                          "tenant '%s'", who->tenant, sc->tenant);
-    else if (strcmp(sc->tenant, "default") != 0 && store_tenant_weight(m->store, sc->tenant, &weight) != 0)
-        api_respond_error(ex, 400, "tenant: no such tenant '%s'", sc->tenant);
-    else
-        return true;
-    lc_scenario_free(sc);
-    return false;
-}
-
 /* The tenant's quotas (0: none); answers 429 naming the one a new run would
  * exceed. Checked by the leader against its applied state. */
 static bool within_quotas(master_t *m, lc_http_exchange_t *ex, const lc_scenario_t *sc,
@@ -121,36 +84,29 @@ static bool within_quotas(master_t *m, lc_http_exchange_t *ex, const lc_scenario
     return true;
 }
 
-static void create_run(master_t *m, lc_http_exchange_t *ex, const lc_http_request_t *req,
-                       const auth_identity_t *who)
+/* With the scenario read: proposes CreateRun. The scenario's JSON (YAML
+ * converted) is what the run stores and shows. */
+static void create_checked(master_t *m, lc_http_exchange_t *ex, const auth_identity_t *who,
+                           api_scenario_t *in)
 {
-    lc_scenario_t sc;
-    char *filled = with_tenant(req, who);
-    const char *body = filled ? filled : req->body;
-    if (!scenario_for(m, ex, body, filled ? strlen(filled) : req->body_len, who, &sc)) {
-        free(filled);
-        return;
-    }
     bool leader = quorum_is_leader(m->quorum);
     if (!leader)
         api_respond_error(ex, 503, "this master is not the leader");
-    if (!leader || !within_quotas(m, ex, &sc, strlen(body))) {
-        free(filled);
-        lc_scenario_free(&sc);
+    if (!leader || !within_quotas(m, ex, &in->sc, in->len)) {
+        api_scenario_free(in);
         return;
     }
     create_ctx_t *ctx = calloc(1, sizeof *ctx);
     Lc__CreateRun cr = LC__CREATE_RUN__INIT;
     cr.id = runs_next_id(m->runs);
-    cr.tenant = sc.tenant;
-    cr.name = sc.name;
-    cr.scenario_json = (char *)body;
-    cr.users = sc.arrival_rate > 0 ? sc.max_users : sc.users;
+    cr.tenant = in->sc.tenant;
+    cr.name = in->sc.name;
+    cr.scenario_json = (char *)in->json;
+    cr.users = in->sc.arrival_rate > 0 ? in->sc.max_users : in->sc.users;
     cr.created_ms = lc_wall_ms();
     command_sink_t sink = command_sink_quorum(m->quorum);
     int rv = ctx ? command_create_run(&sink, &cr, created_cb, ctx) : LC_ENOMEM;
-    lc_scenario_free(&sc);
-    free(filled);
+    api_scenario_free(in);
     if (rv != 0) {
         free(ctx);
         api_respond_error(ex, 503, "run not created: %s", lc_strerror(rv));
@@ -273,7 +229,7 @@ void api_runs_route(master_t *m, lc_http_exchange_t *ex, const lc_http_request_t
     const char *rest;
     if (strcmp(req->path, "/api/v1/runs") == 0) {
         if (post)
-            create_run(m, ex, req, who);
+            api_scenario_read(m, ex, req, who, create_checked);
         else if (get)
             list_runs(m, ex, req, who);
         else

@@ -1,0 +1,155 @@
+/* lc_scenario_summary.c — the validation summary of a scenario and the idle-user memory estimate. */
+#include "lc_scenario_summary.h"
+
+#include <assert.h>
+#include <stdbool.h>
+#include <string.h>
+
+#include <llhttp.h>
+#include <uv.h>
+
+#include "lc_buf.h"
+#include "lc_threshold.h"
+
+/* worker_user_t and its worker_conn_t less the handles, requests, parser and
+ * buffer counted by sizeof below: their pointers, counters, flags and
+ * padding (x86-64 and aarch64). test_lc_scenario_summary.c compares the sum
+ * with sizeof(worker_user_t): change this when the worker's structs change. */
+#define USER_FIELDS_BYTES 200u
+/* glibc's malloc: an 8-byte header, chunks of 16-byte multiples, 32 at least. */
+#define MALLOC_HEADER_BYTES 8u
+#define MALLOC_ALIGN 16u
+#define MALLOC_MIN_CHUNK 32u
+/* libuv keeps a pointer per file descriptor in loop->watchers, an array it
+ * grows to twice what it needs: up to two pointers per connection. */
+#define LIBUV_FD_BYTES (2u * sizeof(void *))
+/* lc_buf's first capacity; it doubles from there (lc_buf.c). */
+#define BUF_FIRST_CAP 256u
+/* An idle client TLS connection: the SSL object, its session and keys, the
+ * 4 KiB BIO pair (worker/tls.c) and, unless released, the record buffers.
+ * Measured with OpenSSL 3.0 (TLS 1.3, a P-256 certificate, one request
+ * answered). worker/tls.c releases the buffers when users think 1 s or more. */
+#define TLS_IDLE_CONN_BYTES 61000u
+#define TLS_IDLE_CONN_RELEASED_BYTES 44200u
+#define TLS_RELEASE_BUFFERS_THINK_MS 1000u
+
+/* What malloc takes for a request of n bytes. */
+static size_t malloc_chunk(size_t n)
+{
+    size_t chunk = (n + MALLOC_HEADER_BYTES + MALLOC_ALIGN - 1) & ~(size_t)(MALLOC_ALIGN - 1);
+    return chunk < MALLOC_MIN_CHUNK ? MALLOC_MIN_CHUNK : chunk;
+}
+
+/* sizeof(worker_user_t), from the parts visible in common/. */
+static size_t user_struct_bytes(void)
+{
+    return sizeof(uv_timer_t) /* think */ + sizeof(lc_buf_t) /* req */ +
+           sizeof(uv_tcp_t) + sizeof(uv_timer_t) + sizeof(uv_connect_t) + sizeof(uv_write_t) +
+           sizeof(llhttp_t) + USER_FIELDS_BYTES;
+}
+
+static bool templated(const char *text)
+{
+    return text != NULL && strstr(text, "${") != NULL;
+}
+
+/* The request worker/plan.c renders for t, its templates counted at their
+ * written length. */
+static size_t request_bytes(const lc_scenario_t *s, const lc_task_t *t)
+{
+    size_t n = strlen(t->method) + 1 + strlen(s->url.base_path) + strlen(t->path) +
+               strlen(" HTTP/1.1\r\nHost: :65535\r\n") + strlen(s->url.hp.host) + 2 +
+               strlen("User-Agent: loadcluster/\r\n") + strlen(LC_VERSION) + 2;
+    for (size_t i = 0; i < t->n_headers; i++)
+        n += strlen(t->headers[i].name) + 2 + strlen(t->headers[i].value) + 2;
+    if (t->body != NULL)
+        n += strlen("Content-Length: 1048576\r\n") + strlen(t->body);
+    return n;
+}
+
+/* A templated task's request stays in the user's lc_buf between requests
+ * (worker/user.c frees it with the user): the largest one's capacity. */
+static size_t request_buffer_bytes(const lc_scenario_t *s)
+{
+    size_t largest = 0;
+    for (size_t i = 0; i < s->n_tasks; i++) {
+        const lc_task_t *t = &s->tasks[i];
+        size_t n = templated(t->path) || templated(t->body) ? request_bytes(s, t) : 0;
+        largest = n > largest ? n : largest;
+    }
+    if (largest == 0)
+        return 0;
+    size_t cap = BUF_FIRST_CAP;
+    while (cap <= largest) /* room for the NUL, as lc_buf_reserve keeps */
+        cap *= 2;
+    return cap;
+}
+
+void lc_scenario_idle_user_bytes(const lc_scenario_t *s, lc_idle_user_bytes_t *out)
+{
+    assert(s != NULL && out != NULL);
+    memset(out, 0, sizeof *out);
+    out->user = user_struct_bytes();
+    out->request = request_buffer_bytes(s);
+    out->allocator = malloc_chunk(out->user) - out->user;
+    if (out->request > 0)
+        out->allocator += malloc_chunk(out->request) - out->request;
+    out->libuv = LIBUV_FD_BYTES;
+    if (s->url.tls)
+        out->tls = s->think_min_ms >= TLS_RELEASE_BUFFERS_THINK_MS ? TLS_IDLE_CONN_RELEASED_BYTES
+                                                                   : TLS_IDLE_CONN_BYTES;
+    out->total = out->user + out->allocator + out->libuv + out->request + out->tls;
+}
+
+static json_t *endpoints_json(const lc_scenario_t *s)
+{
+    json_t *list = json_array();
+    for (size_t i = 0; list != NULL && i < s->n_tasks; i++) {
+        const lc_task_t *t = &s->tasks[i];
+        json_t *e = json_pack("{s:s,s:s,s:s,s:I}", "name", t->name, "method", t->method, "path",
+                              t->path, "weight", (json_int_t)t->weight);
+        if (json_array_append_new(list, e) != 0) {
+            json_decref(list);
+            return NULL;
+        }
+    }
+    return list;
+}
+
+static json_t *thresholds_json(const lc_scenario_t *s)
+{
+    json_t *list = json_array();
+    for (size_t i = 0; list != NULL && i < s->n_thresholds; i++) {
+        char label[256];
+        lc_threshold_label(&s->thresholds[i], label, sizeof label);
+        if (json_array_append_new(list, json_string(label)) != 0) {
+            json_decref(list);
+            return NULL;
+        }
+    }
+    return list;
+}
+
+static json_t *memory_parts_json(const lc_idle_user_bytes_t *b)
+{
+    return json_pack("{s:I,s:I,s:I,s:I,s:I}", "user", (json_int_t)b->user, "allocator",
+                     (json_int_t)b->allocator, "libuv", (json_int_t)b->libuv, "request",
+                     (json_int_t)b->request, "tls", (json_int_t)b->tls);
+}
+
+json_t *lc_scenario_summary(const lc_scenario_t *s)
+{
+    assert(s != NULL && s->name != NULL && s->tenant != NULL && s->target != NULL);
+    bool open = s->arrival_rate > 0;
+    lc_idle_user_bytes_t bytes;
+    lc_scenario_idle_user_bytes(s, &bytes);
+    /* "o" takes the reference even when the pack fails; a NULL part fails it. */
+    return json_pack("{s:s,s:s,s:s,s:s,s:I,s:o,s:I,s:I,s:o,s:o,s:I,s:o}", "name", s->name,
+                     "tenant", s->tenant, "target", s->target, "model", open ? "open" : "closed",
+                     "users", (json_int_t)(open ? s->max_users : s->users), "arrival_rate",
+                     open ? json_real(s->arrival_rate) : json_null(), "duration_ms",
+                     (json_int_t)s->duration_ms, "stages", (json_int_t)s->n_stages, "endpoints",
+                     endpoints_json(s), "thresholds", thresholds_json(s), "bytes_per_idle_user",
+                     (json_int_t)bytes.total, "bytes_per_idle_user_parts",
+                     memory_parts_json(&bytes));
+}

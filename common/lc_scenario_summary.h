@@ -1,0 +1,44 @@
+/* lc_scenario_summary.h — what a parsed scenario will do, as JSON for validation (POST /api/v1/scenarios/validate, loadctl validate), with an estimate of a worker's memory per idle user. */
+#ifndef LC_SCENARIO_SUMMARY_H
+#define LC_SCENARIO_SUMMARY_H
+
+#include <stddef.h>
+
+#include <jansson.h>
+
+#include "lc_scenario.h"
+
+/* What one idle user of s holds in a worker's user space, in bytes (the
+ * kernel's socket buffers are not counted). An estimate: sizeof-based where
+ * the types are visible here, measured constants elsewhere; the unit test
+ * keeps `user` next to sizeof(worker_user_t). A part that grows with the
+ * responses (a body kept for expect.body_contains) is left out. */
+typedef struct lc_idle_user_bytes_s {
+    size_t user;      /* worker_user_t with its worker_conn_t (worker/user.h, http_conn.h) */
+    size_t allocator; /* malloc's overhead on the user's allocations */
+    size_t libuv;     /* libuv's state for the open TCP handle outside the struct */
+    size_t request;   /* the rendered request a templated task leaves in the user's buffer */
+    size_t tls;       /* an idle TLS connection (https targets) */
+    /* Journeys add their per-user parts here (program counter and loop stack,
+     * variable slots, cookie jar, feeder row), and to total. */
+    size_t total;
+} lc_idle_user_bytes_t;
+
+void lc_scenario_idle_user_bytes(const lc_scenario_t *s, lc_idle_user_bytes_t *out);
+
+/* The summary, a new reference (NULL when out of memory). Its keys are only
+ * ever added to (README, "Validating a scenario"):
+ *   name, tenant, target: strings
+ *   model: "closed" | "open"
+ *   users: the users the run holds at most (closed: users, or the stages'
+ *          largest; open: max_users)
+ *   arrival_rate: requests per second (open), null (closed)
+ *   duration_ms, stages: integers (stages: how many)
+ *   endpoints: [{name, method, path (the template, unrendered), weight}]
+ *   thresholds: ["http_req_duration{endpoint:list} p(95)<500", …]
+ *   bytes_per_idle_user: integer (lc_idle_user_bytes_t's total)
+ *   bytes_per_idle_user_parts: {user, allocator, libuv, request, tls}
+ * Journeys will add a "journeys" key. */
+json_t *lc_scenario_summary(const lc_scenario_t *s);
+
+#endif

@@ -1,0 +1,169 @@
+/* ctl_summary.c — prints a scenario's validation summary: a few lines, an endpoint table, the memory estimate. */
+#include "ctl_summary.h"
+
+#include <inttypes.h>
+#include <stdbool.h>
+#include <string.h>
+
+#include "lc_text.h"
+
+#define CELL_MAX 512   /* bytes of one field shown */
+#define NAME_COLS_MAX 40
+#define PATH_COLS_MAX 80
+
+/* s's text safe for a terminal ("-" for none). OUT: buf. */
+static const char *shown(const json_t *s, char *buf, size_t len)
+{
+    lc_text_clean(buf, len, json_is_string(s) ? json_string_value(s) : "-");
+    return buf;
+}
+
+static bool is_lead(char c)
+{
+    return ((unsigned char)c & 0xc0) != 0x80;
+}
+
+/* Terminal columns of clean UTF-8 text: one per code point. */
+static size_t columns_of(const char *s)
+{
+    size_t n = 0;
+    for (; *s != '\0'; s++)
+        n += is_lead(*s);
+    return n;
+}
+
+/* s (clean UTF-8) left-aligned in width (>= 1) columns, cut with "~" when longer. */
+static void put_cell(FILE *out, const char *s, size_t width)
+{
+    size_t cols = columns_of(s), kept = 0;
+    if (cols <= width) {
+        fprintf(out, "%s%*s", s, (int)(width - cols), "");
+        return;
+    }
+    const char *p = s;
+    for (; !(is_lead(*p) && kept == width - 1); p++)
+        kept += is_lead(*p);
+    fprintf(out, "%.*s~", (int)(p - s), s);
+}
+
+static json_int_t int_of(const json_t *obj, const char *key)
+{
+    return json_integer_value(json_object_get(obj, key));
+}
+
+/* "1h2m3.5s" for ms. */
+static void format_duration(json_int_t ms, char *buf, size_t len)
+{
+    json_int_t h = ms / 3600000, m = ms / 60000 % 60, s = ms / 1000 % 60, rest = ms % 1000;
+    size_t n = 0;
+    if (h > 0)
+        n += (size_t)snprintf(buf + n, len - n, "%" JSON_INTEGER_FORMAT "h", h);
+    if (m > 0 && n < len)
+        n += (size_t)snprintf(buf + n, len - n, "%" JSON_INTEGER_FORMAT "m", m);
+    if ((s > 0 || rest > 0 || n == 0) && n < len)
+        snprintf(buf + n, len - n, rest ? "%" JSON_INTEGER_FORMAT ".%03" JSON_INTEGER_FORMAT "s"
+                                        : "%" JSON_INTEGER_FORMAT "s", s, rest);
+}
+
+static void print_model(FILE *out, const json_t *sum)
+{
+    char took[64];
+    format_duration(int_of(sum, "duration_ms"), took, sizeof took);
+    const char *model = json_string_value(json_object_get(sum, "model"));
+    json_int_t users = int_of(sum, "users"), stages = int_of(sum, "stages");
+    if (model != NULL && strcmp(model, "open") == 0)
+        fprintf(out, "  model       open: %g requests/s, at most %" JSON_INTEGER_FORMAT " users",
+                json_number_value(json_object_get(sum, "arrival_rate")), users);
+    else
+        fprintf(out, "  model       closed: %" JSON_INTEGER_FORMAT " users", users);
+    if (stages > 0)
+        fprintf(out, ", %" JSON_INTEGER_FORMAT " stage%s", stages, stages == 1 ? "" : "s");
+    fprintf(out, ", for %s\n", took);
+}
+
+static void print_endpoints(FILE *out, const json_t *list)
+{
+    char name[CELL_MAX], method[CELL_MAX], path[CELL_MAX];
+    size_t i, name_w = 4, method_w = 6;
+    const json_t *e;
+    json_array_foreach(list, i, e) {
+        size_t n = columns_of(shown(json_object_get(e, "name"), name, sizeof name));
+        size_t m = columns_of(shown(json_object_get(e, "method"), method, sizeof method));
+        name_w = n > name_w ? n : name_w;
+        method_w = m > method_w ? m : method_w;
+    }
+    name_w = name_w > NAME_COLS_MAX ? NAME_COLS_MAX : name_w;
+    fprintf(out, "  endpoints   %zu\n    ", json_array_size(list));
+    put_cell(out, "NAME", name_w);
+    fprintf(out, "  %-*s  WEIGHT  PATH\n", (int)method_w, "METHOD");
+    json_array_foreach(list, i, e) {
+        fputs("    ", out);
+        put_cell(out, shown(json_object_get(e, "name"), name, sizeof name), name_w);
+        fprintf(out, "  ");
+        put_cell(out, shown(json_object_get(e, "method"), method, sizeof method), method_w);
+        fprintf(out, "  %6" JSON_INTEGER_FORMAT "  ", int_of(e, "weight"));
+        shown(json_object_get(e, "path"), path, sizeof path);
+        size_t path_w = columns_of(path);
+        put_cell(out, path, path_w < PATH_COLS_MAX ? (path_w > 0 ? path_w : 1) : PATH_COLS_MAX);
+        fputc('\n', out);
+    }
+}
+
+static void print_thresholds(FILE *out, const json_t *list)
+{
+    char label[CELL_MAX];
+    size_t i;
+    const json_t *t;
+    fprintf(out, "  thresholds  %zu\n", json_array_size(list));
+    json_array_foreach(list, i, t)
+        fprintf(out, "    %s\n", shown(t, label, sizeof label));
+}
+
+/* "512 KiB", "2.8 MiB", "1.4 GiB". */
+static void format_bytes(double bytes, char *buf, size_t len)
+{
+    static const char *const units[] = {"KiB", "MiB", "GiB", "TiB"};
+    size_t u = 0;
+    bytes /= 1024.0;
+    while (bytes >= 1024.0 && u + 1 < sizeof units / sizeof units[0]) {
+        bytes /= 1024.0;
+        u++;
+    }
+    snprintf(buf, len, bytes < 10 ? "%.1f %s" : "%.0f %s", bytes, units[u]);
+}
+
+static void print_memory(FILE *out, const json_t *sum)
+{
+    json_int_t per_user = int_of(sum, "bytes_per_idle_user"), users = int_of(sum, "users");
+    const json_t *parts = json_object_get(sum, "bytes_per_idle_user_parts");
+    const char *key;
+    const json_t *v;
+    char all[32];
+    fprintf(out, "  memory      ~%" JSON_INTEGER_FORMAT " bytes per idle user (", per_user);
+    bool first = true;
+    json_object_foreach((json_t *)parts, key, v) {
+        char k[64];
+        lc_text_clean(k, sizeof k, key);
+        fprintf(out, "%s%s %" JSON_INTEGER_FORMAT, first ? "" : ", ", k, json_integer_value(v));
+        first = false;
+    }
+    format_bytes((double)per_user * (double)users, all, sizeof all);
+    fprintf(out, "),\n              ~%s for %" JSON_INTEGER_FORMAT " users (response bodies "
+            "kept for checks and the kernel's socket buffers not counted)\n", all, users);
+}
+
+int ctl_print_summary(FILE *out, const json_t *answer)
+{
+    const json_t *sum = json_object_get(answer, "summary");
+    char name[CELL_MAX], tenant[CELL_MAX], target[CELL_MAX];
+    if (!json_is_object(sum))
+        return -1;
+    fprintf(out, "scenario %s is valid\n", shown(json_object_get(sum, "name"), name, sizeof name));
+    fprintf(out, "  tenant      %s\n", shown(json_object_get(sum, "tenant"), tenant, sizeof tenant));
+    fprintf(out, "  target      %s\n", shown(json_object_get(sum, "target"), target, sizeof target));
+    print_model(out, sum);
+    print_endpoints(out, json_object_get(sum, "endpoints"));
+    print_thresholds(out, json_object_get(sum, "thresholds"));
+    print_memory(out, sum);
+    return 0;
+}

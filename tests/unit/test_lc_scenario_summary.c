@@ -1,0 +1,140 @@
+/* test_lc_scenario_summary.c — common/lc_scenario_summary.c: the summary's shape for both
+ * models, and the idle-user estimate next to the worker's real struct sizes. */
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <cmocka.h>
+
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include <jansson.h>
+
+#include "lc_scenario.h"
+#include "lc_scenario_summary.h"
+/* Only for sizeof: the test links no worker code. */
+#include "../../worker/user.h"
+
+static void parse(const char *json, lc_scenario_t *s)
+{
+    char err[512];
+    if (lc_scenario_parse(json, strlen(json), s, err, sizeof err) != 0)
+        fail_msg("%s: %s", json, err);
+}
+
+static void test_closed_model(void **state)
+{
+    (void)state;
+    lc_scenario_t s;
+    parse("{\"name\":\"shop\",\"target\":\"http://127.0.0.1:8080\",\"duration\":\"2m\","
+          "\"stages\":[{\"duration\":\"1m\",\"users\":10},{\"duration\":\"1m\",\"users\":40}],"
+          "\"tasks\":[{\"name\":\"list\",\"weight\":3,\"path\":\"/items?page=${rand(1,5)}\"},"
+          "{\"method\":\"POST\",\"path\":\"/cart\",\"body\":\"{}\"}],"
+          "\"thresholds\":{\"http_req_duration{endpoint:list}\":[\"p(95)<500\"],"
+          "\"error_rate\":0.01}}",
+          &s);
+    json_t *sum = lc_scenario_summary(&s);
+    assert_non_null(sum);
+    char *text = json_dumps(sum, JSON_COMPACT);
+    lc_idle_user_bytes_t b;
+    lc_scenario_idle_user_bytes(&s, &b);
+    char want[2048];
+    snprintf(want, sizeof want,
+             "{\"name\":\"shop\",\"tenant\":\"default\",\"target\":\"http://127.0.0.1:8080\","
+             "\"model\":\"closed\",\"users\":40,\"arrival_rate\":null,\"duration_ms\":120000,"
+             "\"stages\":2,\"endpoints\":[{\"name\":\"list\",\"method\":\"GET\","
+             "\"path\":\"/items?page=${rand(1,5)}\",\"weight\":3},{\"name\":\"POST /cart\","
+             "\"method\":\"POST\",\"path\":\"/cart\",\"weight\":1}],"
+             "\"thresholds\":[\"http_req_failed rate<=0.01\","
+             "\"http_req_duration{endpoint:list} p(95)<500\"],"
+             "\"bytes_per_idle_user\":%zu,\"bytes_per_idle_user_parts\":{\"user\":%zu,"
+             "\"allocator\":%zu,\"libuv\":%zu,\"request\":256,\"tls\":0}}",
+             b.total, b.user, b.allocator, b.libuv);
+    assert_string_equal(text, want);
+    free(text);
+    json_decref(sum);
+    lc_scenario_free(&s);
+}
+
+static void test_open_model_tls(void **state)
+{
+    (void)state;
+    lc_scenario_t s;
+    parse("{\"name\":\"o\",\"tenant\":\"shop\",\"target\":\"https://shop.example\",\"duration\":10,"
+          "\"arrival_rate\":250.5,\"max_users\":300,\"tasks\":[{\"path\":\"/\"}]}", &s);
+    json_t *sum = lc_scenario_summary(&s);
+    assert_string_equal(json_string_value(json_object_get(sum, "model")), "open");
+    assert_string_equal(json_string_value(json_object_get(sum, "tenant")), "shop");
+    assert_int_equal(json_integer_value(json_object_get(sum, "users")), 300);
+    assert_true(json_real_value(json_object_get(sum, "arrival_rate")) == 250.5);
+    assert_int_equal(json_integer_value(json_object_get(sum, "stages")), 0);
+    assert_int_equal(json_array_size(json_object_get(sum, "thresholds")), 0);
+    json_t *parts = json_object_get(sum, "bytes_per_idle_user_parts");
+    /* No template: no request kept per user; https without think time: the
+     * TLS record buffers stay. */
+    assert_int_equal(json_integer_value(json_object_get(parts, "request")), 0);
+    assert_int_equal(json_integer_value(json_object_get(parts, "tls")), 61000);
+    json_decref(sum);
+    lc_scenario_free(&s);
+}
+
+static void test_tls_buffers_released_with_think_time(void **state)
+{
+    (void)state;
+    lc_scenario_t s;
+    parse("{\"name\":\"t\",\"target\":\"https://shop.example\",\"duration\":10,"
+          "\"think_time_ms\":[1000,2000],\"tasks\":[{\"path\":\"/\"}]}", &s);
+    lc_idle_user_bytes_t b;
+    lc_scenario_idle_user_bytes(&s, &b);
+    assert_int_equal(b.tls, 44200);
+    assert_int_equal(b.total, b.user + b.allocator + b.libuv + b.request + b.tls);
+    lc_scenario_free(&s);
+}
+
+/* A long templated body: the buffer is the next power of two of 256 above it. */
+static void test_request_buffer_grows(void **state)
+{
+    (void)state;
+    char body[3000], json[4096];
+    memset(body, 'x', 2000);
+    strcpy(body + 2000, "${user_id}");
+    snprintf(json, sizeof json, "{\"name\":\"t\",\"target\":\"http://h\",\"duration\":10,"
+             "\"tasks\":[{\"method\":\"POST\",\"path\":\"/\",\"body\":\"%s\"}]}", body);
+    lc_scenario_t s;
+    parse(json, &s);
+    lc_idle_user_bytes_t b;
+    lc_scenario_idle_user_bytes(&s, &b);
+    assert_int_equal(b.request, 4096);
+    lc_scenario_free(&s);
+}
+
+/* The estimate's struct part stands for sizeof(worker_user_t): when the
+ * worker's structs change, USER_FIELDS_BYTES in lc_scenario_summary.c must. */
+static void test_user_struct_matches_the_worker(void **state)
+{
+    (void)state;
+    lc_scenario_t s;
+    parse("{\"name\":\"t\",\"target\":\"http://h\",\"duration\":10,\"tasks\":[{\"path\":\"/\"}]}", &s);
+    lc_idle_user_bytes_t b;
+    lc_scenario_idle_user_bytes(&s, &b);
+    if (b.user < sizeof(worker_user_t) || b.user > sizeof(worker_user_t) + 16)
+        fail_msg("estimate %zu, sizeof(worker_user_t) %zu: update USER_FIELDS_BYTES", b.user,
+                 sizeof(worker_user_t));
+    /* The goal in DESIGN.md: at most 2 KiB of ours per idle plain-HTTP user. */
+    assert_true(b.total <= 2048);
+    lc_scenario_free(&s);
+}
+
+int main(void)
+{
+    const struct CMUnitTest tests[] = {
+        cmocka_unit_test(test_closed_model),
+        cmocka_unit_test(test_open_model_tls),
+        cmocka_unit_test(test_tls_buffers_released_with_think_time),
+        cmocka_unit_test(test_request_buffer_grows),
+        cmocka_unit_test(test_user_struct_matches_the_worker),
+    };
+    return cmocka_run_group_tests(tests, NULL, NULL);
+}
