@@ -1,143 +1,125 @@
-/* lc_report.c — the fixed-width end-of-run report table, and ms latency summaries from µs histograms. */
+/* lc_report.c — the end-of-run report table (on lc_table, so columns fit any value), and ms
+ * latency summaries from µs histograms. */
 #include "lc_report.h"
 
 #include <math.h>
 #include <stdbool.h>
+#include <stdint.h>
+
+#include "lc_table.h"
 
 /* Conventions for values the caller does not know (loadctl reading a JSON
  * report with missing or null fields): a NaN double and a count of
  * UINT64_MAX print as "-", and so does a NULL or empty name. */
 
-#define NAME_W 17
-#define METHOD_W 6
-#define KIND_W 16
-#define COUNT_W 10
+/* Longer names are cut, ending in "…", so that one name cannot push the numbers off screen. */
+#define NAME_MAX_W 40
+#define METHOD_MAX_W 10
+#define KIND_MAX_W 24
+#define CELL_LEN 32 /* a formatted number */
 
-/* Bytes of the UTF-8 sequence starting with lead byte c (1 for stray bytes). */
-static size_t utf8_len(unsigned char c)
+enum { C_NAME, C_METHOD, C_REQUESTS, C_FAILURES, C_RPS, C_MIN, C_MEAN, C_P50, C_P90, C_P95,
+       C_P99, C_MAX, ROW_COLS };
+
+static const lc_table_col_t row_cols[ROW_COLS] = {
+    {"Name", false, NAME_MAX_W}, {"Method", false, METHOD_MAX_W}, {"Requests", true, 0},
+    {"Failures", true, 0},       {"RPS", true, 0},  {"Min", true, 0},  {"Mean", true, 0},
+    {"p50", true, 0},            {"p90", true, 0},  {"p95", true, 0},  {"p99", true, 0},
+    {"Max", true, 0},
+};
+
+static const lc_table_col_t error_cols[] = {
+    {"Endpoint", false, NAME_MAX_W}, {"Kind", false, KIND_MAX_W}, {"Count", true, 0}};
+
+/* One row's cells as text. */
+typedef struct row_text_s {
+    char num[ROW_COLS][CELL_LEN];
+    const char *cell[ROW_COLS];
+} row_text_t;
+
+static const char *or_dash(const char *s)
 {
-    if (c >= 0xf0 && c <= 0xf4)
-        return 4;
-    if (c >= 0xe0)
-        return c <= 0xef ? 3 : 1;
-    if (c >= 0xc2)
-        return 2;
-    return 1;
+    return s == NULL || s[0] == '\0' ? "-" : s;
 }
 
-/* Number of display columns of s, counting one per code point. */
-static size_t display_width(const char *s)
-{
-    size_t cols = 0;
-    for (size_t i = 0; s[i] != '\0'; cols++) {
-        size_t n = utf8_len((unsigned char)s[i]);
-        for (size_t k = 1; k < n; k++)
-            if (s[i + k] == '\0')
-                return cols + 1;
-        i += n;
-    }
-    return cols;
-}
-
-/* Writes at most cols code points of s, replacing control characters so a
- * hostile endpoint name cannot move the cursor or break the table. */
-static void put_chars(FILE *out, const char *s, size_t cols)
-{
-    size_t i = 0;
-    for (size_t c = 0; c < cols && s[i] != '\0'; c++) {
-        unsigned char b = (unsigned char)s[i];
-        size_t n = utf8_len(b);
-        if (b < 0x20 || b == 0x7f || (n == 1 && b >= 0x80)) {
-            fputc('?', out);
-            i++;
-            continue;
-        }
-        for (size_t k = 0; k < n && s[i] != '\0'; k++)
-            fputc(s[i++], out);
-    }
-}
-
-/* Prints s in exactly width columns: left-aligned and padded, or cut with a
- * trailing "~" when too long. */
-static void put_cell(FILE *out, const char *s, size_t width)
-{
-    if (s == NULL || s[0] == '\0')
-        s = "-";
-    size_t w = display_width(s);
-    if (w > width) {
-        put_chars(out, s, width - 1);
-        fputc('~', out);
-        return;
-    }
-    put_chars(out, s, w);
-    for (; w < width; w++)
-        fputc(' ', out);
-}
-
-static void put_count(FILE *out, uint64_t v, int width)
+static const char *fmt_count(uint64_t v, char *buf)
 {
     if (v == UINT64_MAX)
-        fprintf(out, "%*s", width, "-");
-    else
-        fprintf(out, "%*llu", width, (unsigned long long)v);
+        return "-";
+    snprintf(buf, CELL_LEN, "%llu", (unsigned long long)v);
+    return buf;
 }
 
 /* Milliseconds with as many decimals as fit: 0.21, 123.4, 12345. */
-static void put_ms(FILE *out, double ms, int width)
+static const char *fmt_ms(double ms, char *buf)
 {
     if (isnan(ms) || ms < 0)
-        fprintf(out, "%*s", width, "-");
-    else if (ms < 100)
-        fprintf(out, "%*.2f", width, ms);
-    else if (ms < 1000)
-        fprintf(out, "%*.1f", width, ms);
-    else
-        fprintf(out, "%*.0f", width, ms);
+        return "-";
+    snprintf(buf, CELL_LEN, "%.*f", ms < 100 ? 2 : ms < 1000 ? 1 : 0, ms);
+    return buf;
 }
 
-static void print_header(FILE *out)
-{
-    fprintf(out, "%-*s %-*s%*s%*s%8s%6s%7s%6s%6s%6s%6s%7s  (ms)\n", NAME_W, "Name", METHOD_W,
-            "Method", COUNT_W, "Requests", COUNT_W, "Failures", "RPS", "Min", "Mean", "p50",
-            "p90", "p95", "p99", "Max");
-}
-
-static void print_row(FILE *out, const lc_report_row_t *row, bool is_total)
+/* method NULL leaves the column blank (totals; later journeys and groups). */
+static void row_text(row_text_t *rt, const char *label, const char *method,
+                     const lc_report_row_t *row)
 {
     const lc_report_latency_t *l = &row->latency;
+    const double ms[] = {l->min, l->mean, l->p50, l->p90, l->p95, l->p99, l->max};
+    rt->cell[C_NAME] = or_dash(label);
+    rt->cell[C_METHOD] = method == NULL ? "" : or_dash(method);
+    rt->cell[C_REQUESTS] = fmt_count(row->requests, rt->num[C_REQUESTS]);
+    rt->cell[C_FAILURES] = fmt_count(row->failures, rt->num[C_FAILURES]);
+    rt->cell[C_RPS] = "-";
+    if (!isnan(row->rps) && row->rps >= 0) {
+        snprintf(rt->num[C_RPS], CELL_LEN, "%.1f", row->rps);
+        rt->cell[C_RPS] = rt->num[C_RPS];
+    }
+    for (size_t i = 0; i < sizeof ms / sizeof ms[0]; i++)
+        rt->cell[C_MIN + i] = fmt_ms(ms[i], rt->num[C_MIN + i]);
+}
 
-    put_cell(out, row->name, NAME_W);
-    fputc(' ', out);
-    if (is_total && (row->method == NULL || row->method[0] == '\0'))
-        fprintf(out, "%*s", METHOD_W, "");
+/* Fits (out NULL) or prints one row of the endpoint table under label. */
+static void put_row(lc_table_t *t, FILE *out, const char *label, const char *method,
+                    const lc_report_row_t *row)
+{
+    row_text_t rt;
+    row_text(&rt, label, method, row);
+    if (out == NULL)
+        lc_table_fit(t, rt.cell);
     else
-        put_cell(out, row->method, METHOD_W);
-    put_count(out, row->requests, COUNT_W);
-    put_count(out, row->failures, COUNT_W);
-    if (isnan(row->rps) || row->rps < 0)
-        fprintf(out, "%8s", "-");
+        lc_table_print_row(out, t, rt.cell);
+}
+
+/* Every row of the endpoint table, in order; a new kind of row is one more line here. */
+static void put_rows(lc_table_t *t, FILE *out, const lc_report_t *report)
+{
+    for (size_t i = 0; i < report->n_rows; i++)
+        put_row(t, out, report->rows[i].name, or_dash(report->rows[i].method), &report->rows[i]);
+    put_row(t, out, report->total.name ? report->total.name : "Total",
+            report->total.method && report->total.method[0] ? report->total.method : NULL,
+            &report->total);
+}
+
+static void put_error(lc_table_t *t, FILE *out, const lc_report_error_t *e)
+{
+    char count[CELL_LEN];
+    const char *cells[] = {or_dash(e->endpoint), or_dash(e->kind), fmt_count(e->count, count)};
+    if (out == NULL)
+        lc_table_fit(t, cells);
     else
-        fprintf(out, "%8.1f", row->rps);
-    put_ms(out, l->min, 6);
-    put_ms(out, l->mean, 7);
-    put_ms(out, l->p50, 6);
-    put_ms(out, l->p90, 6);
-    put_ms(out, l->p95, 6);
-    put_ms(out, l->p99, 6);
-    put_ms(out, l->max, 7);
-    fputc('\n', out);
+        lc_table_print_row(out, t, cells);
 }
 
 static void print_errors(FILE *out, const lc_report_error_t *errors, size_t n)
 {
+    lc_table_t t;
+    lc_table_init(&t, error_cols, sizeof error_cols / sizeof error_cols[0]);
+    for (size_t i = 0; i < n; i++)
+        put_error(&t, NULL, &errors[i]);
     fprintf(out, "Errors:\n");
-    for (size_t i = 0; i < n; i++) {
-        put_cell(out, errors[i].endpoint, NAME_W);
-        fputc(' ', out);
-        put_cell(out, errors[i].kind, KIND_W);
-        put_count(out, errors[i].count, COUNT_W);
-        fputc('\n', out);
-    }
+    lc_table_print_titles(out, &t, NULL);
+    for (size_t i = 0; i < n; i++)
+        put_error(&t, out, &errors[i]);
 }
 
 void lc_report_latency_from_hist(const lc_hist_t *h, lc_report_latency_t *out)
@@ -158,20 +140,18 @@ void lc_report_latency_from_hist(const lc_hist_t *h, lc_report_latency_t *out)
 
 void lc_report_print(FILE *out, const lc_report_t *report)
 {
+    lc_table_t t;
     if (report->title != NULL) {
-        put_chars(out, report->title, display_width(report->title));
+        lc_table_print_text(out, report->title);
         if (isnan(report->duration_s) || report->duration_s < 0)
             fprintf(out, "  (duration -)\n");
         else
             fprintf(out, "  (duration %.1f s)\n", report->duration_s);
     }
-    print_header(out);
-    for (size_t i = 0; i < report->n_rows; i++)
-        print_row(out, &report->rows[i], false);
-    lc_report_row_t total = report->total;
-    if (total.name == NULL)
-        total.name = "Total";
-    print_row(out, &total, true);
+    lc_table_init(&t, row_cols, ROW_COLS);
+    put_rows(&t, NULL, report);
+    lc_table_print_titles(out, &t, "(ms)");
+    put_rows(&t, out, report);
     if (report->dropped > 0)
         fprintf(out, "Dropped starts (no free user): %llu\n", (unsigned long long)report->dropped);
     if (report->tls_handshakes + report->tls_resumed > 0)

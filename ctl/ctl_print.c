@@ -8,6 +8,7 @@
 #include <string.h>
 
 #include "lc_report.h"
+#include "lc_table.h"
 
 /* ---- reading JSON fields: missing, null or mistyped values become "unknown" ---- */
 
@@ -70,7 +71,8 @@ static bool utf8_cont(unsigned char c)
     return (c & 0xc0) == 0x80;
 }
 
-/* Prints s in width columns (one per code point), cut with "~" when longer. */
+/* Prints s in width columns (one per code point), cut with "~" when longer (the thresholds
+ * list, whose lines scripts match). */
 static void cell(FILE *out, const char *s, size_t width, bool right)
 {
     char buf[512];
@@ -92,6 +94,49 @@ static void cell(FILE *out, const char *s, size_t width, bool right)
     else
         fprintf(out, "%s%*s", buf, (int)(width - cols), "");
 }
+
+/* ---- tables: one row per element of a JSON array, columns sized by lc_table ---- */
+
+#define NAME_MAX_W 40 /* names, addresses: longer ones end in "…" */
+#define TAG_MAX_W 24  /* tenants, ids, states and other short words from the server */
+#define CELL_LEN 64
+
+/* One row's cells as text; wide holds the one cell that may be long (a worker's runs). */
+typedef struct cells_s {
+    char buf[LC_TABLE_COLS_MAX][CELL_LEN];
+    char wide[256];
+    const char *cell[LC_TABLE_COLS_MAX];
+} cells_t;
+
+typedef void (*cells_fn)(const json_t *item, cells_t *c);
+
+/* Text from the server as a cell: "-" when missing or empty (lc_table cleans the rest). */
+static const char *text_cell(const char *s)
+{
+    return s == NULL || s[0] == '\0' ? "-" : s;
+}
+
+/* Prints the array items as a table; fn fills a row's cells, twice per item (fit, then print). */
+static void print_table(FILE *out, const lc_table_col_t *cols, size_t ncols, const json_t *items,
+                        cells_fn fn)
+{
+    lc_table_t t;
+    cells_t c;
+    size_t i;
+    const json_t *item;
+    lc_table_init(&t, cols, ncols);
+    json_array_foreach(items, i, item) {
+        fn(item, &c);
+        lc_table_fit(&t, c.cell);
+    }
+    lc_table_print_titles(out, &t, NULL);
+    json_array_foreach(items, i, item) {
+        fn(item, &c);
+        lc_table_print_row(out, &t, c.cell);
+    }
+}
+
+#define COLS(a) (a), (sizeof(a) / sizeof((a)[0]))
 
 static const char *fmt_count(uint64_t v, char *buf, size_t len)
 {
@@ -136,26 +181,26 @@ static const json_t *array_field(const json_t *obj, const char *key)
 
 /* ---- loadctl runs ---- */
 
-static void print_run_row(FILE *out, const json_t *r)
+static const lc_table_col_t run_cols[] = {
+    {"ID", true, TAG_MAX_W},     {"NAME", false, NAME_MAX_W},  {"TENANT", false, TAG_MAX_W},
+    {"STATE", false, TAG_MAX_W}, {"CREATED (UTC)", false, TAG_MAX_W}, {"USERS", true, 0},
+    {"REQUESTS", true, 0},       {"FAILURES", true, 0},        {"RPS", true, 0},
+    {"GRANTED", true, 0},        {"VERDICT", false, TAG_MAX_W},
+};
+
+static void run_cells(const json_t *r, cells_t *c)
 {
-    char b[64], t[64];
-    cell(out, scalar(r, "id", b, sizeof(b)), 5, true);
-    fputc(' ', out);
-    cell(out, jstr(r, "name"), 16, false);
-    fputc(' ', out);
-    cell(out, jstr(r, "tenant"), 10, false);
-    fputc(' ', out);
-    cell(out, jstr(r, "state"), 9, false);
-    fputc(' ', out);
-    cell(out, fmt_time(jstr(r, "created_at"), t, sizeof(t)), 19, false);
-    cell(out, fmt_count(jcount(r, "users"), b, sizeof(b)), 7, true);
-    cell(out, fmt_count(jcount(r, "requests"), b, sizeof(b)), 11, true);
-    cell(out, fmt_count(jcount(r, "failures"), b, sizeof(b)), 10, true);
-    cell(out, fmt_fixed(jnum(r, "rps"), 1, b, sizeof(b)), 10, true);
-    cell(out, fmt_count(jcount(r, "users_granted"), b, sizeof(b)), 8, true);
-    fputc(' ', out);
-    cell(out, jstr(r, "verdict"), 7, false);
-    fputc('\n', out);
+    c->cell[0] = scalar(r, "id", c->buf[0], CELL_LEN);
+    c->cell[1] = text_cell(jstr(r, "name"));
+    c->cell[2] = text_cell(jstr(r, "tenant"));
+    c->cell[3] = text_cell(jstr(r, "state"));
+    c->cell[4] = fmt_time(jstr(r, "created_at"), c->buf[4], CELL_LEN);
+    c->cell[5] = fmt_count(jcount(r, "users"), c->buf[5], CELL_LEN);
+    c->cell[6] = fmt_count(jcount(r, "requests"), c->buf[6], CELL_LEN);
+    c->cell[7] = fmt_count(jcount(r, "failures"), c->buf[7], CELL_LEN);
+    c->cell[8] = fmt_fixed(jnum(r, "rps"), 1, c->buf[8], CELL_LEN);
+    c->cell[9] = fmt_count(jcount(r, "users_granted"), c->buf[9], CELL_LEN);
+    c->cell[10] = text_cell(jstr(r, "verdict"));
 }
 
 int ctl_print_runs(FILE *out, const json_t *root)
@@ -167,13 +212,7 @@ int ctl_print_runs(FILE *out, const json_t *root)
         fprintf(out, "no runs\n");
         return 0;
     }
-    fprintf(out, "%5s %-16s %-10s %-9s %-19s%7s%11s%10s%10s%8s %-7s\n", "ID", "NAME", "TENANT",
-            "STATE", "CREATED (UTC)", "USERS", "REQUESTS", "FAILURES", "RPS", "GRANTED",
-            "VERDICT");
-    size_t i;
-    const json_t *r;
-    json_array_foreach(runs, i, r)
-        print_run_row(out, r);
+    print_table(out, COLS(run_cols), runs, run_cells);
     return 0;
 }
 
@@ -213,23 +252,28 @@ static const char *fmt_assignments(const json_t *w, char *buf, size_t len)
     return buf;
 }
 
-static void print_worker_row(FILE *out, const json_t *w)
+static const lc_table_col_t worker_cols[] = {
+    {"ID", true, TAG_MAX_W},   {"NAME", false, NAME_MAX_W}, {"ADDRESS", false, NAME_MAX_W},
+    {"THREADS", true, 0},      {"CAPACITY", true, 0},       {"CPU%", true, 0},
+    {"RSS", true, 0},          {"SEEN", true, 0},           {"RUNS (run:users)", false, 0},
+};
+
+static void worker_cells(const json_t *w, cells_t *c)
 {
-    char b[64], runs[256], shown[256];
-    cell(out, scalar(w, "id", b, sizeof(b)), 4, true);
-    fputc(' ', out);
-    cell(out, jstr(w, "name"), 16, false);
-    fputc(' ', out);
-    cell(out, jstr(w, "address"), 21, false);
-    cell(out, fmt_count(jcount(w, "threads"), b, sizeof(b)), 8, true);
-    cell(out, fmt_count(jcount(w, "capacity"), b, sizeof(b)), 9, true);
-    cell(out, fmt_fixed(jnum(w, "cpu_percent"), 1, b, sizeof(b)), 6, true);
-    cell(out, fmt_bytes(jcount(w, "rss_bytes"), b, sizeof(b)), 11, true);
     double seen = jnum(w, "last_seen_ms_ago");
-    if (!isnan(seen))
-        snprintf(b, sizeof(b), "%.1fs", seen / 1000.0);
-    cell(out, isnan(seen) ? "-" : b, 8, true);
-    fprintf(out, "  %s\n", clean(fmt_assignments(w, runs, sizeof(runs)), shown, sizeof(shown)));
+    c->cell[0] = scalar(w, "id", c->buf[0], CELL_LEN);
+    c->cell[1] = text_cell(jstr(w, "name"));
+    c->cell[2] = text_cell(jstr(w, "address"));
+    c->cell[3] = fmt_count(jcount(w, "threads"), c->buf[3], CELL_LEN);
+    c->cell[4] = fmt_count(jcount(w, "capacity"), c->buf[4], CELL_LEN);
+    c->cell[5] = fmt_fixed(jnum(w, "cpu_percent"), 1, c->buf[5], CELL_LEN);
+    c->cell[6] = fmt_bytes(jcount(w, "rss_bytes"), c->buf[6], CELL_LEN);
+    c->cell[7] = "-";
+    if (!isnan(seen)) {
+        snprintf(c->buf[7], CELL_LEN, "%.1fs", seen / 1000.0);
+        c->cell[7] = c->buf[7];
+    }
+    c->cell[8] = fmt_assignments(w, c->wide, sizeof c->wide);
 }
 
 int ctl_print_workers(FILE *out, const json_t *root)
@@ -241,16 +285,31 @@ int ctl_print_workers(FILE *out, const json_t *root)
         fprintf(out, "no workers\n");
         return 0;
     }
-    fprintf(out, "%4s %-16s %-21s%8s%9s%6s%11s%8s  %s\n", "ID", "NAME", "ADDRESS", "THREADS",
-            "CAPACITY", "CPU%", "RSS", "SEEN", "RUNS (run:users)");
-    size_t i;
-    const json_t *w;
-    json_array_foreach(workers, i, w)
-        print_worker_row(out, w);
+    print_table(out, COLS(worker_cols), workers, worker_cells);
     return 0;
 }
 
 /* ---- the quorum ---- */
+
+static const lc_table_col_t member_cols[] = {
+    {"ID", true, TAG_MAX_W},       {"RAFT", false, NAME_MAX_W},      {"WORKERS", false, NAME_MAX_W},
+    {"API", false, NAME_MAX_W},    {"REACHABLE", false, 0},          {"LAST CONTACT", false, 0},
+};
+
+static void member_cells(const json_t *m, cells_t *c)
+{
+    double seen = jnum(m, "last_contact_ms_ago");
+    c->cell[0] = scalar(m, "id", c->buf[0], CELL_LEN);
+    c->cell[1] = text_cell(jstr(m, "raft"));
+    c->cell[2] = text_cell(jstr(m, "worker"));
+    c->cell[3] = text_cell(jstr(m, "api"));
+    c->cell[4] = json_is_true(json_object_get(m, "reachable")) ? "yes" : "no";
+    c->cell[5] = "-";
+    if (!isnan(seen)) {
+        snprintf(c->buf[5], CELL_LEN, "%.1fs ago", seen / 1000.0);
+        c->cell[5] = c->buf[5];
+    }
+}
 
 int ctl_print_cluster(FILE *out, const json_t *root)
 {
@@ -264,20 +323,7 @@ int ctl_print_cluster(FILE *out, const json_t *root)
             jstr(root, "leader_api") ? jstr(root, "leader_api") : "(none)",
             scalar(root, "term", term, sizeof term), scalar(root, "commit_index", commit, sizeof commit),
             scalar(root, "applied_index", applied, sizeof applied));
-    fprintf(out, "%4s %-26s %-26s %-26s %-9s %s\n", "ID", "RAFT", "WORKERS", "API", "REACHABLE",
-            "LAST CONTACT");
-    size_t i;
-    const json_t *m;
-    json_array_foreach(members, i, m) {
-        double seen = jnum(m, "last_contact_ms_ago");
-        char ago[32] = "-";
-        if (!isnan(seen))
-            snprintf(ago, sizeof ago, "%.1fs ago", seen / 1000.0);
-        fprintf(out, "%4s %-26s %-26s %-26s %-9s %s\n", scalar(m, "id", b, sizeof b),
-                jstr(m, "raft") ? jstr(m, "raft") : "-", jstr(m, "worker") ? jstr(m, "worker") : "-",
-                jstr(m, "api") ? jstr(m, "api") : "-",
-                json_is_true(json_object_get(m, "reachable")) ? "yes" : "no", ago);
-    }
+    print_table(out, COLS(member_cols), members, member_cells);
     return 0;
 }
 
@@ -506,6 +552,16 @@ int ctl_print_thresholds(FILE *out, const json_t *run, bool fancy)
 
 /* ---- tenants and tokens ---- */
 
+static const lc_table_col_t tenant_cols[] = {
+    {"NAME", false, NAME_MAX_W}, {"WEIGHT", true, 0}, {"CREATED (UTC)", false, TAG_MAX_W}};
+
+static void tenant_cells(const json_t *t, cells_t *c)
+{
+    c->cell[0] = text_cell(jstr(t, "name"));
+    c->cell[1] = fmt_count(jcount(t, "weight"), c->buf[1], CELL_LEN);
+    c->cell[2] = fmt_time(jstr(t, "created_at"), c->buf[2], CELL_LEN);
+}
+
 int ctl_print_tenants(FILE *out, const json_t *root)
 {
     const json_t *tenants = array_field(root, "tenants");
@@ -515,18 +571,22 @@ int ctl_print_tenants(FILE *out, const json_t *root)
         fprintf(out, "no tenants\n");
         return 0;
     }
-    fprintf(out, "%-24s %7s  %s\n", "NAME", "WEIGHT", "CREATED (UTC)");
-    size_t i;
-    const json_t *t;
-    json_array_foreach(tenants, i, t) {
-        char b[64];
-        cell(out, jstr(t, "name"), 24, false);
-        fputc(' ', out);
-        cell(out, fmt_count(jcount(t, "weight"), b, sizeof(b)), 7, true);
-        fputs("  ", out);
-        fprintf(out, "%s\n", fmt_time(jstr(t, "created_at"), b, sizeof(b)));
-    }
+    print_table(out, COLS(tenant_cols), tenants, tenant_cells);
     return 0;
+}
+
+static const lc_table_col_t token_cols[] = {
+    {"ID", false, TAG_MAX_W},     {"ROLE", false, TAG_MAX_W},         {"TENANT", false, TAG_MAX_W},
+    {"NAME", false, NAME_MAX_W},  {"CREATED (UTC)", false, TAG_MAX_W},
+};
+
+static void token_cells(const json_t *t, cells_t *c)
+{
+    c->cell[0] = text_cell(jstr(t, "id"));
+    c->cell[1] = text_cell(jstr(t, "role"));
+    c->cell[2] = text_cell(jstr(t, "tenant"));
+    c->cell[3] = text_cell(jstr(t, "name"));
+    c->cell[4] = fmt_time(jstr(t, "created_at"), c->buf[4], CELL_LEN);
 }
 
 int ctl_print_tokens(FILE *out, const json_t *root)
@@ -538,20 +598,7 @@ int ctl_print_tokens(FILE *out, const json_t *root)
         fprintf(out, "no tokens\n");
         return 0;
     }
-    fprintf(out, "%-20s %-6s %-16s %-20s %s\n", "ID", "ROLE", "TENANT", "NAME", "CREATED (UTC)");
-    size_t i;
-    const json_t *t;
-    json_array_foreach(tokens, i, t) {
-        char b[64];
-        cell(out, jstr(t, "id"), 20, false);
-        fputc(' ', out);
-        cell(out, jstr(t, "role"), 6, false);
-        fputc(' ', out);
-        cell(out, jstr(t, "tenant"), 16, false);
-        fputc(' ', out);
-        cell(out, jstr(t, "name"), 20, false);
-        fprintf(out, " %s\n", fmt_time(jstr(t, "created_at"), b, sizeof(b)));
-    }
+    print_table(out, COLS(token_cols), tokens, token_cells);
     return 0;
 }
 

@@ -96,6 +96,24 @@ JSON
 rc=$(thresholds_run '{"http_req_duration": ["p(95)<5000"], "http_req_failed": ["rate<0.01"]}')
 check "passing thresholds exit 0 (got $rc)" test "$rc" -eq 0
 check "the table lists them as passed" grep -q "Thresholds: 2 of 2 passed" "$WORK/th.out"
+# table_aligned FILE: from the "Name" title line to "Total", every number ends under its title
+# with a space after it, so columns never run together whatever their size.
+table_aligned() {
+    timeout 5 python3 - "$1" <<'PY'
+import sys
+lines = open(sys.argv[1], encoding="utf-8").read().split("\n")
+start = next(i for i, l in enumerate(lines) if l.startswith("Name "))
+end = next(i for i in range(start, len(lines)) if lines[i].startswith("Total "))
+ends, pos = [], 0
+for title in ["Requests", "Failures", "RPS", "Min", "Mean", "p50", "p90", "p95", "p99", "Max"]:
+    pos = lines[start].index(title, pos) + len(title)
+    ends.append(pos)
+for line in lines[start + 1:end + 1]:
+    for e in ends:
+        assert line[e - 1] != " " and (e == len(line) or line[e] == " "), line
+PY
+}
+check "the text table keeps every number under its title" table_aligned "$WORK/th.out"
 rc=$(thresholds_run '{"http_req_duration{endpoint:slow}": ["p(95)<20"], "http_req_duration{endpoint:list}": ["p(95)<5000"]}' --json)
 check "a failed threshold exits 99 (got $rc)" test "$rc" -eq 99
 check "the JSON report carries the verdict and each observed value" jq_true \

@@ -1,5 +1,6 @@
 /* target.c — lc_target, the fast libuv HTTP/1.1 server the tests, benchmarks and demo load:
- * flags, loop threads and signals. Connections are in target_conn.c, counters in target_stats.c. */
+ * flags, loop threads and signals. Connections are in target_conn.c, counters in target_stats.c,
+ * the app paths in target_app.c. */
 #include <errno.h>
 #include <getopt.h>
 #include <netinet/in.h>
@@ -157,7 +158,14 @@ static void usage(FILE *out)
           "  --quiet                  no startup line on stderr\n"
           "  --help                   this text\n"
           "Per request: ?status=N ?latency_ms=N ?size=N ?close=1, /status/NNN.\n"
-          "Control: GET /__stats (JSON counters), POST /__reset. SIGTERM/SIGINT print the stats.\n",
+          "App paths (a stateless shop for journeys; details in tests/tools/target_app.h):\n"
+          "  POST /login[?token_len=N]  {\"user\",\"password\"} or a form: token + session cookie\n"
+          "  GET /me (Bearer token + session cookie)   GET /items[?n=N]   GET /items/ID\n"
+          "  GET|POST /cart, POST /pay (session cookie)   POST /logout\n"
+          "  /redirect/N[?code=301|302|303|307|308]   /redirect-away   /redirect-loop\n"
+          "  /echo (method, path, headers, cookies, body as JSON)   GET /setcookie?k=v&attrs=A\n"
+          "Control: GET /__stats (JSON counters by path, without the query string; all\n"
+          "  /items/ID as /items/:id), POST /__reset. SIGTERM/SIGINT print the stats.\n",
           out);
 }
 
@@ -286,6 +294,11 @@ int main(int argc, char **argv)
         return rv == 1 ? 0 : 2;
     }
     signal(SIGPIPE, SIG_IGN);
+    if (app_key_init(&t->app_key) != 0) {
+        fprintf(stderr, "lc_target: no random bytes for the app's key\n");
+        free(t);
+        return 1;
+    }
     conn_prepare_responses(t);
     if ((rv = engines_start(t, errmsg, sizeof errmsg)) != 0 ||
         (t->cfg.port_file != NULL &&

@@ -11,6 +11,7 @@
 #include <uv.h>
 
 #include "lc_addr.h"
+#include "target_app.h"
 
 #define READ_BUF_SIZE (64 * 1024)
 #define OUT_BUF_SIZE (64 * 1024) /* also the size of the shared 'x' body buffer */
@@ -51,7 +52,7 @@ typedef struct engine_s {
 } engine_t;
 
 enum conn_hdr { CONN_HDR_NONE, CONN_HDR_CLOSE, CONN_HDR_KEEPALIVE };
-enum resp_kind { RESP_PLAIN, RESP_STATS, RESP_RESET, RESP_REJECT };
+enum resp_kind { RESP_PLAIN, RESP_STATS, RESP_RESET, RESP_REJECT, RESP_APP };
 
 /* One response to write, now or once it is due. */
 typedef struct resp_s {
@@ -60,6 +61,7 @@ typedef struct resp_s {
     int status;
     int slot; /* by_path slot, -1 = "(other)" */
     size_t size;
+    char *data; /* RESP_APP: the whole response (size bytes), owned until written or dropped */
 } resp_t;
 
 struct target_s {
@@ -72,6 +74,7 @@ struct target_s {
     char hdr[3][256];              /* preformatted default response head per conn_hdr */
     size_t hdr_len[3];
     char xbuf[OUT_BUF_SIZE];
+    app_key_t app_key; /* signs the app's tokens; read-only once serving */
     uv_loop_t loop;
     uv_signal_t sigterm, sigint;
 };

@@ -1,5 +1,7 @@
 /* target_conn.c — lc_target's connections: llhttp parsing, per-request overrides, delayed and
- * stalled responses, and coalesced writes. */
+ * stalled responses, and coalesced writes. App paths (target_app.c) are told apart by their URL
+ * before the headers arrive, and only theirs are captured. */
+#include <assert.h>
 #include <stdatomic.h>
 #include <stdbool.h>
 #include <stdint.h>
@@ -10,6 +12,7 @@
 #include <llhttp.h>
 #include <uv.h>
 
+#include "lc_err.h"
 #include "target.h"
 
 #define URL_MAX 4096
@@ -37,6 +40,8 @@ struct conn_s {
     bool closing, draining, read_paused; /* draining: the last request has been parsed */
     size_t header_bytes, url_len, nheaders;
     uint64_t body_bytes;
+    uint8_t route;  /* enum app_route of the request being parsed; APP_NONE for plain paths */
+    app_req_t *app; /* what app paths capture; allocated on the connection's first one */
     char url[URL_MAX];
 };
 
@@ -56,7 +61,8 @@ static const char *reason(int status)
 {
     static const struct { int code; const char *text; } reasons[] = {
         {200, "OK"}, {201, "Created"}, {202, "Accepted"}, {204, "No Content"},
-        {301, "Moved Permanently"}, {302, "Found"}, {304, "Not Modified"}, {400, "Bad Request"},
+        {301, "Moved Permanently"}, {302, "Found"}, {303, "See Other"}, {304, "Not Modified"},
+        {307, "Temporary Redirect"}, {308, "Permanent Redirect"}, {400, "Bad Request"},
         {401, "Unauthorized"}, {403, "Forbidden"}, {404, "Not Found"},
         {405, "Method Not Allowed"}, {408, "Request Timeout"}, {413, "Content Too Large"},
         {414, "URI Too Long"}, {429, "Too Many Requests"}, {431, "Request Header Fields Too Large"},
@@ -73,20 +79,21 @@ static bool bodyless(int status)
     return status == 204 || status == 304;
 }
 
+/* extra: further header lines (each ending in CRLF), elen bytes of them. */
 static size_t format_head(char *buf, size_t cap, int status, const char *ctype, size_t clen,
-                          int conn_hdr)
+                          const char *extra, size_t elen, int conn_hdr)
 {
     static const char *const conn_line[] = {"", "Connection: close\r\n",
                                             "Connection: keep-alive\r\n"};
     int n;
     if (bodyless(status))
-        n = snprintf(buf, cap, "HTTP/1.1 %d %s\r\nServer: lc_target\r\n%s\r\n", status,
-                     reason(status), conn_line[conn_hdr]);
+        n = snprintf(buf, cap, "HTTP/1.1 %d %s\r\nServer: lc_target\r\n%.*s%s\r\n", status,
+                     reason(status), (int)elen, extra, conn_line[conn_hdr]);
     else
         n = snprintf(buf, cap,
                      "HTTP/1.1 %d %s\r\nServer: lc_target\r\nContent-Type: %s\r\n"
-                     "Content-Length: %zu\r\n%s\r\n",
-                     status, reason(status), ctype, clen, conn_line[conn_hdr]);
+                     "Content-Length: %zu\r\n%.*s%s\r\n",
+                     status, reason(status), ctype, clen, (int)elen, extra, conn_line[conn_hdr]);
     return n < 0 ? 0 : (size_t)n < cap ? (size_t)n : cap - 1;
 }
 
@@ -201,18 +208,12 @@ static void conn_shutdown(conn_t *c)
         conn_close(c);
 }
 
-/* Writes one response. A request is counted here, when its response is handed to the socket
- * (copied into the output that is flushed before this callback returns): requests whose
- * connection closed while their response was still delayed are never counted, so the counts
- * equal the answers clients could have seen. */
-static void write_resp(conn_t *c, const resp_t *r)
+/* Writes a plain or control response: the head, then 'x' bytes or the stats JSON. */
+static void write_generated(conn_t *c, const resp_t *r)
 {
-    engine_t *e = c->e;
-    target_t *t = e->t;
+    target_t *t = c->e->t;
     char head[512], *json = NULL;
     size_t hlen, blen = r->size;
-    if (c->closing)
-        return;
     if (r->kind == RESP_STATS || r->kind == RESP_RESET) {
         json = stats_json(t);
         blen = json ? strlen(json) : 0;
@@ -223,7 +224,7 @@ static void write_resp(conn_t *c, const resp_t *r)
         out_append(c, t->hdr[r->conn_hdr], t->hdr_len[r->conn_hdr]);
     } else {
         hlen = format_head(head, sizeof head, r->status, json ? "application/json" : "text/plain",
-                           blen, r->conn_hdr);
+                           blen, "", 0, r->conn_hdr);
         out_append(c, head, hlen);
     }
     if (!r->head && !bodyless(r->status) && json != NULL)
@@ -231,6 +232,24 @@ static void write_resp(conn_t *c, const resp_t *r)
     else if (!r->head && !bodyless(r->status))
         out_append_x(c, blen);
     free(json);
+}
+
+/* Writes one response. A request is counted here, when its response is handed to the socket
+ * (copied into the output that is flushed before this callback returns): requests whose
+ * connection closed while their response was still delayed are never counted, so the counts
+ * equal the answers clients could have seen. */
+static void write_resp(conn_t *c, const resp_t *r)
+{
+    engine_t *e = c->e;
+    if (c->closing) {
+        free(r->data);
+        return;
+    }
+    if (r->kind == RESP_APP)
+        out_append(c, r->data, r->size);
+    else
+        write_generated(c, r);
+    free(r->data);
     if (r->counted)
         atomic_fetch_add_explicit(r->slot >= 0 ? &e->by_path[r->slot] : &e->other, 1, RELAXED);
     else if (r->kind == RESP_REJECT)
@@ -274,6 +293,7 @@ static void emit(conn_t *c, const resp_t *r, uint64_t due_ns)
     }
     pending_t *pd = malloc(sizeof *pd);
     if (pd == NULL) {
+        free(r->data);
         conn_close(c);
         return;
     }
@@ -372,6 +392,36 @@ static bool apply_query(resp_t *r, long *latency, const char *q, size_t len)
     return true;
 }
 
+/* Answers an app path: its whole response in one allocation that the resp owns, due when a
+ * plain response would be (--latency-ms, jitter, stall). */
+static void handle_app(conn_t *c, resp_t *r)
+{
+    engine_t *e = c->e;
+    app_resp_t a;
+    int rv = app_serve(&e->t->app_key, c->route, c->parser.method, c->url, c->url_len, c->app, &a);
+    if (rv != 0) {
+        conn_close(c); /* out of memory */
+        return;
+    }
+    size_t blen = r->head ? 0 : a.body.len, cap = 256 + a.headers.len + blen;
+    char *data = malloc(cap);
+    if (data == NULL) {
+        app_resp_free(&a);
+        conn_close(c);
+        return;
+    }
+    size_t hlen = format_head(data, cap, a.status, a.content_type, a.body.len,
+                              a.headers.data ? a.headers.data : "", a.headers.len, r->conn_hdr);
+    assert(hlen + blen < cap);
+    if (blen > 0)
+        memcpy(data + hlen, a.body.data, blen);
+    *r = (resp_t){.kind = RESP_APP, .conn_hdr = r->conn_hdr, .counted = true, .status = a.status,
+                  .slot = stats_path_slot(e->t, a.stats_key, a.stats_key_len),
+                  .size = hlen + blen, .data = data};
+    app_resp_free(&a);
+    emit(c, r, due_time(e, -1));
+}
+
 static void handle_request(conn_t *c)
 {
     engine_t *e = c->e;
@@ -389,6 +439,8 @@ static void handle_request(conn_t *c)
         r.conn_hdr = CONN_HDR_KEEPALIVE;
     if (stats_control_request(&r, url, plen, p->method)) {
         emit(c, &r, 0);
+    } else if (c->route != APP_NONE) {
+        handle_app(c, &r);
     } else {
         if (plen > 8 && memcmp(url, "/status/", 8) == 0 &&
             parse_digits(url + 8, plen - 8, 599, &code) && code >= 200)
@@ -418,11 +470,18 @@ static int refuse(conn_t *c, int status)
     return -1;
 }
 
+/* An app capture's result: 0, or the refusal of a request past a limit or out of memory. */
+static int app_refuse(conn_t *c, int rv, int too_big_status)
+{
+    return rv == 0 ? 0 : refuse(c, rv == LC_ETOOBIG ? too_big_status : 503);
+}
+
 static int on_message_begin(llhttp_t *p)
 {
     conn_t *c = p->data;
     c->url_len = c->nheaders = c->header_bytes = 0;
     c->body_bytes = 0;
+    c->route = APP_NONE;
     return 0;
 }
 
@@ -436,29 +495,70 @@ static int on_url(llhttp_t *p, const char *at, size_t len)
     return 0;
 }
 
-static int on_header_data(llhttp_t *p, const char *at, size_t len)
+/* The URL decides whether headers and body are kept: only app paths pay for that. */
+static int on_url_complete(llhttp_t *p)
 {
     conn_t *c = p->data;
+    const char *q = memchr(c->url, '?', c->url_len);
+    c->route = (uint8_t)app_route(c->url, q ? (size_t)(q - c->url) : c->url_len);
+    if (c->route == APP_NONE)
+        return 0;
+    if (c->app == NULL && (c->app = calloc(1, sizeof *c->app)) == NULL)
+        return refuse(c, 503);
+    app_req_reset(c->app);
+    return 0;
+}
+
+static int count_header_bytes(conn_t *c, size_t len)
+{
     c->header_bytes += len;
     return c->header_bytes > HEADER_BYTES_MAX ? refuse(c, 431) : 0;
+}
+
+/* Counts a piece of a header name or value and, on app paths only, captures it. */
+static int header_piece(conn_t *c, const char *at, size_t len,
+                        int (*capture)(app_req_t *, const char *, size_t))
+{
+    int rv = count_header_bytes(c, len);
+    if (rv != 0 || c->route == APP_NONE)
+        return rv;
+    return app_refuse(c, capture(c->app, at, len), 431);
+}
+
+static int on_header_field(llhttp_t *p, const char *at, size_t len)
+{
+    return header_piece(p->data, at, len, app_req_header_name);
+}
+
+static int on_header_value(llhttp_t *p, const char *at, size_t len)
+{
+    return header_piece(p->data, at, len, app_req_header_value);
 }
 
 static int on_header_field_complete(llhttp_t *p)
 {
     conn_t *c = p->data;
-    return ++c->nheaders > HEADERS_MAX ? refuse(c, 431) : 0;
+    if (++c->nheaders > HEADERS_MAX)
+        return refuse(c, 431);
+    if (c->route != APP_NONE)
+        app_req_header_name_end(c->app);
+    return 0;
 }
 
 static int on_headers_complete(llhttp_t *p)
 {
-    return p->content_length > BODY_MAX ? refuse(p->data, 413) : 0;
+    conn_t *c = p->data;
+    uint64_t max = c->route != APP_NONE ? APP_BODY_MAX : BODY_MAX;
+    return p->content_length > max ? refuse(c, 413) : 0;
 }
 
 static int on_body(llhttp_t *p, const char *at, size_t len)
 {
     conn_t *c = p->data;
     c->body_bytes += len; /* chunked bodies have no length up front */
-    return c->body_bytes > BODY_MAX ? refuse(c, 413) : 0;
+    if (c->body_bytes > BODY_MAX)
+        return refuse(c, 413);
+    return c->route == APP_NONE ? 0 : app_refuse(c, app_req_body(c->app, at, len), 413);
 }
 
 /* Pauses the parser once the connection will close, so later pipelined bytes are ignored. */
@@ -473,8 +573,9 @@ static int on_message_complete(llhttp_t *p)
 static const llhttp_settings_t parser_settings = {
     .on_message_begin = on_message_begin,
     .on_url = on_url,
-    .on_header_field = on_header_data,
-    .on_header_value = on_header_data,
+    .on_url_complete = on_url_complete,
+    .on_header_field = on_header_field,
+    .on_header_value = on_header_value,
     .on_header_field_complete = on_header_field_complete,
     .on_headers_complete = on_headers_complete,
     .on_body = on_body,
@@ -486,8 +587,12 @@ static const llhttp_settings_t parser_settings = {
 static void on_conn_handle_closed(uv_handle_t *h)
 {
     conn_t *c = h->data;
-    if (--c->handles_open == 0)
-        free(c);
+    if (--c->handles_open > 0)
+        return;
+    if (c->app != NULL)
+        app_req_free(c->app);
+    free(c->app);
+    free(c);
 }
 
 void conn_close(conn_t *c)
@@ -498,6 +603,7 @@ void conn_close(conn_t *c)
     while (c->head != NULL) {
         pending_t *pd = c->head;
         c->head = pd->next;
+        free(pd->r.data);
         free(pd);
     }
     c->tail = NULL;
@@ -567,5 +673,5 @@ void conn_prepare_responses(target_t *t)
     memset(t->xbuf, 'x', sizeof t->xbuf);
     for (int h = CONN_HDR_NONE; h <= CONN_HDR_KEEPALIVE; h++)
         t->hdr_len[h] = format_head(t->hdr[h], sizeof t->hdr[h], (int)t->cfg.status, "text/plain",
-                                    t->cfg.body_size, h);
+                                    t->cfg.body_size, "", 0, h);
 }
