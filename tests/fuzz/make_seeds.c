@@ -489,6 +489,15 @@ static void seeds_cookie(void)
     put_bytes("cookie", "paths", &b);
 }
 
+static void seeds_csv(void)
+{
+    put_text("csv", "accounts", "name,password\nalice,s3cret\nbob,hunter2\n");
+    put_text("csv", "quoted",
+             "\xef\xbb\xbf\"a\",b_2,_c\r\n\"x,y\",\"say \"\"hi\"\"\",\"l1\r\nl2\"\r\n,,\xc3\xa9\r\n\r\n");
+    put_text("csv", "one_column", "id\n1\n\"\"\n3");
+    put_text("csv", "ragged", "a,b,c\n1,2\n");
+}
+
 /* TLS: the ClientHello a worker's channel sends first. */
 static int grab(void *arg, uint8_t *buf, size_t len)
 {
@@ -535,6 +544,7 @@ int main(int argc, char **argv)
     seeds_store();
     seeds_text();
     seeds_cookie();
+    seeds_csv();
     seeds_tls();
     return 0;
 }
