@@ -453,6 +453,51 @@ static void seeds_text(void)
              "\x02HTTP/1.0 500 Oops\r\nConnection: close\r\nContent-Length: 2\r\n\r\nxyextra");
 }
 
+/* Cookies: records of a control byte (host, path, https, clock) and a Set-Cookie value. */
+static void add_set_cookie(bytes_t *b, uint8_t ctl, const char *line)
+{
+    add_u8(b, ctl);
+    add_varint(b, strlen(line));
+    add(b, line, strlen(line));
+}
+
+static void seeds_cookie(void)
+{
+    enum { HTTPS = 0x40, LATER = 0x80, PATH_FOO_BAR = 2 << 3, PATH_QUERY = 5 << 3 };
+    bytes_t b = {0};
+    add_set_cookie(&b, HTTPS, "session=abc123; Path=/; Secure; HttpOnly; SameSite=Lax");
+    add_set_cookie(&b, HTTPS | 1, "csrf=\"q1\"; Domain=.example.com; Max-Age=3600");
+    add_set_cookie(&b, HTTPS | PATH_FOO_BAR, "pref=dark");
+    add_set_cookie(&b, HTTPS | LATER | 5, "session=; Max-Age=0");
+    put_bytes("cookie", "login", &b);
+    add_set_cookie(&b, 0, "a=1; Expires=Sun, 06 Nov 2094 08:49:37 GMT");
+    add_set_cookie(&b, 0, "b=2; expires=Sunday, 06-Nov-94 08:49:37 GMT");
+    add_set_cookie(&b, 0, "c=3; EXPIRES=Sun Nov  6 08:49:37 2094; Max-Age=2");
+    add_set_cookie(&b, LATER | 3, "d=4; Expires=garbage");
+    put_bytes("cookie", "dates", &b);
+    add_set_cookie(&b, 0, "x=1; Domain=evil.com");
+    add_set_cookie(&b, 3, "ip=1; Domain=127.0.0.1");
+    add_set_cookie(&b, 7, "n=1; Domain=0.0.1; Path=/foo");
+    add_set_cookie(&b, HTTPS, "__Host-id=1; Secure; Path=/");
+    add_set_cookie(&b, HTTPS | 4, "v6=1; Domain=::1");
+    put_bytes("cookie", "domains", &b);
+    add_set_cookie(&b, PATH_QUERY, "q=1");
+    add_set_cookie(&b, 6 << 3, "foo=1; Path=/foo");
+    add_set_cookie(&b, 0, "bar=1; Path=/foo/bar");
+    add_set_cookie(&b, 0, "foo=2; Path=/foo");
+    add_set_cookie(&b, HTTPS | LATER | 0x3f, "after=clear");
+    put_bytes("cookie", "paths", &b);
+}
+
+static void seeds_csv(void)
+{
+    put_text("csv", "accounts", "name,password\nalice,s3cret\nbob,hunter2\n");
+    put_text("csv", "quoted",
+             "\xef\xbb\xbf\"a\",b_2,_c\r\n\"x,y\",\"say \"\"hi\"\"\",\"l1\r\nl2\"\r\n,,\xc3\xa9\r\n\r\n");
+    put_text("csv", "one_column", "id\n1\n\"\"\n3");
+    put_text("csv", "ragged", "a,b,c\n1,2\n");
+}
+
 /* TLS: the ClientHello a worker's channel sends first. */
 static int grab(void *arg, uint8_t *buf, size_t len)
 {
@@ -498,6 +543,8 @@ int main(int argc, char **argv)
     seeds_worker_dispatch();
     seeds_store();
     seeds_text();
+    seeds_cookie();
+    seeds_csv();
     seeds_tls();
     return 0;
 }
