@@ -1,5 +1,5 @@
 /* lc_rng.h — any thread (pure): the xorshift64* generator of engines and journeys; fast,
- * not cryptographic. The caller owns the state (never 0). */
+ * not cryptographic. The caller owns the state. */
 #ifndef LC_RNG_H
 #define LC_RNG_H
 
@@ -7,7 +7,7 @@
 
 static inline uint64_t lc_rng_next(uint64_t *s)
 {
-    uint64_t x = *s;
+    uint64_t x = *s != 0 ? *s : 0x9E3779B97F4A7C15ULL; /* a zeroed state would stay 0 */
     x ^= x >> 12;
     x ^= x << 25;
     x ^= x >> 27;

@@ -10,12 +10,18 @@
 
 #include "lc_buf.h"
 #include "lc_threshold.h"
+#include "lc_tpl.h"
 
 /* worker_user_t and its worker_conn_t less the handles, requests, parser and
  * buffer counted by sizeof below: their pointers, counters, flags and
  * padding (x86-64 and aarch64). test_lc_scenario_summary.c compares the sum
  * with sizeof(worker_user_t): change this when the worker's structs change. */
-#define USER_FIELDS_BYTES 200u
+#define USER_FIELDS_BYTES 248u
+/* worker_journey_state_t (worker/user.h), worker_session_t and worker_slot_t
+ * (worker/session.h); the unit test compares them with the worker's sizeofs. */
+#define JOURNEY_STATE_BYTES 176u
+#define SESSION_HEADER_BYTES 48u
+#define SESSION_SLOT_BYTES 12u
 /* glibc's malloc: an 8-byte header, chunks of 16-byte multiples, 32 at least. */
 #define MALLOC_HEADER_BYTES 8u
 #define MALLOC_ALIGN 16u
@@ -98,11 +104,92 @@ void lc_scenario_idle_user_bytes(const lc_scenario_t *s, lc_idle_user_bytes_t *o
     if (s->url.tls)
         out->tls = s->think_min_ms >= TLS_RELEASE_BUFFERS_THINK_MS ? TLS_IDLE_CONN_RELEASED_BYTES
                                                                    : TLS_IDLE_CONN_BYTES;
-    out->total = out->user + out->allocator + out->libuv + out->request + out->tls;
+    if (s->program != NULL)
+        out->journey = malloc_chunk(JOURNEY_STATE_BYTES) +
+                       malloc_chunk(SESSION_HEADER_BYTES + s->program->n_vars * SESSION_SLOT_BYTES +
+                                    s->program->n_feeders * sizeof(uint32_t));
+    out->total = out->user + out->allocator + out->libuv + out->request + out->tls + out->journey;
+}
+
+size_t lc_scenario_journey_state_bytes(void)
+{
+    return JOURNEY_STATE_BYTES;
+}
+
+size_t lc_scenario_session_bytes(size_t n_vars, size_t n_feeders)
+{
+    return SESSION_HEADER_BYTES + n_vars * SESSION_SLOT_BYTES + n_feeders * sizeof(uint32_t);
+}
+
+/* v2: each request name, with the first step's path template and its journey. */
+static json_t *program_endpoints_json(const lc_program_t *p)
+{
+    json_t *list = json_array();
+    for (size_t e = 0; list != NULL && e < p->n_endpoints; e++) {
+        const lc_jreq_t *r = p->reqs;
+        while (r->endpoint != e)
+            r++;
+        json_t *row = json_pack("{s:s,s:s,s:s,s:s}", "name", p->endpoints[e].name, "method",
+                                p->endpoints[e].method, "path", lc_tpl_source(r->path), "step",
+                                r->path_json);
+        if (json_array_append_new(list, row) != 0) {
+            json_decref(list);
+            return NULL;
+        }
+    }
+    return list;
+}
+
+static json_t *journeys_json(const lc_program_t *p)
+{
+    json_t *list = json_array();
+    for (size_t j = 0; list != NULL && j < p->n_journeys; j++) {
+        const lc_journey_t *jr = &p->journeys[j];
+        size_t reqs = 0;
+        for (size_t op = jr->on_start; op < p->n_ops && op <= jr->on_stop; op++)
+            reqs += p->ops[op].code == LC_OP_REQ;
+        for (size_t op = jr->on_stop; op < p->n_ops && p->ops[op].code != LC_OP_END; op++)
+            reqs += p->ops[op].code == LC_OP_REQ;
+        json_array_append_new(list, json_pack("{s:s,s:I,s:I,s:I}", "name", jr->name, "weight",
+                                              (json_int_t)jr->weight, "pacing_ms",
+                                              (json_int_t)jr->pacing_ms, "requests",
+                                              (json_int_t)reqs));
+    }
+    return list;
+}
+
+static json_t *variables_json(const lc_program_t *p)
+{
+    json_t *list = json_array();
+    for (size_t i = 0; list != NULL && i < p->n_vars; i++)
+        json_array_append_new(list, json_string(p->vars[i]));
+    return list;
+}
+
+static json_t *feeders_json(const lc_program_t *p)
+{
+    static const char *const modes[] = {"per_user", "per_iteration"};
+    static const char *const orders[] = {"sequential", "shuffle", "random"};
+    static const char *const policies[] = {"wrap", "stop_user", "stop_run"};
+    json_t *list = json_array();
+    for (size_t i = 0; list != NULL && i < p->n_feeders; i++) {
+        const lc_feeder_t *f = &p->feeders[i];
+        json_t *cols = json_array();
+        for (size_t c = 0; cols != NULL && c < f->table.n_cols; c++)
+            json_array_append_new(cols, json_string(f->table.cols[c]));
+        json_array_append_new(list, json_pack("{s:s,s:I,s:o,s:s,s:s,s:s}", "name", f->name,
+                                              "rows", (json_int_t)f->table.n_rows, "columns",
+                                              cols, "mode", modes[f->mode], "order",
+                                              orders[f->order], "on_exhausted",
+                                              policies[f->on_exhausted]));
+    }
+    return list;
 }
 
 static json_t *endpoints_json(const lc_scenario_t *s)
 {
+    if (s->program != NULL)
+        return program_endpoints_json(s->program);
     json_t *list = json_array();
     for (size_t i = 0; list != NULL && i < s->n_tasks; i++) {
         const lc_task_t *t = &s->tasks[i];
@@ -132,9 +219,10 @@ static json_t *thresholds_json(const lc_scenario_t *s)
 
 static json_t *memory_parts_json(const lc_idle_user_bytes_t *b)
 {
-    return json_pack("{s:I,s:I,s:I,s:I,s:I}", "user", (json_int_t)b->user, "allocator",
+    return json_pack("{s:I,s:I,s:I,s:I,s:I,s:I}", "user", (json_int_t)b->user, "allocator",
                      (json_int_t)b->allocator, "libuv", (json_int_t)b->libuv, "request",
-                     (json_int_t)b->request, "tls", (json_int_t)b->tls);
+                     (json_int_t)b->request, "tls", (json_int_t)b->tls, "journey",
+                     (json_int_t)b->journey);
 }
 
 json_t *lc_scenario_summary(const lc_scenario_t *s)
@@ -144,7 +232,7 @@ json_t *lc_scenario_summary(const lc_scenario_t *s)
     lc_idle_user_bytes_t bytes;
     lc_scenario_idle_user_bytes(s, &bytes);
     /* "o" takes the reference even when the pack fails; a NULL part fails it. */
-    return json_pack("{s:s,s:s,s:s,s:s,s:I,s:o,s:I,s:I,s:o,s:o,s:I,s:o}", "name", s->name,
+    json_t *summary = json_pack("{s:s,s:s,s:s,s:s,s:I,s:o,s:I,s:I,s:o,s:o,s:I,s:o}", "name", s->name,
                      "tenant", s->tenant, "target", s->target, "model", open ? "open" : "closed",
                      "users", (json_int_t)(open ? s->max_users : s->users), "arrival_rate",
                      open ? json_real(s->arrival_rate) : json_null(), "duration_ms",
@@ -152,4 +240,13 @@ json_t *lc_scenario_summary(const lc_scenario_t *s)
                      endpoints_json(s), "thresholds", thresholds_json(s), "bytes_per_idle_user",
                      (json_int_t)bytes.total, "bytes_per_idle_user_parts",
                      memory_parts_json(&bytes));
+    if (summary != NULL && s->program != NULL &&
+        json_object_update_new(summary, json_pack("{s:o,s:o,s:o}", "journeys",
+                                                  journeys_json(s->program), "variables",
+                                                  variables_json(s->program), "feeders",
+                                                  feeders_json(s->program))) != 0) {
+        json_decref(summary);
+        return NULL;
+    }
+    return summary;
 }

@@ -19,12 +19,16 @@ typedef struct lc_idle_user_bytes_s {
     size_t libuv;     /* libuv's state for the open TCP handle outside the struct */
     size_t request;   /* the rendered request a templated task leaves in the user's buffer */
     size_t tls;       /* an idle TLS connection (https targets) */
-    /* Journeys add their per-user parts here (program counter and loop stack,
-     * variable slots, cookie jar, feeder row), and to total. */
+    size_t journey;   /* journeys: the user's state (position, loop and group frames) and its
+                       * session (variable slots, feeder rows), with malloc's overhead; the
+                       * values, cookies and rows it holds are data, not counted here */
     size_t total;
 } lc_idle_user_bytes_t;
 
 void lc_scenario_idle_user_bytes(const lc_scenario_t *s, lc_idle_user_bytes_t *out);
+/* The constants behind `journey`, for the unit test to hold against the worker's sizeofs. */
+size_t lc_scenario_journey_state_bytes(void);
+size_t lc_scenario_session_bytes(size_t n_vars, size_t n_feeders);
 
 /* The summary, a new reference (NULL when out of memory). Its keys are only
  * ever added to (README, "Validating a scenario"):
@@ -37,8 +41,10 @@ void lc_scenario_idle_user_bytes(const lc_scenario_t *s, lc_idle_user_bytes_t *o
  *   endpoints: [{name, method, path (the template, unrendered), weight}]
  *   thresholds: ["http_req_duration{endpoint:list} p(95)<500", …]
  *   bytes_per_idle_user: integer (lc_idle_user_bytes_t's total)
- *   bytes_per_idle_user_parts: {user, allocator, libuv, request, tls}
- * Journeys will add a "journeys" key. */
+ *   bytes_per_idle_user_parts: {user, allocator, libuv, request, tls, journey}
+ *   journeys (v2 only): [{name, weight, pacing_ms, requests}]
+ *   variables (v2 only): [names]
+ *   feeders (v2 only): [{name, rows, columns: [names], mode, order, on_exhausted}] */
 json_t *lc_scenario_summary(const lc_scenario_t *s);
 
 #endif

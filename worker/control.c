@@ -82,6 +82,7 @@ static void post_shares(worker_control_t *ctl, worker_run_t *r, enum worker_msg_
         m->run = r->id;
         m->plan = r->plan;
         m->users = engine_share(r->users, ctl->n_engines, i);
+        m->user_base = r->user_base;
         /* Both rates split like the users (the open model's user pool). */
         m->spawn_rate = r->users ? r->spawn_rate * m->users / r->users : 0;
         m->rate = r->users ? r->rate * m->users / r->users : 0;
@@ -304,9 +305,11 @@ static worker_run_t *new_run(worker_control_t *ctl, const worker_assign_t *a, wo
     r->seq = ctl->last_seq;
     r->generation = a->generation;
     r->users = a->users;
+    r->user_base = a->user_base;
     r->spawn_rate = a->spawn_rate > 0 ? a->spawn_rate : p->scenario.spawn_rate;
     r->rate = assigned_rate(a, &p->scenario);
     r->plan = p;
+    worker_plan_slice_feeds(p, a->user_base, a->users);
     r->assigned_ms = uv_now(ctl->loop);
     r->elapsed_ms = a->elapsed_ms;
     r->start_delay_ms = a->start_delay_ms;
@@ -327,6 +330,7 @@ static void restart_run(worker_control_t *ctl, worker_run_t *r)
     r->again = r->self_stopped = r->stop_early = false;
     r->generation = a->generation;
     r->users = a->users;
+    r->user_base = a->user_base;
     if (a->spawn_rate > 0)
         r->spawn_rate = a->spawn_rate;
     r->rate = assigned_rate(a, &r->plan->scenario);
@@ -370,6 +374,7 @@ static int rescale(worker_control_t *ctl, worker_run_t *r, const worker_assign_t
         return 0; /* a replay of what we run already */
     r->generation = a->generation;
     r->users = a->users;
+    r->user_base = a->user_base;
     if (a->spawn_rate > 0)
         r->spawn_rate = a->spawn_rate;
     r->rate = assigned_rate(a, &r->plan->scenario);

@@ -34,6 +34,7 @@ typedef struct worker_assign_s {
     size_t scenario_len;
     uint32_t start_delay_ms;
     uint64_t elapsed_ms;
+    uint64_t user_base;       /* ${user_id}s of this share follow it */
 } worker_assign_t;
 
 typedef struct worker_run_s {
@@ -42,6 +43,7 @@ typedef struct worker_run_s {
     uint64_t id;
     uint64_t generation;
     uint32_t users;           /* assigned (open model: the bound of the user pool) */
+    uint64_t user_base;       /* ${user_id}s of the current share follow it */
     double spawn_rate;        /* assigned */
     double rate;              /* open model: assigned requests/s (a share of arrival_rate) */
     enum worker_run_state state;

@@ -44,7 +44,7 @@ static uint32_t count_connections(const engine_run_t *r)
  * engines as users are dealt round-robin. */
 static uint64_t next_user_id(engine_run_t *r)
 {
-    return r->next_user++ * r->engine->n_engines + r->engine->index + 1;
+    return r->user_base + r->next_user++ * r->engine->n_engines + r->engine->index + 1;
 }
 
 /* Starts one closed-model user; false (logged) when it cannot start. */
@@ -246,6 +246,10 @@ void engine_run_user_idle(engine_run_t *r, worker_user_t *u)
 static void run_apply(engine_run_t *r, const worker_msg_t *m, bool first)
 {
     const lc_scenario_t *sc = &r->plan->scenario;
+    if (first || m->user_base != r->user_base) { /* a new share: its users number afresh */
+        r->user_base = m->user_base;
+        r->next_user = 0;
+    }
     if (r->open) {
         open_scale(r, m->users, m->rate, first);
     } else if (r->ramped) {

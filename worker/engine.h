@@ -32,6 +32,7 @@ typedef struct engine_run_s {
     uint32_t live;             /* users not yet freed */
     uint32_t target;           /* users this engine should run (open: the pool's bound) */
     uint64_t next_user;        /* users started so far, for user ids */
+    uint64_t user_base;        /* the share's ${user_id}s follow it (Assign.user_base) */
     double spawn_rate;         /* users/s for this engine; <= 0: all at once */
     uint64_t spawn_t0;         /* loop time spawning (re)started */
     uint32_t spawned;          /* users spawned since spawn_t0 */

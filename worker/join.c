@@ -159,7 +159,8 @@ static void on_assign(void *arg, const Lc__Assign *a)
                           .spawn_rate = a->spawn_rate, .rate = a->rate,
                           .scenario_json = a->scenario_json,
                           .scenario_len = a->scenario_json ? strlen(a->scenario_json) : 0,
-                          .start_delay_ms = a->start_delay_ms, .elapsed_ms = a->elapsed_ms};
+                          .start_delay_ms = a->start_delay_ms, .elapsed_ms = a->elapsed_ms,
+                          .user_base = a->user_base};
     if (worker_control_assign(&j->ctl, &wa, why, sizeof why) != 0) {
         lc_error("control", "msg=\"assignment refused\" run=%llu reason=\"%s\"",
                  (unsigned long long)a->run, why);

@@ -94,7 +94,10 @@ static bool take_row(worker_user_t *u, uint32_t f)
     uint32_t row;
     if (s == NULL)
         return false;
-    if (!worker_feed_next(u->run, f, &u->run->engine->rng, &row)) {
+    bool got = fd->mode == LC_FEED_PER_USER && fd->order != LC_FEED_RANDOM
+                   ? worker_feed_of_user(u->run, f, u->id, &row)
+                   : worker_feed_next(u->run, f, &u->run->engine->rng, &row);
+    if (!got) {
         if (fd->on_exhausted == LC_FEED_STOP_RUN)
             lc_warn("engine", "msg=\"feeder exhausted: the run's users stop\" run=%llu feeder=%s",
                     (unsigned long long)u->run->id, fd->name);

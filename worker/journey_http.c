@@ -464,7 +464,20 @@ bool worker_feed_next(engine_run_t *r, uint32_t f, uint64_t *rng, uint32_t *row)
     if (n >= feed->count && fd->on_exhausted != LC_FEED_WRAP)
         return false;
     uint32_t i = (uint32_t)(n % feed->count);
-    *row = feed->first + (feed->perm ? feed->perm[i] : i);
+    *row = feed->perm ? feed->perm[feed->first + i] : feed->first + i; /* a slice of the order */
+    return true;
+}
+
+bool worker_feed_of_user(engine_run_t *r, uint32_t f, uint64_t user_id, uint32_t *row)
+{
+    const worker_plan_t *pl = r->plan;
+    const lc_feeder_t *fd = &pl->program->feeders[f];
+    const worker_feed_t *feed = &pl->feeds[f];
+    uint64_t n = fd->table.n_rows, i = user_id > 0 ? user_id - 1 : 0;
+    if (n == 0 || (i >= n && fd->on_exhausted != LC_FEED_WRAP))
+        return false;
+    i %= n;
+    *row = feed->perm ? feed->perm[i] : (uint32_t)i;
     return true;
 }
 

@@ -24,6 +24,10 @@ bool worker_journey_fail(worker_user_t *u, uint8_t on_error);
  * the feeder's policy is not wrap. */
 bool worker_feed_next(engine_run_t *r, uint32_t f, uint64_t *rng, uint32_t *row);
 
+/* Per-user rows in sequential or shuffle order: user_id's own row (${user_id} is unique in
+ * the cluster, so no two users take one row); false past the end unless the policy wraps. */
+bool worker_feed_of_user(engine_run_t *r, uint32_t f, uint64_t user_id, uint32_t *row);
+
 /* Element at of the JSON array text list (and their count). 0 or LC_EINVAL. */
 int worker_json_element(const char *list, size_t len, uint32_t at, uint32_t *count,
                         lc_value_t *elem);

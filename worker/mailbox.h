@@ -29,6 +29,7 @@ typedef struct worker_msg_s {
     uint64_t run;
     const worker_plan_t *plan;
     uint32_t users;
+    uint64_t user_base;        /* the share's first ${user_id} - 1 (RUN_START, RUN_SCALE) */
     double spawn_rate;         /* closed model: this engine's users started per second */
     double rate;               /* open model: this engine's requests per second */
     uint32_t deadline_ms;

@@ -116,12 +116,42 @@ static int assign_endpoints(worker_plan_t *p)
     return 0;
 }
 
+/* FNV-1a of both names: a seed every worker computes alike. */
+static uint64_t seed_of(const char *a, const char *b)
+{
+    uint64_t h = 0xcbf29ce484222325ULL;
+    for (const char *s = a; *s != '\0'; s++)
+        h = (h ^ (unsigned char)*s) * 0x100000001b3ULL;
+    h = (h ^ '/') * 0x100000001b3ULL;
+    for (const char *s = b; *s != '\0'; s++)
+        h = (h ^ (unsigned char)*s) * 0x100000001b3ULL;
+    return h != 0 ? h : 1;
+}
+
+void worker_plan_slice_feeds(worker_plan_t *p, uint64_t user_base, uint32_t users)
+{
+    const lc_program_t *prog = p->program;
+    const lc_scenario_t *sc = &p->scenario;
+    uint64_t run_users = sc->arrival_rate > 0 ? sc->max_users : sc->users;
+    for (size_t f = 0; prog != NULL && run_users > 0 && f < prog->n_feeders; f++) {
+        const lc_feeder_t *fd = &prog->feeders[f];
+        if (fd->on_exhausted == LC_FEED_WRAP && fd->table.n_rows < run_users)
+            continue; /* rows repeat anyway: every worker walks them all */
+        uint64_t n = fd->table.n_rows, off = user_base % run_users;
+        uint64_t end = off + users > run_users ? run_users : off + users;
+        p->feeds[f].first = (uint32_t)(off * n / run_users);
+        p->feeds[f].count = (uint32_t)(end * n / run_users - off * n / run_users);
+    }
+}
+
 /* Every feeder's rows, whole until the master hands out slices (worker_plan_slice_feeds);
  * shuffle orders get their permutation once per run. */
 static int build_feeds(worker_plan_t *p)
 {
     const lc_program_t *prog = p->program;
-    uint64_t rng = 0x9E3779B97F4A7C15ULL ^ (uint64_t)(uintptr_t)p;
+    /* The same order on every worker (per-user rows are indexed by ${user_id}): seeded by
+     * the scenario's and the feeder's names. */
+    uint64_t rng = 0x9E3779B97F4A7C15ULL;
     p->feeds = calloc(prog->n_feeders ? prog->n_feeders : 1, sizeof *p->feeds);
     if (p->feeds == NULL)
         return LC_ENOMEM;
@@ -130,6 +160,7 @@ static int build_feeds(worker_plan_t *p)
         fd->count = (uint32_t)prog->feeders[f].table.n_rows;
         if (prog->feeders[f].order != LC_FEED_SHUFFLE)
             continue;
+        rng = seed_of(p->scenario.name, prog->feeders[f].name);
         if ((fd->perm = malloc(fd->count * sizeof *fd->perm)) == NULL)
             return LC_ENOMEM;
         for (uint32_t i = 0; i < fd->count; i++)

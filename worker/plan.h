@@ -73,6 +73,11 @@ typedef struct worker_plan_s {
 int worker_plan_build(worker_plan_t **out, lc_scenario_t *sc, char *errmsg, size_t errlen);
 void worker_plan_free(worker_plan_t *p);
 
+/* Per-iteration and fed rows: this worker takes the part of each feeder's rows its share
+ * of the run's users stands for (the share's users from user_base on), so two workers do
+ * not take one row in sequential order. Called before the engines start. */
+void worker_plan_slice_feeds(worker_plan_t *p, uint64_t user_base, uint32_t users);
+
 /* How many of the endpoints count requests (the rest are journeys' iterations and groups). */
 size_t worker_plan_requests(const worker_plan_t *p);
 

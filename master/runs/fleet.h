@@ -105,6 +105,7 @@ typedef struct fleet_assign_s {
     double spawn_rate, rate;   /* its part of the run's */
     const char *scenario_json;
     uint64_t elapsed_ms;       /* of the run, for its stages */
+    uint64_t user_base;        /* its users' ${user_id}s follow this */
 } fleet_assign_t;
 /* Also records the share for fleet_workers_json (users 0 forgets it). */
 int fleet_send_assign(fleet_t *f, const char *worker_id, const fleet_assign_t *a);

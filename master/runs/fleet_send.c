@@ -27,6 +27,7 @@ int fleet_send_assign(fleet_t *f, const char *worker_id, const fleet_assign_t *a
     as.rate = a->rate;
     as.scenario_json = (char *)a->scenario_json;
     as.elapsed_ms = a->elapsed_ms;
+    as.user_base = a->user_base;
     Lc__Envelope env = LC__ENVELOPE__INIT;
     env.msg_case = LC__ENVELOPE__MSG_ASSIGN;
     env.assign = &as;

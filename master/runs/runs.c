@@ -143,7 +143,8 @@ static assignment_t *add_asg(active_run_t *ar, const char *worker)
 /* users: this worker's users (closed model) or user pool (open model). The
  * spawn and arrival rates are split in the same proportion of what the run
  * asks, so a degraded run is the whole run scaled down. */
-static void send_assign(runs_t *r, active_run_t *ar, const char *worker, uint32_t users)
+static void send_assign(runs_t *r, active_run_t *ar, const char *worker, uint32_t users,
+                        uint64_t user_base)
 {
     double part = ar->requested ? (double)users / ar->requested : 0;
     uint64_t now = now_wall(r);
@@ -153,7 +154,8 @@ static void send_assign(runs_t *r, active_run_t *ar, const char *worker, uint32_
                          .spawn_rate = ar->sc.spawn_rate * part,
                          .rate = ar->sc.arrival_rate * part,
                          .scenario_json = ar->scenario_json,
-                         .elapsed_ms = now > ar->started_wall_ms ? now - ar->started_wall_ms : 0};
+                         .elapsed_ms = now > ar->started_wall_ms ? now - ar->started_wall_ms : 0,
+                         .user_base = user_base};
     r->io.send_assign(r->io.arg, worker, &as);
 }
 
@@ -359,6 +361,7 @@ static void move_users(runs_t *r, active_run_t *ar, const plan_io_t *io, const u
     assert(ar->started && !ar->stopping); /* only a running run has users to move */
     command_share_t *changed = malloc(io->nw * sizeof *changed);
     size_t n = 0;
+    uint64_t offset = 0; /* the generation's shares number their users one after another */
     for (size_t j = 0; j < io->nw; j++) {
         assignment_t *a = find_asg(ar, io->fw[j]->id);
         if ((a ? a->users : 0) == users[j])
@@ -368,7 +371,11 @@ static void move_users(runs_t *r, active_run_t *ar, const plan_io_t *io, const u
         if (n == 0)
             ar->generation++;
         a->users = users[j];
-        send_assign(r, ar, a->worker, users[j]);
+        /* Generation g's shares together hold at most the run's users: numbering them from
+         * (g - 1) * requested keeps every ${user_id} of the run unique, also across a new
+         * leader, which continues the generations. */
+        send_assign(r, ar, a->worker, users[j], (ar->generation - 1) * ar->requested + offset);
+        offset += users[j];
         /* The fleet's id, not a->worker: add_asg() may move the shares. */
         if (changed != NULL)
             changed[n] = (command_share_t){io->fw[j]->id, users[j]};

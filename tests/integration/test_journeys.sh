@@ -13,28 +13,41 @@ start_worker w2
 check "two workers connect" wait_until 15 workers_connected 2
 
 USERS=8
+rows=$(for i in $(seq 1 $USERS); do printf '{"user": "user%d", "password": "pw%d"},' "$i" "$i"; done)
 cat >"$WORK/journey.json" <<JSON
 {"name": "journeys", "target": "http://127.0.0.1:$TARGET_PORT", "duration": "4s",
  "users": $USERS, "spawn_rate": 100,
+ "feeders": {"acc": {"rows": [${rows%,}], "mode": "per_user", "on_exhausted": "stop_user"}},
  "journeys": [{"name": "buyer",
-   "on_start": [{"name": "login", "method": "POST", "path": "/login",
-                 "json": {"user": "u\${user_id}"}, "extract": {"code": {"status": true}}}],
+   "on_start": [{"name": "login", "method": "POST", "path": "/login?token_len=300",
+                 "json": {"user": "\${acc.user}", "password": "\${acc.password}"},
+                 "expect": {"status": [200]}, "extract": {"token": {"json": "$.token"}}},
+                {"name": "hello", "path": "/hello/\${acc.user}"}],
    "steps": [
+     {"name": "me", "path": "/me", "headers": {"Authorization": "Bearer \${token}"},
+      "expect": {"status": [200], "body_contains": "user"}},
      {"set": {"k": "\${rand(1,3)}"}},
-     {"if": "\${k} > 1", "then": [{"name": "big", "path": "/big"}],
-      "else": [{"name": "small", "path": "/small"}]},
-     {"repeat": 2, "steps": [{"name": "rep", "path": "/rep?c=\${code}"}]},
-     {"group": "checkout", "steps": [{"name": "pay", "method": "POST", "path": "/pay",
-                                      "form": {"amount": "\${k}"}}, {"think_ms": 20}]}],
+     {"name": "items", "path": "/items", "query": {"n": "\${k}"},
+      "extract": {"ids": {"json": "$.items[*].id", "pick": "all"},
+                  "count": {"json": "$.count"}}},
+     {"foreach": "\${ids}", "as": "id", "steps": [{"name": "item", "path": "/items/\${id}"}]},
+     {"if": "\${count} > 1", "then": [{"name": "chain", "path": "/redirect/2"}],
+      "else": [{"name": "short", "path": "/redirect/0"}]},
+     {"repeat": 2, "steps": [{"name": "echo", "path": "/echo?c=\${count}"}]},
+     {"group": "checkout", "steps": [
+       {"name": "cart", "method": "POST", "path": "/cart", "json": {"id": "\${count}"},
+        "expect": {"status": [201]}},
+       {"name": "pay", "method": "POST", "path": "/pay", "form": {"amount": "\${count}"}},
+       {"think_ms": 20}]}],
    "on_stop": [{"name": "logout", "method": "POST", "path": "/logout"}]}]}
 JSON
 
 # A variable no step sets: 400 naming the step, and no run.
-bad=$(jq '.journeys[0].steps[1].then[0].path = "/big/${nope}"' "$WORK/journey.json")
+bad=$(jq '.journeys[0].steps[0].path = "/me/${nope}"' "$WORK/journey.json")
 code=$(curl -s -o "$WORK/bad.json" -w '%{http_code}' --max-time 5 -X POST --data-binary "$bad" "$API/api/v1/runs")
 check "a journey using an unset variable gets 400" [ "$code" = 400 ]
 check "the error names the step and the variable" \
-    grep -q 'journeys\[0\].steps\[1\].then\[0\]: uses ${nope}' "$WORK/bad.json"
+    grep -q 'journeys\[0\].steps\[0\]: uses ${nope}' "$WORK/bad.json"
 check "no run was created" [ "$(curl -sf "$API/api/v1/runs" | jq '.runs | length')" = 0 ]
 
 set +e
@@ -50,15 +63,25 @@ ep() { jq -r --arg n "$1" '.endpoints[] | select(.name == $n) | .requests' "$WOR
 path_count() { target_requests ".by_path[\"$1\"] // 0"; }
 check "login ran once per user" [ "$(path_count /login)" = "$USERS" ]
 check "logout (on_stop) ran once per user" [ "$(path_count /logout)" = "$USERS" ]
-for step in login big small pay logout; do
+for step in login me items cart pay logout echo; do
     check "$step's count equals the target's" [ "$(ep "$step")" = "$(path_count "/$step")" ]
 done
-check "rep counted under its path" [ "$(ep rep)" = "$(path_count /rep)" ]
-check "rep ran twice per iteration" [ "$(ep rep)" = "$(( 2 * $(ep pay) ))" ]
-check "both branches of the if ran" [ "$(ep big)" -gt 0 -a "$(ep small)" -gt 0 ]
+check "foreach fetched each listed item" [ "$(ep item)" = "$(path_count /items/:id)" ]
+hops=$(( $(path_count /redirect/2) + $(path_count /redirect/1) + $(path_count /redirect/0) ))
+check "redirect hops are counted as requests of their step" [ "$(( $(ep chain) + $(ep short) ))" = "$hops" ]
+check "a chain of 2 redirects ends once per chain" \
+    [ "$(path_count /redirect/2)" = "$(path_count /redirect/1)" ]
+check "both branches of the if ran" [ "$(ep chain)" -gt 0 -a "$(ep short)" -gt 0 ]
+check "echo ran twice per iteration" [ "$(ep echo)" = "$(( 2 * $(ep pay) ))" ]
+check "the session cookie and the 300-byte token were accepted (no failures)" \
+    [ "$(jq '.totals.failures' "$WORK/run.json")" = 0 ]
 ours=$(jq '.totals.requests' "$WORK/run.json")
 check "request totals equal the target's count exactly" [ "$ours" = "$(target_requests)" ]
-check "no failures" [ "$(jq '.totals.failures' "$WORK/run.json")" = 0 ]
+# Per-user rows follow ${user_id}, unique in the cluster: each of the 8 rows was taken by
+# exactly one user of the two workers.
+for i in $(seq 1 $USERS); do
+    check "row user$i was used by exactly one user" [ "$(path_count /hello/user$i)" = 1 ]
+done
 iters=$(ep iteration:buyer)
 check "iterations are a series (ITERATION)" \
     jq -e '.endpoints[] | select(.name == "iteration:buyer" and .method == "ITERATION")' "$WORK/run.json"

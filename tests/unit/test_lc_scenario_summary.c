@@ -50,7 +50,7 @@ static void test_closed_model(void **state)
              "\"thresholds\":[\"http_req_failed rate<=0.01\","
              "\"http_req_duration{endpoint:list} p(95)<500\"],"
              "\"bytes_per_idle_user\":%zu,\"bytes_per_idle_user_parts\":{\"user\":%zu,"
-             "\"allocator\":%zu,\"libuv\":%zu,\"request\":256,\"tls\":0}}",
+             "\"allocator\":%zu,\"libuv\":%zu,\"request\":256,\"tls\":0,\"journey\":0}}",
              b.total, b.user, b.allocator, b.libuv);
     assert_string_equal(text, want);
     free(text);
@@ -127,6 +127,30 @@ static void test_user_struct_matches_the_worker(void **state)
     lc_scenario_free(&s);
 }
 
+/* The journey part's constants stand for the worker's structs. */
+static void test_journey_structs_match_the_worker(void **state)
+{
+    (void)state;
+    assert_int_equal(lc_scenario_journey_state_bytes(), sizeof(worker_journey_state_t));
+    assert_int_equal(lc_scenario_session_bytes(3, 1),
+                     sizeof(worker_session_t) + 3 * sizeof(worker_slot_t) + sizeof(uint32_t));
+    lc_scenario_t s;
+    parse("{\"name\":\"t\",\"target\":\"http://h\",\"duration\":10,\"journeys\":[{\"name\":\"j\","
+          "\"steps\":[{\"path\":\"/\",\"extract\":{\"tok\":{\"json\":\"$.t\"}}}]}]}", &s);
+    lc_idle_user_bytes_t b;
+    lc_scenario_idle_user_bytes(&s, &b);
+    assert_true(b.journey > 0);
+    /* Issue 14's goal: at most 2,048 B of ours per idle journey user, data aside. */
+    assert_true(b.total <= 2048);
+    json_t *sum = lc_scenario_summary(&s);
+    assert_non_null(sum);
+    assert_int_equal(json_array_size(json_object_get(sum, "journeys")), 1);
+    assert_string_equal(json_string_value(json_array_get(json_object_get(sum, "variables"), 0)),
+                        "tok");
+    json_decref(sum);
+    lc_scenario_free(&s);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -135,6 +159,7 @@ int main(void)
         cmocka_unit_test(test_tls_buffers_released_with_think_time),
         cmocka_unit_test(test_request_buffer_grows),
         cmocka_unit_test(test_user_struct_matches_the_worker),
+        cmocka_unit_test(test_journey_structs_match_the_worker),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
