@@ -48,7 +48,20 @@ static int no_memory(th_err_t *e)
     return lc_errf(e->buf, e->len, LC_ENOMEM, "thresholds: out of memory");
 }
 
-static const char *const metric_names[] = {"http_req_duration", "http_req_failed", "http_reqs"};
+static const char *const metric_names[] = {"http_req_duration", "http_req_failed", "http_reqs",
+                                           "iteration_duration", "group_duration"};
+
+bool lc_metric_is_duration(enum lc_metric m)
+{
+    return m == LC_METRIC_REQ_DURATION || m == LC_METRIC_ITER_DURATION ||
+           m == LC_METRIC_GROUP_DURATION;
+}
+
+const char *lc_metric_series_method(enum lc_metric m)
+{
+    return m == LC_METRIC_ITER_DURATION ? "ITERATION" : m == LC_METRIC_GROUP_DURATION ? "GROUP"
+                                                                                       : NULL;
+}
 
 const char *lc_metric_name(enum lc_metric m)
 {
@@ -79,6 +92,11 @@ static int parse_number(const char **s, double *out)
     return 0;
 }
 
+/* The metrics (a bit per enum lc_metric) whose values are durations. */
+#define DURATIONS                                                                          \
+    ((1u << LC_METRIC_REQ_DURATION) | (1u << LC_METRIC_ITER_DURATION) |                      \
+     (1u << LC_METRIC_GROUP_DURATION))
+
 /* The aggregation at *s, as allowed for metric. */
 static int parse_agg(const char **s, enum lc_metric metric, lc_threshold_t *t)
 {
@@ -86,9 +104,10 @@ static int parse_agg(const char **s, enum lc_metric metric, lc_threshold_t *t)
         const char *word;
         enum lc_agg agg;
         unsigned metrics; /* bit per enum lc_metric */
-    } aggs[] = {{"med", LC_AGG_MED, 1u}, {"avg", LC_AGG_AVG, 1u}, {"min", LC_AGG_MIN, 1u},
-                {"max", LC_AGG_MAX, 1u}, {"rate", LC_AGG_RATE, 6u}, {"count", LC_AGG_COUNT, 4u}};
-    if (metric == LC_METRIC_REQ_DURATION && strncmp(*s, "p(", 2) == 0) {
+    } aggs[] = {{"med", LC_AGG_MED, DURATIONS}, {"avg", LC_AGG_AVG, DURATIONS},
+                {"min", LC_AGG_MIN, DURATIONS}, {"max", LC_AGG_MAX, DURATIONS},
+                {"rate", LC_AGG_RATE, 6u}, {"count", LC_AGG_COUNT, 4u}};
+    if (lc_metric_is_duration(metric) && strncmp(*s, "p(", 2) == 0) {
         const char *p = skip_spaces(*s + 2);
         if (parse_number(&p, &t->pct) != 0 || t->pct <= 0 || t->pct > 100)
             return LC_EINVAL;
@@ -162,6 +181,8 @@ bool lc_threshold_observe(const lc_threshold_t *t, const lc_threshold_data_t *d,
     const lc_hist_t *h = d->hist;
     switch (t->metric) {
     case LC_METRIC_REQ_DURATION:
+    case LC_METRIC_ITER_DURATION:
+    case LC_METRIC_GROUP_DURATION:
         if (h->total == 0)
             return false;
         if (t->agg == LC_AGG_AVG)
@@ -200,11 +221,14 @@ json_t *lc_threshold_result_json(const lc_threshold_t *t, bool has_data, double 
                      "passed", passed, "abort_on_fail", t->abort_on_fail);
 }
 
+static const char *filter_tag(enum lc_metric m, const char **prefix);
+
 void lc_threshold_label(const lc_threshold_t *t, char *buf, size_t len)
 {
+    const char *prefix, *tag = filter_tag(t->metric, &prefix);
     if (t->endpoint != NULL)
-        snprintf(buf, len, "%s{endpoint:%s} %s", lc_metric_name(t->metric), t->endpoint,
-                 t->expression ? t->expression : "?");
+        snprintf(buf, len, "%s{%s:%s} %s", lc_metric_name(t->metric), tag,
+                 t->endpoint + strlen(prefix), t->expression ? t->expression : "?");
     else
         snprintf(buf, len, "%s %s", lc_metric_name(t->metric), t->expression ? t->expression : "?");
 }
@@ -228,9 +252,21 @@ static char *trimmed_dup(const char *from, const char *to)
 }
 
 /* The task name of a "{endpoint:NAME}" filter (braces included in [open, end)). */
-static int parse_filter(th_err_t *e, const char *path, const char *open, const char *end,
-                        const char *const *names, size_t n_names, char **endpoint)
+/* The filter's tag for metric ("endpoint", "journey", "group") and the prefix the series
+ * name takes. */
+static const char *filter_tag(enum lc_metric m, const char **prefix)
 {
+    *prefix = m == LC_METRIC_ITER_DURATION ? "iteration:" : m == LC_METRIC_GROUP_DURATION ? "group:"
+                                                                                          : "";
+    return m == LC_METRIC_ITER_DURATION ? "journey" : m == LC_METRIC_GROUP_DURATION ? "group"
+                                                                                    : "endpoint";
+}
+
+static int parse_filter(th_err_t *e, const char *path, const char *open, const char *end,
+                        enum lc_metric metric, const char *const *names, size_t n_names,
+                        char **endpoint)
+{
+    const char *prefix, *want = filter_tag(metric, &prefix);
     const char *colon = memchr(open, ':', (size_t)(end - open));
     if (end - open < 2 || end[-1] != '}' || colon == NULL)
         return fail_at(e, path, "%s", EXPECT_FILTER);
@@ -239,15 +275,26 @@ static int parse_filter(th_err_t *e, const char *path, const char *open, const c
         free(tag);
         return no_memory(e);
     }
-    bool tag_ok = strcmp(tag, "endpoint") == 0 || strcmp(tag, "name") == 0;
+    bool tag_ok = strcmp(tag, want) == 0 || (want[0] == 'e' && strcmp(tag, "name") == 0);
     free(tag);
     if (!tag_ok)
-        return fail_at(e, path, "%s", EXPECT_FILTER);
+        return want[0] == 'e' ? fail_at(e, path, "%s", EXPECT_FILTER)
+                              : fail_at(e, path, "expected {%s:NAME}", want);
+    size_t len = strlen(prefix) + strlen(*endpoint) + 1;
+    char *series = malloc(len);
+    if (series == NULL)
+        return no_memory(e);
+    snprintf(series, len, "%s%s", prefix, *endpoint);
+    free(*endpoint);
+    *endpoint = series;
     for (size_t i = 0; i < n_names; i++)
         if (strcmp(names[i], *endpoint) == 0)
             return 0;
-    return fail_at(e, path, "no task named \"%.*s\" (the filter must name one of the tasks)",
-                   KEY_SHOW_MAX, *endpoint);
+    if (want[0] == 'e')
+        return fail_at(e, path, "no task named \"%.*s\" (the filter must name one of the tasks, "
+                       "or of the journeys' requests)", KEY_SHOW_MAX, *endpoint);
+    return fail_at(e, path, "no %s named \"%.*s\" (the filter must name one of the scenario's)",
+                   want, KEY_SHOW_MAX, *endpoint + strlen(prefix));
 }
 
 /* Splits key into its metric and optional endpoint (malloc'd, NULL for none). */
@@ -260,12 +307,14 @@ static int parse_key(th_err_t *e, const char *key, const char *path, const char 
     for (size_t m = 0; m < sizeof metric_names / sizeof metric_names[0]; m++) {
         if (strlen(metric_names[m]) == len && strncmp(key, metric_names[m], len) == 0) {
             *metric = (enum lc_metric)m;
-            return brace ? parse_filter(e, path, brace, key + strlen(key), names, n_names, endpoint)
+            return brace ? parse_filter(e, path, brace, key + strlen(key), *metric, names, n_names,
+                                        endpoint)
                          : 0;
         }
     }
     return fail_at(e, path, "unknown metric or field; expected http_req_duration, "
-                   "http_req_failed or http_reqs (optionally with {endpoint:NAME}), or p95_ms, "
+                   "http_req_failed or http_reqs (optionally with {endpoint:NAME}), "
+                   "iteration_duration{journey:NAME}, group_duration{group:NAME}, or p95_ms, "
                    "error_rate, abort_on_fail");
 }
 
@@ -365,7 +414,7 @@ static int parse_element(th_err_t *e, const json_t *v, const char *path, const c
 
 static const char *expect_of(enum lc_metric m)
 {
-    return m == LC_METRIC_REQ_DURATION ? EXPECT_DURATION
+    return lc_metric_is_duration(m) ? EXPECT_DURATION
            : m == LC_METRIC_REQ_FAILED ? EXPECT_FAILED
                                        : EXPECT_REQS;
 }
@@ -422,7 +471,7 @@ static int count_thresholds(th_err_t *e, const json_t *obj, const char *const *n
             return rv;
         if (!json_is_array(v))
             return fail_at(e, path, "expected an array of expressions like [\"%s\"]",
-                           metric == LC_METRIC_REQ_DURATION ? "p(95)<500"
+                           lc_metric_is_duration(metric) ? "p(95)<500"
                            : metric == LC_METRIC_REQ_FAILED ? "rate<0.01"
                                                             : "rate>100");
         *total += json_array_size(v);

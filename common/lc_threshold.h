@@ -17,7 +17,10 @@
 enum lc_metric {
     LC_METRIC_REQ_DURATION, /* latency in ms: p(N), med, avg, min, max */
     LC_METRIC_REQ_FAILED,   /* share of failed requests: rate */
-    LC_METRIC_REQS          /* requests: count, rate (per second over the run) */
+    LC_METRIC_REQS,         /* requests: count, rate (per second over the run) */
+    LC_METRIC_ITER_DURATION, /* journeys: an iteration's duration in ms, as REQ_DURATION;
+                              * {journey:NAME} or every journey's */
+    LC_METRIC_GROUP_DURATION /* journeys: a group's duration in ms; {group:NAME} or all */
 };
 
 enum lc_agg {
@@ -28,7 +31,9 @@ enum lc_cmp { LC_CMP_LT, LC_CMP_LE, LC_CMP_GT, LC_CMP_GE, LC_CMP_EQ, LC_CMP_NE }
 
 typedef struct lc_threshold_s {
     enum lc_metric metric;
-    char *endpoint;        /* a task name; NULL: every request of the run */
+    char *endpoint;        /* the series: a task or request name, "iteration:<journey>" or
+                            * "group:<name>"; NULL: every request (or iteration, or group,
+                            * by metric) of the run */
     enum lc_agg agg;
     double pct;            /* LC_AGG_PCT: the percentile, 0 < pct <= 100 */
     enum lc_cmp op;
@@ -72,7 +77,13 @@ json_t *lc_threshold_result_json(const lc_threshold_t *t, bool has_data, double 
 /* True when observed satisfies the threshold's comparison. */
 bool lc_threshold_holds(const lc_threshold_t *t, double observed);
 
-/* "http_req_duration", "http_req_failed" or "http_reqs". */
+/* Whether m is a duration (p(N), med, avg, min, max in ms). */
+bool lc_metric_is_duration(enum lc_metric m);
+/* The series method an unfiltered threshold of m sums ("ITERATION", "GROUP"), or NULL for
+ * the requests. */
+const char *lc_metric_series_method(enum lc_metric m);
+
+/* "http_req_duration", "http_req_failed", "http_reqs", "iteration_duration", …. */
 const char *lc_metric_name(enum lc_metric m);
 
 /* Writes "http_req_duration{endpoint:list} p(95)<500" into buf. */

@@ -8,10 +8,32 @@
 
 #include "lc_threshold.h"
 
-/* The counters a threshold looks at: one endpoint's, or the whole run's in *total. */
-static const worker_ep_stats_t *scope_of(const worker_run_t *r, const char *endpoint,
-                                         const worker_ep_stats_t *total)
+/* Every series of method (iterations or groups) summed into *out. */
+static const worker_ep_stats_t *series_sum(const worker_run_t *r, const char *method,
+                                           worker_ep_stats_t *out)
 {
+    memset(out, 0, sizeof *out);
+    lc_hist_init(&out->hist);
+    for (size_t i = 0; i < r->plan->n_endpoints && i < r->acc->n; i++) {
+        const worker_ep_stats_t *e = &r->acc->ep[i];
+        if (strcmp(r->plan->endpoints[i].method, method) != 0)
+            continue;
+        out->count += e->count;
+        out->failures += e->failures;
+        lc_hist_merge(&out->hist, &e->hist);
+    }
+    return out;
+}
+
+/* The counters a threshold looks at: one series', the requests' in *total, or (unfiltered
+ * iteration or group durations) every such series' summed into *scratch. */
+static const worker_ep_stats_t *scope_of(const worker_run_t *r, const lc_threshold_t *t,
+                                         const worker_ep_stats_t *total,
+                                         worker_ep_stats_t *scratch)
+{
+    const char *endpoint = t->endpoint;
+    if (endpoint == NULL && lc_metric_series_method(t->metric) != NULL)
+        return series_sum(r, lc_metric_series_method(t->metric), scratch);
     if (endpoint == NULL)
         return total;
     for (size_t i = 0; i < r->plan->n_endpoints && i < r->acc->n; i++)
@@ -25,7 +47,7 @@ json_t *local_verdict(const worker_run_t *r, double secs, bool *passed)
 {
     const lc_scenario_t *sc = &r->plan->scenario;
     json_t *results = json_array();
-    worker_ep_stats_t *total = malloc(sizeof *total);
+    worker_ep_stats_t *total = malloc(2 * sizeof *total); /* the requests', then scratch */
     *passed = true;
     if (results == NULL || total == NULL) {
         free(total);
@@ -35,7 +57,7 @@ json_t *local_verdict(const worker_run_t *r, double secs, bool *passed)
     worker_stats_total(r->acc, worker_plan_requests(r->plan), total);
     for (size_t i = 0; i < sc->n_thresholds; i++) {
         const lc_threshold_t *t = &sc->thresholds[i];
-        const worker_ep_stats_t *e = scope_of(r, t->endpoint, total);
+        const worker_ep_stats_t *e = scope_of(r, t, total, total + 1);
         double observed = 0;
         bool has_data = false;
         if (e != NULL) {

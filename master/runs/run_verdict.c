@@ -14,6 +14,7 @@
 /* The totals of the whole run (endpoint NULL) or of one endpoint, loaded once per evaluation. */
 typedef struct scope_s {
     const char *endpoint;
+    const char *method;   /* with endpoint NULL: the series method summed (NULL: requests) */
     uint64_t count, failures;
     lc_hist_t *hist;
 } scope_t;
@@ -46,20 +47,23 @@ static bool same_endpoint(const char *a, const char *b)
     return a == NULL ? b == NULL : b != NULL && strcmp(a, b) == 0;
 }
 
-/* The scope of endpoint, read from the store the first time; NULL when that fails. */
-static scope_t *scope_of(eval_t *ev, const char *endpoint)
+/* The scope of endpoint (or of every series of method), read from the store the first
+ * time; NULL when that fails. */
+static scope_t *scope_of(eval_t *ev, const char *endpoint, const char *method)
 {
     for (size_t i = 0; i < ev->n_scopes; i++)
-        if (same_endpoint(ev->scopes[i].endpoint, endpoint))
+        if (same_endpoint(ev->scopes[i].endpoint, endpoint) &&
+            same_endpoint(ev->scopes[i].method, method))
             return &ev->scopes[i];
     if (ev->n_scopes == sizeof ev->scopes / sizeof ev->scopes[0])
         return NULL;
     scope_t *sc = &ev->scopes[ev->n_scopes];
     sc->endpoint = endpoint;
+    sc->method = method;
     if ((sc->hist = malloc(sizeof *sc->hist)) == NULL)
         return NULL;
     lc_hist_init(sc->hist);
-    if (store_threshold_totals(ev->store, ev->run, endpoint, &sc->count, &sc->failures,
+    if (store_threshold_totals(ev->store, ev->run, endpoint, method, &sc->count, &sc->failures,
                                sc->hist) != 0) {
         free(sc->hist);
         return NULL;
@@ -71,7 +75,7 @@ static scope_t *scope_of(eval_t *ev, const char *endpoint)
 /* The value the threshold's aggregation observes; false when there is no data for it. */
 static bool observe(eval_t *ev, const lc_threshold_t *t, double *out)
 {
-    scope_t *sc = scope_of(ev, t->endpoint);
+    scope_t *sc = scope_of(ev, t->endpoint, t->endpoint ? NULL : lc_metric_series_method(t->metric));
     if (sc == NULL)
         return false;
     lc_threshold_data_t d = {sc->count, sc->failures, sc->hist, ev->elapsed_s};

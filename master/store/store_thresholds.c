@@ -4,18 +4,21 @@
 #include "lc_err.h"
 #include "store_internal.h"
 
-int store_threshold_totals(store_t *s, uint64_t run, const char *endpoint, uint64_t *count,
-                           uint64_t *failures, lc_hist_t *h)
+int store_threshold_totals(store_t *s, uint64_t run, const char *endpoint, const char *method,
+                           uint64_t *count, uint64_t *failures, lc_hist_t *h)
 {
     *count = *failures = 0;
     sqlite3_stmt *st = store_prepare(s, "SELECT count, failures, hist FROM run_endpoints"
                                         " WHERE run = ?1 AND (?2 IS NULL OR endpoint = ?2)"
-                                        " AND (?2 IS NOT NULL OR " STORE_REQUESTS_ONLY ")");
+                                        " AND (?2 IS NOT NULL OR (?3 IS NULL AND "
+                                        STORE_REQUESTS_ONLY ") OR method = ?3)");
     if (st == NULL)
         return LC_EIO;
     sqlite3_bind_int64(st, 1, (sqlite3_int64)run);
     if (endpoint != NULL)
         sqlite3_bind_text(st, 2, endpoint, -1, SQLITE_STATIC);
+    if (method != NULL)
+        sqlite3_bind_text(st, 3, method, -1, SQLITE_STATIC);
     int rc;
     while ((rc = sqlite3_step(st)) == SQLITE_ROW) {
         *count += (uint64_t)sqlite3_column_int64(st, 0);

@@ -16,11 +16,12 @@
     "CREATE TABLE IF NOT EXISTS run_summaries(run INTEGER PRIMARY KEY,"                            \
     " summary_json TEXT NOT NULL);"
 
-/* Sums run's per-endpoint totals, of every endpoint (endpoint NULL) or of the
- * one named: OUT: *count, *failures; the latency histograms (µs) are merged
- * into h. Returns 0 (zeros when there is nothing yet) or LC_EIO. */
-int store_threshold_totals(store_t *s, uint64_t run, const char *endpoint, uint64_t *count,
-                           uint64_t *failures, lc_hist_t *h);
+/* Sums run's per-endpoint totals, of the series named endpoint, or (endpoint NULL) of
+ * every series with that method ("ITERATION", "GROUP"), or of every request series (both
+ * NULL): OUT: *count, *failures; the histograms (µs) are merged into h. Returns 0 (zeros
+ * when there is nothing yet) or LC_EIO. */
+int store_threshold_totals(store_t *s, uint64_t run, const char *endpoint, const char *method,
+                           uint64_t *count, uint64_t *failures, lc_hist_t *h);
 
 /* For store.c's apply of RunFinished (inside its transaction): keeps
  * c->summary_json with the run when it is not empty. Returns 0 or LC_EIO. */

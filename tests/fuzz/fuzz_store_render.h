@@ -137,7 +137,7 @@ static void fuzz_render_run(store_t *s, uint64_t id)
     uint64_t count, failures;
     lc_hist_t h;
     lc_hist_init(&h);
-    store_threshold_totals(s, id, NULL, &count, &failures, &h);
+    store_threshold_totals(s, id, NULL, NULL, &count, &failures, &h);
 }
 
 /* Every view of the store; aborts when a listed run does not render. */

@@ -39,7 +39,10 @@ cat >"$WORK/journey.json" <<JSON
         "expect": {"status": [201]}},
        {"name": "pay", "method": "POST", "path": "/pay", "form": {"amount": "\${count}"}},
        {"think_ms": 20}]}],
-   "on_stop": [{"name": "logout", "method": "POST", "path": "/logout"}]}]}
+   "on_stop": [{"name": "logout", "method": "POST", "path": "/logout"}]}],
+ "thresholds": {"iteration_duration": ["p(95)<10000"],
+                "group_duration{group:checkout}": ["min>=19", "p(50)<5000"],
+                "http_req_duration{endpoint:pay}": ["p(99)<5000"]}}
 JSON
 
 # A variable no step sets: 400 naming the step, and no run.
@@ -91,6 +94,10 @@ check "iterations equal the pays that completed them (within users)" \
 # under 20 ms of wall time: 19 ms is the floor.
 check "group_duration of checkout spans its think time" \
     jq -e '.endpoints[] | select(.name == "group:checkout") | .latency_ms.min >= 19 and .latency_ms.p50 >= 20' "$WORK/run.json"
+check "the run's thresholds on iterations, groups and a step passed" \
+    jq -e '(.thresholds | length) == 4 and all(.thresholds[]; .passed and .observed != null)' "$WORK/run.json"
+check "the group threshold observed the group's shortest duration" \
+    jq -e '.thresholds[] | select(.metric == "group_duration" and .expression == "min>=19") | .observed >= 19' "$WORK/run.json"
 curl -sf "$API/metrics" >"$WORK/metrics.txt"
 metric_sum=$(awk -v run="run=\"$id\"" '/^loadcluster_requests_total/ && index($0, run) { s += $NF } END { print s + 0 }' "$WORK/metrics.txt")
 check "/metrics requests equal the run's requests" [ "$metric_sum" = "$ours" ]

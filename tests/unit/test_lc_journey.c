@@ -243,12 +243,46 @@ static void test_bad_journeys(void **state)
     expect_error(deep, "more than 8 loops and groups nested");
 }
 
+static void test_journey_thresholds(void **state)
+{
+    (void)state;
+    lc_scenario_t s;
+    ok("'journeys':[{'name':'buyer','steps':[{'group':'checkout','steps':[{'name':'pay',"
+       "'path':'/pay'}]}]}],'thresholds':{'iteration_duration':['p(95)<2000'],"
+       "'iteration_duration{journey:buyer}':['avg<1000'],"
+       "'group_duration{group:checkout}':['max<500'],'http_req_duration{endpoint:pay}':["
+       "'p(99)<300']}",
+       &s);
+    assert_int_equal(s.n_thresholds, 4);
+    const lc_threshold_t *t = s.thresholds;
+    assert_int_equal(t[0].metric, LC_METRIC_ITER_DURATION);
+    assert_null(t[0].endpoint); /* every journey's iterations */
+    assert_string_equal(lc_metric_series_method(t[0].metric), LC_SERIES_ITERATION);
+    assert_string_equal(t[1].endpoint, "iteration:buyer");
+    assert_int_equal(t[2].metric, LC_METRIC_GROUP_DURATION);
+    assert_string_equal(t[2].endpoint, "group:checkout");
+    assert_string_equal(t[3].endpoint, "pay");
+    char label[128];
+    lc_threshold_label(&t[2], label, sizeof label);
+    assert_string_equal(label, "group_duration{group:checkout} max<500");
+    lc_scenario_free(&s);
+    expect_error("'journeys':[{'name':'a','steps':[{'path':'/'}]}],"
+                 "'thresholds':{'group_duration{group:nope}':['max<1']}",
+                 "no group named \"nope\"");
+    expect_error("'journeys':[{'name':'a','steps':[{'path':'/'}]}],"
+                 "'thresholds':{'iteration_duration{endpoint:a}':['max<1']}",
+                 "expected {journey:NAME}");
+    expect_error("'journeys':[{'name':'a','steps':[{'path':'/'}]}],"
+                 "'thresholds':{'iteration_duration':['rate<1']}", "iteration_duration");
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_sections_and_series), cmocka_unit_test(test_control_flow_jumps),
         cmocka_unit_test(test_bodies_and_extracts), cmocka_unit_test(test_tasks_become_journeys),
         cmocka_unit_test(test_dataflow),            cmocka_unit_test(test_bad_journeys),
+        cmocka_unit_test(test_journey_thresholds),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
