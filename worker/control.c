@@ -424,6 +424,7 @@ int worker_control_assign(worker_control_t *ctl, const worker_assign_t *a, char 
         snprintf(errmsg, errlen, "scenario.json: %s", why);
         return rv;
     }
+    p->trace = ctl->trace;
     if ((r = new_run(ctl, a, p)) == NULL) {
         worker_plan_free(p);
         return lc_errf(errmsg, errlen, LC_ENOMEM, "out of memory");

@@ -113,6 +113,7 @@ struct worker_control_s {
     uint8_t handles;
     bool closing;
     void (*closed_cb)(worker_control_t *ctl);
+    worker_trace_t *trace;    /* --local --trace: every run's plan traces its journeys */
 };
 
 

@@ -46,6 +46,10 @@ void worker_journey_free(worker_user_t *u)
 {
     if (u->js == NULL)
         return;
+    if (u->run->plan->trace != NULL) {
+        worker_trace_note(u->run->plan->trace, "user %llu ended", (unsigned long long)u->id);
+        atomic_store(&u->run->plan->trace->done, true);
+    }
     worker_session_free(u->js->session);
     free(u->js->location);
     free(u->js);
@@ -298,6 +302,10 @@ static bool begin(worker_user_t *u)
         worker_journey_wind_down(u);
         return false;
     }
+    if (u->run->plan->trace != NULL)
+        worker_trace_note(u->run->plan->trace, "user %llu, journey %s: %s",
+                          (unsigned long long)u->id, prog_of(u)->journeys[js->journey].name,
+                          js->section == WORKER_SECTION_START ? "on_start" : "iteration");
     return true;
 }
 
@@ -310,6 +318,16 @@ static void end_iteration(worker_user_t *u, bool ok)
     if (js->section == WORKER_SECTION_STEPS) {
         record_timer(u, j->timer, ok, took_ms * 1000u);
         u->iteration++;
+    }
+    if (u->run->plan->trace != NULL) {
+        worker_trace_note(u->run->plan->trace, "%s %s in %llu ms",
+                          js->section == WORKER_SECTION_STEPS ? "iteration" : "on_start",
+                          ok ? "done" : "failed", (unsigned long long)took_ms);
+        if (js->section == WORKER_SECTION_STEPS || !ok) { /* a dry run: one iteration */
+            js->section = WORKER_SECTION_STEPS;
+            worker_journey_wind_down(u);
+            return;
+        }
     }
     /* A failed on_start runs again next time: the steps need what it sets up. */
     js->section = js->section == WORKER_SECTION_START && !ok ? WORKER_SECTION_START
@@ -367,6 +385,8 @@ void worker_journey_wind_down(worker_user_t *u)
         worker_user_finish(u);
         return;
     }
+    if (u->run->plan->trace != NULL)
+        worker_trace_note(u->run->plan->trace, "on_stop");
     js->section = WORKER_SECTION_STOP;
     js->pc = j->on_stop;
     js->depth = 0;
@@ -443,6 +463,9 @@ static bool run_op(worker_user_t *u)
         return true;
     /* A template or condition could not be evaluated (an unset variable, a bad count): a
      * template error on the journey's iteration series. */
+    if (u->run->plan->trace != NULL)
+        worker_trace_note(u->run->plan->trace, "step %u: a template or condition could not be "
+                          "evaluated (an unset variable?): template error", js->pc);
     worker_stats_error(u->run->stats, u->run->plan->first_timer + p->journeys[js->journey].timer,
                        WORKER_ERR_TEMPLATE);
     return worker_journey_fail(u, p->journeys[js->journey].on_error);

@@ -214,6 +214,10 @@ static void send_now(worker_user_t *u)
     int rv = render_request(u, r);
     if (rv != 0) {
         /* Nothing was sent: a template error (or out of memory) on the step's endpoint. */
+        if (u->run->plan->trace != NULL)
+            worker_trace_note(u->run->plan->trace, "%s: cannot render the request (an unset "
+                              "variable, a CR or LF in a header, a space in the path): template "
+                              "error", r->path_json);
         worker_stats_error(u->run->stats, r->endpoint,
                            rv == LC_ENOMEM ? WORKER_ERR_ABORTED : WORKER_ERR_TEMPLATE);
         lc_buf_free(&u->req);
@@ -223,6 +227,8 @@ static void send_now(worker_user_t *u)
             worker_user_wait(u, 0);
         return;
     }
+    if (u->run->plan->trace != NULL)
+        worker_trace_request(u->run->plan->trace, u->req.data, u->req.len, u->js->hops);
     worker_conn_want_headers(&u->conn, &u->run->plan->jreqs[u->js->req].want);
     worker_user_connect(u);
 }
@@ -324,6 +330,8 @@ static int follow(worker_user_t *u, const lc_jreq_t *r, const worker_conn_result
     if (!find_header(res, "location", &loc, &len) || !same_origin_target(u, loc, len, &target))
         return WORKER_ERR_REDIRECT;
     worker_stats_record(u->run->stats, r->endpoint, WORKER_KIND_OK, res->latency_us, res->bytes);
+    if (u->run->plan->trace != NULL)
+        worker_trace_response(u->run->plan->trace, res->status, res->latency_us, res->bytes, NULL);
     worker_conn_release(&u->conn);
     free(js->location);
     js->location = target;
@@ -381,6 +389,16 @@ static int extract_one(worker_user_t *u, const lc_jextract_t *e, const worker_co
     }
 }
 
+static void trace_value(worker_user_t *u, uint32_t slot, bool found)
+{
+    lc_value_t v = {0};
+    char name[160];
+    found = found && worker_session_get(u->js->session, prog_of(u), slot, &v);
+    worker_trace_value(u->run->plan->trace, lc_program_slot_name(prog_of(u), slot, name,
+                                                                 sizeof name),
+                       &v, found);
+}
+
 /* Every extract of r; WORKER_ERR_EXTRACT when a required one missed. */
 static int extract_all(worker_user_t *u, const lc_jreq_t *r, const worker_conn_result_t *res)
 {
@@ -395,6 +413,8 @@ static int extract_all(worker_user_t *u, const lc_jreq_t *r, const worker_conn_r
         if (rv == 0)
             rv = worker_session_set(s, e->slot, scratch->data ? scratch->data : "", scratch->len,
                                     type);
+        if (u->run->plan->trace != NULL)
+            trace_value(u, e->slot, rv == 0 || e->has_default);
         else if (e->has_default && s != NULL)
             rv = worker_session_set(s, e->slot, e->default_value, e->default_len, e->default_type);
         if (rv != 0 && (e->required || rv == LC_ENOMEM))
@@ -425,9 +445,21 @@ void worker_journey_done(worker_user_t *u, const worker_conn_result_t *res)
         if (kind == WORKER_KIND_OK)
             return;
     } else if (kind == WORKER_KIND_OK) {
+        if (u->run->plan->trace != NULL) /* the answer first, then what was taken from it */
+            worker_trace_response(u->run->plan->trace, res->status, res->latency_us, res->bytes,
+                                  NULL);
         kind = outcome(u, r, res);
+        if (u->run->plan->trace != NULL && kind != WORKER_KIND_OK)
+            worker_trace_note(u->run->plan->trace, "%s: error %s", r->path_json,
+                              worker_err_kind_name(kind));
     }
     worker_stats_record(u->run->stats, r->endpoint, kind, res->latency_us, res->bytes);
+    if (u->run->plan->trace != NULL && res->kind != WORKER_KIND_OK)
+        worker_trace_response(u->run->plan->trace, 0, res->latency_us, res->bytes,
+                              worker_err_kind_name(kind));
+    else if (u->run->plan->trace != NULL && res->kind == WORKER_KIND_OK && kind == WORKER_ERR_REDIRECT)
+        worker_trace_response(u->run->plan->trace, res->status, res->latency_us, res->bytes,
+                              worker_err_kind_name(kind));
     worker_conn_release(&u->conn);
     lc_buf_free(&u->req);
     free(js->location);

@@ -36,6 +36,8 @@ typedef struct local_s {
     uint64_t duration_ms;
     int exit_code;
     bool ended;
+    worker_trace_t trace;    /* --trace */
+    uv_timer_t trace_timer;  /* --trace: looks for the traced user's end */
 } local_t;
 
 static json_t *latency_json(const lc_hist_t *h)
@@ -142,6 +144,7 @@ static void end(local_t *lc)
         return;
     lc->ended = true;
     uv_close((uv_handle_t *)&lc->duration_timer, NULL);
+    uv_close((uv_handle_t *)&lc->trace_timer, NULL);
     uv_close((uv_handle_t *)&lc->sigint, NULL);
     uv_close((uv_handle_t *)&lc->sigterm, NULL);
     worker_control_close(&lc->ctl, on_closed);
@@ -206,6 +209,16 @@ static void on_started(void *arg, worker_run_t *r)
     uv_timer_start(&lc->duration_timer, on_duration, lc->duration_ms, 0);
 }
 
+/* --trace: the one user ended (its on_stop too): the dry run is over. */
+static void on_trace_tick(uv_timer_t *t)
+{
+    local_t *lc = t->data;
+    if (!atomic_load(&lc->trace.done))
+        return;
+    uv_timer_stop(t);
+    worker_control_stop_all(&lc->ctl, UINT32_MAX);
+}
+
 static void on_signal(uv_signal_t *s, int signum)
 {
     local_t *lc = s->data;
@@ -221,7 +234,8 @@ static const worker_control_hooks_t local_hooks = {
 };
 
 /* Reads and validates the scenario: 0, or the exit code after printing why. */
-static int load_scenario(const char *path, char **json, size_t *len, lc_scenario_t *sc)
+static int load_scenario(const char *path, bool trace, char **json, size_t *len,
+                         lc_scenario_t *sc)
 {
     char why[600];
     if (lc_file_read(path, LC_SCENARIO_MAX_BYTES, json, len, why, sizeof why) != 0) {
@@ -233,14 +247,28 @@ static int load_scenario(const char *path, char **json, size_t *len, lc_scenario
         free(*json);
         return 2;
     }
+    if (trace && sc->program == NULL) {
+        fprintf(stderr, "loadworker: %s: --trace follows journeys; this scenario has only tasks "
+                        "(put them in \"journeys\", or add one)\n", path);
+        lc_scenario_free(sc);
+        free(*json);
+        return 2;
+    }
     return 0;
 }
 
 static int start(local_t *lc, const char *json, size_t len, const lc_scenario_t *sc)
 {
     char why[600];
-    int rv = worker_control_init(&lc->ctl, &lc->loop, lc->opts->threads, false, "local",
-                                 &local_hooks, lc);
+    int rv = worker_control_init(&lc->ctl, &lc->loop, lc->opts->trace ? 1 : lc->opts->threads,
+                                 false, "local", &local_hooks, lc);
+    uv_timer_init(&lc->loop, &lc->trace_timer);
+    lc->trace_timer.data = lc;
+    if (rv == 0 && lc->opts->trace) {
+        worker_trace_init(&lc->trace, stdout);
+        lc->ctl.trace = &lc->trace;
+        uv_timer_start(&lc->trace_timer, on_trace_tick, 20, 20);
+    }
     uv_timer_init(&lc->loop, &lc->duration_timer);
     lc->duration_timer.data = lc;
     uv_signal_init(&lc->loop, &lc->sigint);
@@ -253,8 +281,9 @@ static int start(local_t *lc, const char *json, size_t len, const lc_scenario_t 
         return 1;
     }
     /* The whole scenario: in the open model, all of max_users and arrival_rate. */
+    uint32_t users = sc->arrival_rate > 0 ? sc->max_users : sc->users;
     worker_assign_t a = {.run = 1, .generation = 1,
-                         .users = sc->arrival_rate > 0 ? sc->max_users : sc->users,
+                         .users = lc->opts->trace ? 1 : users,
                          .spawn_rate = sc->spawn_rate, .rate = sc->arrival_rate,
                          .scenario_json = json, .scenario_len = len};
     if (worker_control_assign(&lc->ctl, &a, why, sizeof why) != 0) {
@@ -270,7 +299,7 @@ int worker_local_main(const worker_opts_t *o)
     char *json;
     size_t len;
     lc_scenario_t sc;
-    int rv = load_scenario(o->local, &json, &len, &sc);
+    int rv = load_scenario(o->local, o->trace, &json, &len, &sc);
     if (rv != 0)
         return rv;
     lc.duration_ms = sc.duration_ms;

@@ -49,6 +49,9 @@ static void usage(FILE *out)
             "  --log-level L     debug, info, warn or error (default: info)\n"
             "  --log-file F      append logs to F instead of stderr; SIGHUP reopens it\n"
             "  --json            with --local: print the report as JSON\n"
+            "  --trace           with --local: a dry run of one user and one iteration (with\n"
+            "                    on_start and on_stop), tracing each request, status, latency,\n"
+            "                    extracted value (secrets redacted) and error\n"
             "  --help, --version\n");
 }
 
@@ -79,6 +82,7 @@ enum {
     OPT_DATA_DIR,
     OPT_LOG_LEVEL,
     OPT_JSON,
+    OPT_TRACE,
     OPT_SOURCE_ADDRS,
     OPT_ORPHAN_TIMEOUT,
     OPT_OUTBOX_MAX_MB,
@@ -101,6 +105,7 @@ static const struct option long_opts[] = {
     {"data-dir", required_argument, NULL, OPT_DATA_DIR},
     {"log-level", required_argument, NULL, OPT_LOG_LEVEL},
     {"json", no_argument, NULL, OPT_JSON},
+    {"trace", no_argument, NULL, OPT_TRACE},
     {"source-addrs", required_argument, NULL, OPT_SOURCE_ADDRS},
     {"orphan-timeout", required_argument, NULL, OPT_ORPHAN_TIMEOUT},
     {"outbox-max-mb", required_argument, NULL, OPT_OUTBOX_MAX_MB},
@@ -129,6 +134,7 @@ static int apply_opt(int c, worker_opts_t *o)
     case OPT_NAME: o->name = optarg; return 0;
     case OPT_DATA_DIR: o->data_dir = optarg; return 0;
     case OPT_JSON: o->json = true; return 0;
+    case OPT_TRACE: o->trace = true; return 0;
     case OPT_TLS_CERT: o->tls.cert = optarg; return 0;
     case OPT_TLS_KEY: o->tls.key = optarg; return 0;
     case OPT_TLS_CA: o->tls.ca = optarg; return 0;
@@ -204,6 +210,10 @@ static int parse_args(int argc, char **argv, worker_opts_t *o)
     }
     if ((o->join == NULL) == (o->local == NULL)) {
         fprintf(stderr, "loadworker: give exactly one of --join or --local (see --help)\n");
+        return -1;
+    }
+    if (o->trace && o->local == NULL) {
+        fprintf(stderr, "loadworker: --trace goes with --local\n");
         return -1;
     }
     if (o->json && o->local == NULL) {

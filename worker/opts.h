@@ -16,6 +16,7 @@ typedef struct worker_opts_s {
     const char *name;       /* --name, default the host name */
     const char *data_dir;   /* --data-dir */
     bool json;              /* --json (with --local) */
+    bool trace;             /* --trace (with --local): one user, one iteration, traced */
     uint32_t orphan_timeout_s; /* --orphan-timeout: runs stop this long after the leader; 0 never */
     size_t outbox_max_bytes;   /* --outbox-max-mb / --outbox-max-kb */
     lc_join_secret_t join_secret; /* --join-secret-file; len 0 when none */

@@ -16,6 +16,7 @@
 #include "stats.h"
 #include "template.h"
 #include "tls.h"
+#include "trace.h"
 
 typedef struct worker_task_plan_s {
     const lc_task_t *task;
@@ -65,6 +66,7 @@ typedef struct worker_plan_s {
     lc_buf_t host_lines;        /* "Host: …\r\n" */
     size_t first_timer;         /* the endpoints index of the program's first timer */
     worker_feed_t *feeds;       /* one per program feeder */
+    worker_trace_t *trace;      /* the dry run's trace (--local --trace), or NULL */
 } worker_plan_t;
 
 /* Builds a plan from a parsed scenario, taking ownership of its contents (sc
