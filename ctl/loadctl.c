@@ -12,6 +12,7 @@
 
 #include <jansson.h>
 
+#include "ctl_dry_run.h"
 #include "ctl_http.h"
 #include "ctl_print.h"
 #include "ctl_report.h"
@@ -42,6 +43,7 @@ typedef struct ctl_opts_s {
     const char *token; /* NULL when none */
     bool json;
     bool wait;
+    bool dry_run;       /* run --dry-run */
     const char *weight; /* tenants add --weight N */
     const char *name;   /* tokens add --name N */
     const char *format; /* report --format F */
@@ -61,7 +63,11 @@ static void usage(FILE *out)
             "commands:\n"
             "  run SCENARIO [--wait]       create a run (\"-\" reads stdin); a file ending\n"
             "                              in .yaml or .yml is sent as YAML, else as JSON;\n"
-            "                              --wait follows it and prints the report\n"
+            "                              --wait follows it and prints the report;\n"
+            "                              --dry-run: the master checks it, then a local\n"
+            "                              loadworker traces one user and one iteration\n"
+            "                              (each request, status, latency, extracted value)\n"
+            "                              and nothing is created\n"
             "  validate SCENARIO           check a scenario as a run would, create nothing;\n"
             "                              prints its endpoints, thresholds and the\n"
             "                              estimated memory per idle user\n"
@@ -154,6 +160,8 @@ static int parse_args(int argc, char **argv, ctl_opts_t *o)
             o->json = true;
         } else if (strcmp(a, "--wait") == 0) {
             o->wait = true;
+        } else if (strcmp(a, "--dry-run") == 0) {
+            o->dry_run = true;
         } else if (strcmp(a, "--help") == 0 || strcmp(a, "-h") == 0) {
             usage(stdout);
             return CTL_EXIT_OK;
@@ -485,6 +493,23 @@ static double scenario_seconds(const ctl_opts_t *o, const char *scenario, size_t
     return secs;
 }
 
+/* run --dry-run: the master checks the scenario (YAML converted, the tenant's rules), then
+ * a local loadworker traces one user through it; nothing is created. */
+static int dry_run(const ctl_opts_t *o, const char *scenario, size_t len)
+{
+    ctl_http_response_t resp = {0};
+    json_t *answer = NULL;
+    int rv = api_call_as(o, "POST", "/api/v1/scenarios/validate", scenario_type(o->args[1]),
+                         scenario, len, &resp, &answer);
+    ctl_http_response_free(&resp);
+    if (rv == CTL_EXIT_FAIL && resp.status == 400)
+        rv = CTL_EXIT_USAGE;
+    if (rv == CTL_EXIT_OK)
+        rv = ctl_dry_run(json_object_get(answer, "scenario"));
+    json_decref(answer);
+    return rv;
+}
+
 static int cmd_run(const ctl_opts_t *o)
 {
     size_t len = 0;
@@ -492,6 +517,11 @@ static int cmd_run(const ctl_opts_t *o)
     int rv = read_scenario(o, &scenario, &len);
     if (rv != CTL_EXIT_OK)
         return rv;
+    if (o->dry_run) {
+        rv = dry_run(o, scenario, len);
+        free(scenario);
+        return rv;
+    }
     ctl_http_response_t resp = {0};
     json_t *created = NULL;
     double total_s = o->wait ? scenario_seconds(o, scenario, len) : 0;
@@ -745,8 +775,10 @@ static const ctl_command_t *find_command(const ctl_opts_t *o)
         const ctl_command_t *c = &commands[i];
         if (strcmp(o->args[0], c->name) != 0)
             continue;
-        if (o->wait && c->run != cmd_run)
-            usage_error("--wait only goes with '%s'", "run");
+        if ((o->wait || o->dry_run) && c->run != cmd_run)
+            usage_error("--wait and --dry-run only go with '%s'", "run");
+        else if (o->wait && o->dry_run)
+            usage_error("%s", "--dry-run creates no run to --wait for");
         else if ((o->weight != NULL && c->run != cmd_tenants) || (o->name != NULL && c->run != cmd_tokens))
             usage_error("%s", "--weight only goes with 'tenants add', --name with 'tokens add'");
         else if ((o->format != NULL || o->output != NULL) && c->run != cmd_report)

@@ -53,6 +53,23 @@ check "the error names the step and the variable" \
     grep -q 'journeys\[0\].steps\[0\]: uses ${nope}' "$WORK/bad.json"
 check "no run was created" [ "$(curl -sf "$API/api/v1/runs" | jq '.runs | length')" = 0 ]
 
+# The dry run: the master checks the scenario, a local loadworker traces one user.
+set +e
+timeout 30 "$LC_BIN/loadctl" --master "$API" run --dry-run "$WORK/journey.json" >"$WORK/dry.out" 2>&1
+dry_rc=$?
+set -e
+check "loadctl run --dry-run exits 0" [ "$dry_rc" = 0 ]
+check "the trace shows the login request and its answer" \
+    grep -Pzq 'POST /login\?token_len=300 HTTP/1.1\n *-> 200' "$WORK/dry.out"
+check "the trace shows the extracted token (300 bytes)" grep -q 'token = "t1\..*(300 bytes)' "$WORK/dry.out"
+# k decides between the chain (/redirect/2, two hops) and the short /redirect/0.
+check "the trace shows the branch taken and its hops" grep -Eq '(redirect) GET /redirect/1|GET /redirect/0' "$WORK/dry.out"
+check "the trace ends with on_stop's logout" grep -q 'POST /logout' "$WORK/dry.out"
+check "a dry run creates no run" [ "$(curl -sf "$API/api/v1/runs" | jq '.runs | length')" = 0 ]
+target_requests '.by_path["/login"]' >"$WORK/dry_logins"
+curl -sf -X POST "http://127.0.0.1:$TARGET_PORT/__reset" >/dev/null
+check "the dry run logged in once" [ "$(cat "$WORK/dry_logins")" = 1 ]
+
 set +e
 timeout 60 "$LC_BIN/loadctl" --master "$API" run "$WORK/journey.json" --wait >"$WORK/loadctl.out" 2>&1
 ctl_rc=$?
