@@ -223,6 +223,18 @@ json_t *lc_threshold_result_json(const lc_threshold_t *t, bool has_data, double 
 
 static const char *filter_tag(enum lc_metric m, const char **prefix);
 
+void lc_threshold_filter_text(const char *metric, const char *series, char *buf, size_t len)
+{
+    enum lc_metric m = LC_METRIC_REQ_DURATION;
+    for (size_t i = 0; metric != NULL && i < sizeof metric_names / sizeof metric_names[0]; i++)
+        if (strcmp(metric_names[i], metric) == 0)
+            m = (enum lc_metric)i;
+    const char *prefix, *tag = filter_tag(m, &prefix);
+    if (strncmp(series, prefix, strlen(prefix)) == 0)
+        series += strlen(prefix);
+    snprintf(buf, len, "{%s:%s}", tag, series);
+}
+
 void lc_threshold_label(const lc_threshold_t *t, char *buf, size_t len)
 {
     const char *prefix, *tag = filter_tag(t->metric, &prefix);

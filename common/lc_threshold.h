@@ -86,6 +86,10 @@ const char *lc_metric_series_method(enum lc_metric m);
 /* "http_req_duration", "http_req_failed", "http_reqs", "iteration_duration", …. */
 const char *lc_metric_name(enum lc_metric m);
 
+/* Writes the filter of a result's metric (by name) and series, as written in a scenario:
+ * "{endpoint:list}", "{journey:buyer}" (series "iteration:buyer"), "{group:checkout}". */
+void lc_threshold_filter_text(const char *metric, const char *series, char *buf, size_t len);
+
 /* Writes "http_req_duration{endpoint:list} p(95)<500" into buf. */
 void lc_threshold_label(const lc_threshold_t *t, char *buf, size_t len);
 

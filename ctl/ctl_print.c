@@ -9,6 +9,7 @@
 
 #include "lc_report.h"
 #include "lc_table.h"
+#include "lc_threshold.h"
 
 /* ---- reading JSON fields: missing, null or mistyped values become "unknown" ---- */
 
@@ -514,12 +515,14 @@ static const char *fmt_observed(const json_t *r, char *buf, size_t len)
 /* "http_req_duration{endpoint:list} max<2000" */
 static const char *threshold_label(const json_t *r, char *buf, size_t len)
 {
-    char m[64], e[160], x[96];
+    char m[64], e[160], x[96], f[200];
     const char *ep = jstr(r, "endpoint");
     clean(jstr(r, "metric"), m, sizeof m);
     clean(jstr(r, "expression"), x, sizeof x);
-    if (ep != NULL)
-        snprintf(buf, len, "%s{endpoint:%s} %s", m, clean(ep, e, sizeof e), x);
+    if (ep != NULL) {
+        lc_threshold_filter_text(m, clean(ep, e, sizeof e), f, sizeof f);
+        snprintf(buf, len, "%s%s %s", m, f, x);
+    }
     else
         snprintf(buf, len, "%s %s", m, x);
     return buf;

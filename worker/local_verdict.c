@@ -86,7 +86,8 @@ void local_verdict_print(FILE *out, const json_t *results)
         const json_t *obs = json_object_get(res, "observed");
         char where[200] = "";
         if (json_is_string(ep))
-            snprintf(where, sizeof where, "{endpoint:%s}", json_string_value(ep));
+            lc_threshold_filter_text(json_string_value(json_object_get(res, "metric")),
+                                     json_string_value(ep), where, sizeof where);
         fprintf(out, "  %s %s%s %s  observed ",
                 json_is_true(json_object_get(res, "passed")) ? "ok  " : "FAIL",
                 json_string_value(json_object_get(res, "metric")), where,

@@ -459,6 +459,40 @@ static void test_scenario_round_trip(void **state)
     free(text);
 }
 
+/* The example journeys in deploy/examples say the same in YAML as in JSON. */
+static void test_example_journeys_agree(void **state)
+{
+    (void)state;
+    char *yaml = NULL, why[300] = "";
+    size_t len = 0;
+    FILE *f = fopen("../../deploy/examples/journey-shop.yaml", "rb");
+    assert_non_null(f);
+    yaml = malloc(1 << 16);
+    assert_non_null(yaml);
+    len = fread(yaml, 1, 1 << 16, f);
+    fclose(f);
+    json_t *from_yaml = NULL;
+    int rv = lc_yaml_to_json(yaml, len, &from_yaml, why, sizeof why);
+    if (rv != 0)
+        fail_msg("%s", why);
+    json_error_t jerr;
+    json_t *from_json = json_load_file("../../deploy/examples/journey-shop.json", 0, &jerr);
+    assert_non_null(from_json);
+    assert_true(json_equal(from_yaml, from_json));
+    char *text = json_dumps(from_yaml, JSON_COMPACT);
+    lc_scenario_t sc;
+    rv = lc_scenario_parse(text, strlen(text), &sc, why, sizeof why);
+    if (rv != 0)
+        fail_msg("%s", why);
+    assert_non_null(sc.program);
+    assert_int_equal(sc.program->n_journeys, 2);
+    lc_scenario_free(&sc);
+    free(text);
+    json_decref(from_json);
+    json_decref(from_yaml);
+    free(yaml);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -484,6 +518,7 @@ int main(void)
         cmocka_unit_test(test_syntax_errors),
         cmocka_unit_test(test_long_names_are_cut),
         cmocka_unit_test(test_scenario_round_trip),
+        cmocka_unit_test(test_example_journeys_agree),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
