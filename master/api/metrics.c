@@ -13,6 +13,7 @@
 #include "fleet.h"
 #include "lc_buf.h"
 #include "lc_err.h"
+#include "lc_scenario.h"
 #include "lc_utf8.h"
 #include "quorum.h"
 #include "runs.h"
@@ -80,11 +81,20 @@ static void run_labels(uint64_t run, const char *tenant, const char *state, char
              st);
 }
 
-/* The labels of one endpoint: run, tenant, endpoint, method. */
+/* The labels of one endpoint: run, tenant, endpoint, method; of a journey's iteration or
+ * group series: run, tenant, journey or group (the series name without its prefix). */
 static void endpoint_labels(const store_endpoint_metrics_t *e, char *out, size_t len)
 {
     char tenant[256], endpoint[512], method[64];
     label_escape(e->tenant, tenant, sizeof tenant);
+    if (lc_series_is_timer(e->method)) {
+        bool iteration = strcmp(e->method, LC_SERIES_ITERATION) == 0;
+        const char *colon = strchr(e->endpoint, ':');
+        label_escape(colon ? colon + 1 : e->endpoint, endpoint, sizeof endpoint);
+        snprintf(out, len, "run=\"%llu\",tenant=\"%s\",%s=\"%s\"", (unsigned long long)e->run,
+                 tenant, iteration ? "journey" : "group", endpoint);
+        return;
+    }
     label_escape(e->endpoint, endpoint, sizeof endpoint);
     label_escape(e->method, method, sizeof method);
     snprintf(out, len, "run=\"%llu\",tenant=\"%s\",endpoint=\"%s\",method=\"%s\"",
@@ -107,7 +117,7 @@ static uint64_t count_at_or_below(const lc_hist_t *h, uint64_t limit_us)
     return n;
 }
 
-enum endpoint_pass { PASS_REQUESTS, PASS_FAILURES, PASS_LATENCY };
+enum endpoint_pass { PASS_REQUESTS, PASS_FAILURES, PASS_LATENCY, PASS_ITERATIONS, PASS_GROUPS };
 
 typedef struct endpoint_ctx_s {
     text_t *t;
@@ -115,9 +125,8 @@ typedef struct endpoint_ctx_s {
     enum endpoint_pass pass;
 } endpoint_ctx_t;
 
-static void latency_lines(text_t *t, const char *labels, const lc_hist_t *h)
+static void latency_lines(text_t *t, const char *name, const char *labels, const lc_hist_t *h)
 {
-    const char *name = "loadcluster_request_duration_seconds";
     for (size_t i = 0; i < N_LATENCY_BUCKETS; i++)
         appendf(t, "%s_bucket{%s,le=\"%g\"} %llu\n", name, labels, latency_buckets_s[i],
                 (unsigned long long)count_at_or_below(h, (uint64_t)(latency_buckets_s[i] * 1e6)));
@@ -130,17 +139,26 @@ static void endpoint_row(void *arg, const store_endpoint_metrics_t *e)
 {
     endpoint_ctx_t *ctx = arg;
     char labels[1024];
+    bool timer = lc_series_is_timer(e->method);
+    bool iteration = timer && strcmp(e->method, LC_SERIES_ITERATION) == 0;
     if (!in_scope(ctx->scope, e->tenant))
         return;
+    if (timer != (ctx->pass == PASS_ITERATIONS || ctx->pass == PASS_GROUPS) ||
+        (timer && iteration != (ctx->pass == PASS_ITERATIONS)))
+        return; /* each family has its own series */
     endpoint_labels(e, labels, sizeof labels);
-    if (ctx->pass == PASS_REQUESTS)
+    if (timer)
+        latency_lines(ctx->t, iteration ? "loadcluster_iteration_duration_seconds"
+                                        : "loadcluster_group_duration_seconds",
+                      labels, e->hist);
+    else if (ctx->pass == PASS_REQUESTS)
         appendf(ctx->t, "loadcluster_requests_total{%s} %llu\n", labels,
                 (unsigned long long)e->count);
     else if (ctx->pass == PASS_FAILURES)
         appendf(ctx->t, "loadcluster_failures_total{%s} %llu\n", labels,
                 (unsigned long long)e->failures);
     else
-        latency_lines(ctx->t, labels, e->hist);
+        latency_lines(ctx->t, "loadcluster_request_duration_seconds", labels, e->hist);
 }
 
 static void endpoint_families(text_t *t, store_t *store, const metrics_scope_t *scope)
@@ -156,6 +174,14 @@ static void endpoint_families(text_t *t, store_t *store, const metrics_scope_t *
     ctx.pass = PASS_LATENCY;
     family(t, "loadcluster_request_duration_seconds", "histogram",
            "Request latency, per run, tenant and endpoint (newest 50 runs).");
+    store_each_endpoint_metrics(store, endpoint_row, &ctx);
+    ctx.pass = PASS_ITERATIONS;
+    family(t, "loadcluster_iteration_duration_seconds", "histogram",
+           "Journeys' iteration durations, per run, tenant and journey (newest 50 runs).");
+    store_each_endpoint_metrics(store, endpoint_row, &ctx);
+    ctx.pass = PASS_GROUPS;
+    family(t, "loadcluster_group_duration_seconds", "histogram",
+           "Journeys' group durations, per run, tenant and group (newest 50 runs).");
     store_each_endpoint_metrics(store, endpoint_row, &ctx);
 }
 

@@ -23,8 +23,7 @@ int store_each_endpoint_metrics(store_t *s, void (*fn)(void *arg, const store_en
     sqlite3_stmt *st = store_prepare(
         s, "SELECT e.run, r.tenant, r.state, e.endpoint, e.method, e.count, e.failures, e.bytes,"
            " e.hist FROM run_endpoints e JOIN runs r ON r.id = e.run"
-           " WHERE e.run IN " NEWEST_RUNS " AND e." STORE_REQUESTS_ONLY
-           " ORDER BY e.run, e.endpoint");
+           " WHERE e.run IN " NEWEST_RUNS " ORDER BY e.run, e.endpoint");
     if (st == NULL)
         return LC_EIO;
     lc_hist_t *hist = malloc(sizeof *hist);

@@ -118,5 +118,11 @@ check "the group threshold observed the group's shortest duration" \
 curl -sf "$API/metrics" >"$WORK/metrics.txt"
 metric_sum=$(awk -v run="run=\"$id\"" '/^loadcluster_requests_total/ && index($0, run) { s += $NF } END { print s + 0 }' "$WORK/metrics.txt")
 check "/metrics requests equal the run's requests" [ "$metric_sum" = "$ours" ]
+check "/metrics has the journey's iteration durations" \
+    grep -q "^loadcluster_iteration_duration_seconds_count{run=\"$id\",tenant=\"default\",journey=\"buyer\"} $iters\$" "$WORK/metrics.txt"
+check "/metrics has the group's durations" \
+    grep -q "^loadcluster_group_duration_seconds_count{run=\"$id\",tenant=\"default\",group=\"checkout\"} " "$WORK/metrics.txt"
+lacks() { ! grep -q "$1" "$2"; }
+check "/metrics has no request series for iterations" lacks 'endpoint="iteration:' "$WORK/metrics.txt"
 
 finish
