@@ -314,9 +314,9 @@ static void end_iteration(worker_user_t *u, bool ok)
     worker_journey_state_t *js = u->js;
     const lc_journey_t *j = &prog_of(u)->journeys[js->journey];
     const lc_scenario_t *sc = &u->run->plan->scenario;
-    uint64_t took_ms = (uv_hrtime() - js->iter_start_ns) / 1000000u;
+    uint64_t took_us = (uv_hrtime() - js->iter_start_ns) / 1000u, took_ms = took_us / 1000u;
     if (js->section == WORKER_SECTION_STEPS) {
-        record_timer(u, j->timer, ok, took_ms * 1000u);
+        record_timer(u, j->timer, ok, took_us);
         u->iteration++;
     }
     if (u->run->plan->trace != NULL) {
