@@ -156,8 +156,12 @@ export function render(main, {id}) {
   function drawDetails() {
     const thresholds = Array.isArray(run.thresholds) && run.thresholds.length
       ? [h('h2', 'Thresholds'), genericTable(run.thresholds, 'thresholds')] : [];
+    const all = run.endpoints || [];
+    const timers = all.filter(isTimer);
+    const journeys = timers.length
+      ? [h('h2', 'Journeys and groups'), timerTable(timers)] : [];
     fill(details, thresholds,
-      h('h2', 'Endpoints'), endpointTable(run.endpoints || []),
+      h('h2', 'Endpoints'), endpointTable(all.filter(e => !isTimer(e))), ...journeys,
       h('h2', 'Errors'), table([
         {label: 'endpoint', cell: e => e.endpoint},
         {label: 'kind', cell: e => e.kind},
@@ -171,6 +175,25 @@ export function render(main, {id}) {
 
 function fact(label, value) {
   return h('div.fact', h('dt', label), h('dd', value ?? '—'));
+}
+
+// A journey's iterations and groups come as series of their own (methods
+// ITERATION and GROUP): durations, not requests.
+function isTimer(e) {
+  return e.method === 'ITERATION' || e.method === 'GROUP';
+}
+
+function timerTable(rows) {
+  return table([
+    {label: 'journey or group', cell: e => e.name.replace(/^(iteration|group):/, '')},
+    {label: 'kind', cell: e => (e.method === 'ITERATION' ? 'iteration' : 'group')},
+    {label: 'count', num: true, cell: e => fmtInt(e.requests)},
+    {label: 'failed', num: true, cell: e => fmtInt(e.failures)},
+    {label: 'p50', num: true, cell: e => fmtMs(e.latency_ms && e.latency_ms.p50)},
+    {label: 'p95', num: true, cell: e => fmtMs(e.latency_ms && e.latency_ms.p95)},
+    {label: 'p99', num: true, cell: e => fmtMs(e.latency_ms && e.latency_ms.p99)},
+    {label: 'max', num: true, cell: e => fmtMs(e.latency_ms && e.latency_ms.max)},
+  ], rows, {attrs: {id: 'journeys-table'}});
 }
 
 export function endpointTable(endpoints) {
