@@ -6,6 +6,7 @@
 #include <stdlib.h>
 
 #include "lc_err.h"
+#include "lc_extract.h"
 #include "lc_log.h"
 #include "user.h"
 
@@ -465,6 +466,7 @@ static void engine_main(void *arg)
     uv_timer_start(&e->lag_timer, lag_tick, LAG_TICK_MS, LAG_TICK_MS);
     uv_run(&e->loop, UV_RUN_DEFAULT);
     uv_loop_close(&e->loop);
+    lc_extract_thread_cleanup(); /* this thread's PCRE2 match data and JIT stack */
 }
 
 int worker_engine_start(worker_engine_t **out, unsigned index, unsigned n_engines,
@@ -514,5 +516,6 @@ void worker_engine_stop(worker_engine_t *e)
     uv_thread_join(&e->thread);
     worker_mailbox_destroy(&e->inbox);
     lc_buf_free(&e->body_scratch);
+    worker_bufpool_free(&e->pool);
     free(e);
 }

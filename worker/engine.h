@@ -9,6 +9,7 @@
 #include <stdint.h>
 #include <uv.h>
 
+#include "bufpool.h"
 #include "lc_buf.h"
 #include "mailbox.h"
 #include "pacer.h"
@@ -67,6 +68,7 @@ struct worker_engine_s {
     uint64_t lag_due_ns;       /* when its next tick is due (uv_hrtime) */
     _Atomic uint64_t lag_max_us; /* worst lateness since the last take */
     lc_buf_t body_scratch; /* request bodies are rendered here first */
+    worker_bufpool_t pool;     /* capture buffers lent to connections (bufpool.h) */
     char rbuf[WORKER_ENGINE_RBUF]; /* the read buffer of every connection */
 };
 

@@ -92,19 +92,16 @@ void worker_conn_abort(worker_conn_t *c, int kind)
     worker_conn_fail(c, kind);
 }
 
-static void free_buf(lc_buf_t **b)
+void worker_conn_set_pool(worker_conn_t *c, worker_bufpool_t *pool)
 {
-    if (*b == NULL)
-        return;
-    lc_buf_free(*b);
-    free(*b);
-    *b = NULL;
+    c->pool = pool;
 }
 
 void worker_conn_release(worker_conn_t *c)
 {
-    free_buf(&c->body);
-    free_buf(&c->hdrs);
+    worker_bufpool_give(c->pool, c->body);
+    worker_bufpool_give(c->pool, c->hdrs);
+    c->body = c->hdrs = NULL;
 }
 
 static void maybe_destroyed(worker_conn_t *c)
@@ -370,7 +367,7 @@ static int on_body(llhttp_t *p, const char *at, size_t len)
     worker_conn_t *c = p->data;
     if (!c->capture)
         return 0;
-    if (c->body == NULL && (c->body = calloc(1, sizeof *c->body)) == NULL)
+    if (c->body == NULL && (c->body = worker_bufpool_take(c->pool)) == NULL)
         return 0;
     size_t room = WORKER_BODY_CAPTURE_MAX - c->body->len;
     if (c->body->len < WORKER_BODY_CAPTURE_MAX)
@@ -388,7 +385,7 @@ void worker_conn_want_headers(worker_conn_t *c, const worker_hdr_want_t *want)
 static int on_header_field(llhttp_t *p, const char *at, size_t len)
 {
     worker_conn_t *c = p->data;
-    if (c->hdrs == NULL && (c->hdrs = calloc(1, sizeof *c->hdrs)) == NULL)
+    if (c->hdrs == NULL && (c->hdrs = worker_bufpool_take(c->pool)) == NULL)
         return 0;
     if (c->hdr_skip || c->hdrs->len + len + 2 > HEADERS_CAPTURE_MAX) {
         c->hdr_skip = true;

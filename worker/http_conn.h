@@ -10,6 +10,7 @@
 #include <llhttp.h>
 #include <uv.h>
 
+#include "bufpool.h"
 #include "lc_buf.h"
 
 #define WORKER_BODY_CAPTURE_MAX (1u << 20) /* 1 MiB */
@@ -88,6 +89,7 @@ struct worker_conn_s {
     lc_buf_t *body;        /* captured body, allocated on first use */
     const worker_hdr_want_t *want; /* headers the request in flight keeps, or NULL */
     lc_buf_t *hdrs;        /* the kept headers (worker_conn_result_t.headers) */
+    worker_bufpool_t *pool;/* where body and hdrs come from and go back to; NULL: malloc */
     size_t hdr_entry;      /* where the header being parsed starts in hdrs */
     worker_conn_result_t result; /* result delivered once the close completes */
     uint64_t start_ns;
@@ -110,7 +112,9 @@ void worker_conn_send(worker_conn_t *c, const char *req, size_t len, bool head, 
 /* For the next worker_conn_send only: keep the response headers want names (want must
  * outlive the request). */
 void worker_conn_want_headers(worker_conn_t *c, const worker_hdr_want_t *want);
-/* Frees the captured body and headers (after done() has used them). */
+/* Captured bodies and headers come from pool (the engine's) from now on. */
+void worker_conn_set_pool(worker_conn_t *c, worker_bufpool_t *pool);
+/* Gives the captured body and headers back (after done() has used them). */
 void worker_conn_release(worker_conn_t *c);
 /* The next captured header from *pos (start at 0): false at the end. */
 bool worker_conn_header_next(const worker_conn_result_t *r, size_t *pos, const char **name,

@@ -90,6 +90,7 @@ worker_user_t *worker_user_new(engine_run_t *r, uint64_t id)
     u->handles = 1;
     if (worker_conn_init(&u->conn, &e->loop, e->rbuf, sizeof e->rbuf, &conn_cbs, u) == 0) {
         u->handles++;
+        worker_conn_set_pool(&u->conn, &e->pool);
         if (r->plan->tls != NULL) /* https */
             worker_tls_attach(&u->conn, r->plan->tls, e->index, &r->stats);
     }
