@@ -413,10 +413,10 @@ static int extract_all(worker_user_t *u, const lc_jreq_t *r, const worker_conn_r
         if (rv == 0)
             rv = worker_session_set(s, e->slot, scratch->data ? scratch->data : "", scratch->len,
                                     type);
-        if (u->run->plan->trace != NULL)
-            trace_value(u, e->slot, rv == 0 || e->has_default);
-        else if (e->has_default && s != NULL)
+        else if (e->has_default && s != NULL) /* nothing matched: the default */
             rv = worker_session_set(s, e->slot, e->default_value, e->default_len, e->default_type);
+        if (u->run->plan->trace != NULL)
+            trace_value(u, e->slot, rv == 0);
         if (rv != 0 && (e->required || rv == LC_ENOMEM))
             kind = WORKER_ERR_EXTRACT;
     }

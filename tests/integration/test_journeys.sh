@@ -125,4 +125,44 @@ check "/metrics has the group's durations" \
 lacks() { ! grep -q "$1" "$2"; }
 check "/metrics has no request series for iterations" lacks 'endpoint="iteration:' "$WORK/metrics.txt"
 
+# on_stop runs after a failure that stops the user: /me without a token is a 401, its
+# on_error stop_user ends each user at once, and every user still logs out.
+curl -sf -X POST "http://127.0.0.1:$TARGET_PORT/__reset" >/dev/null
+cat >"$WORK/stop_user.json" <<JSON
+{"name": "stop-user", "target": "http://127.0.0.1:$TARGET_PORT", "duration": "3s", "users": 5,
+ "journeys": [{"name": "a", "on_error": "stop_user",
+   "steps": [{"name": "me", "path": "/me"}, {"name": "never", "path": "/never"}],
+   "on_stop": [{"name": "logout", "method": "POST", "path": "/logout"}]}]}
+JSON
+timeout 30 "$LC_BIN/loadworker" --local "$WORK/stop_user.json" --json >"$WORK/stop_user.out" 2>"$WORK/stop_user.log" || true
+check "a failing step with on_error stop_user was sent once per user" [ "$(path_count /me)" = 5 ]
+check "no step after it ran" [ "$(path_count /never)" = 0 ]
+check "on_stop ran after the failure, once per user" [ "$(path_count /logout)" = 5 ]
+check "the failures are status errors on the step" \
+    jq -e '.endpoints[] | select(.name == "me") | .failures == 5' "$WORK/stop_user.out"
+
+# Redirect rules: 303 turns POST into GET, 307 keeps POST (lc_target's /redirect/0 answers
+# "done <METHOD>" to anything but GET), another origin and a loop are errors of kind redirect.
+curl -sf -X POST "http://127.0.0.1:$TARGET_PORT/__reset" >/dev/null
+cat >"$WORK/redirects.json" <<JSON
+{"name": "redirects", "target": "http://127.0.0.1:$TARGET_PORT", "duration": "2s", "users": 1,
+ "journeys": [{"name": "r", "on_error": "continue", "steps": [
+   {"name": "see-other", "method": "POST", "path": "/redirect/1?code=303", "body": "x",
+    "extract": {"m": {"regex": "done (\\\\w+)", "required": false, "default": "GET"}}},
+   {"if": "\${m} != 'GET'", "then": [{"name": "wrong-303", "path": "/wrong-303"}]},
+   {"name": "temporary", "method": "POST", "path": "/redirect/1?code=307", "body": "x",
+    "expect": {"body_contains": "done POST"}},
+   {"name": "away", "path": "/redirect-away"},
+   {"name": "loop", "path": "/redirect-loop", "follow_redirects": 3},
+   {"exit": "user"}]}]}
+JSON
+timeout 30 "$LC_BIN/loadworker" --local "$WORK/redirects.json" --json >"$WORK/redirects.out" 2>"$WORK/redirects.log" || true
+errors_of() { jq -r --arg e "$1" --arg k "$2" '[.errors[] | select(.endpoint == $e and .kind == $k) | .count] | add // 0' "$WORK/redirects.out"; }
+check "303 turned the POST into a GET" [ "$(path_count /wrong-303)" = 0 -a "$(path_count /redirect/0)" = 2 ]
+check "307 kept the POST and its body" \
+    jq -e '.endpoints[] | select(.name == "temporary") | .failures == 0' "$WORK/redirects.out"
+check "a redirect to another origin is an error of kind redirect" [ "$(errors_of away redirect)" = 1 ]
+check "a redirect loop stops after follow_redirects hops" \
+    [ "$(errors_of loop redirect)" = 1 -a "$(path_count /redirect-loop)" = 4 ]
+
 finish
