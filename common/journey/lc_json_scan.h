@@ -1,4 +1,4 @@
-/* lc_json_scan.h — finds the values a JSONPath subset selects in a JSON body by scanning it once, without building a tree. */
+/* lc_json_scan.h — finds what a JSONPath subset selects in a JSON body, scanning it without a tree. */
 #ifndef LC_JSON_SCAN_H
 #define LC_JSON_SCAN_H
 

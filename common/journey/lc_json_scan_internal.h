@@ -1,4 +1,4 @@
-/* lc_json_scan_internal.h — what lc_json_scan's files share: the compiled path, the cursor and the readers of values. */
+/* lc_json_scan_internal.h — what lc_json_scan's files share: the compiled path, cursor, readers. */
 #ifndef LC_JSON_SCAN_INTERNAL_H
 #define LC_JSON_SCAN_INTERNAL_H
 

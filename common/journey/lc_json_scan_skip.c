@@ -23,6 +23,12 @@ typedef struct block_masks_s {
 } block_masks_t;
 
 #if defined(__SSE2__)
+/* One bit per byte of a comparison's result. */
+static uint64_t bits_of(__m128i cmp)
+{
+    return (uint16_t)_mm_movemask_epi8(cmp);
+}
+
 static void block_masks(const char *p, block_masks_t *m)
 {
     const __m128i quote = _mm_set1_epi8('"'), backslash = _mm_set1_epi8('\\');
@@ -34,10 +40,10 @@ static void block_masks(const char *p, block_masks_t *m)
         __m128i v = _mm_loadu_si128((const __m128i *)(const void *)(p + 16 * k));
         __m128i folded = _mm_or_si128(v, case_bit);
         int shift = 16 * k;
-        m->quote |= (uint64_t)(uint16_t)_mm_movemask_epi8(_mm_cmpeq_epi8(v, quote)) << shift;
-        m->backslash |= (uint64_t)(uint16_t)_mm_movemask_epi8(_mm_cmpeq_epi8(v, backslash)) << shift;
-        m->open |= (uint64_t)(uint16_t)_mm_movemask_epi8(_mm_cmpeq_epi8(folded, open)) << shift;
-        m->close |= (uint64_t)(uint16_t)_mm_movemask_epi8(_mm_cmpeq_epi8(folded, close)) << shift;
+        m->quote |= bits_of(_mm_cmpeq_epi8(v, quote)) << shift;
+        m->backslash |= bits_of(_mm_cmpeq_epi8(v, backslash)) << shift;
+        m->open |= bits_of(_mm_cmpeq_epi8(folded, open)) << shift;
+        m->close |= bits_of(_mm_cmpeq_epi8(folded, close)) << shift;
     }
 }
 #else
@@ -133,7 +139,9 @@ int jskip_containers(jcursor_t *c, int depth, int open)
             memcpy(tail, c->s + pos, c->len - pos);
             block_masks(tail, &m);
         }
-        uint64_t escaped = (m.backslash | escape_carry) ? escaped_bytes(m.backslash, &escape_carry) : 0;
+        uint64_t escaped = 0;
+        if ((m.backslash | escape_carry) != 0)
+            escaped = escaped_bytes(m.backslash, &escape_carry);
         uint64_t strings = prefix_xor(m.quote & ~escaped) ^ in_string;
         in_string = (uint64_t)((int64_t)strings >> 63);
         uint64_t opens = m.open & ~strings, closes = m.close & ~strings;

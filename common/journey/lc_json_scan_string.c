@@ -1,4 +1,4 @@
-/* lc_json_scan_string.c — JSON string escapes: decoding the raw text the scanner hands out, encoding text as a JSON string. */
+/* lc_json_scan_string.c — JSON string escapes: decoding the scanner's raw strings, encoding text. */
 #include <assert.h>
 #include <stdint.h>
 #include <string.h>
@@ -149,7 +149,8 @@ static int encode_body(const char *s, size_t len, lc_buf_t *out)
     size_t i = 0, run = 0; /* s[run..i) is copied as it is */
     while (i < len) {
         unsigned char c = (unsigned char)s[i];
-        size_t seq = c < 0x80 ? (c >= 0x20 && c != '"' && c != '\\') : lc_utf8_seq_len(s + i, len - i);
+        size_t seq = c >= 0x80 ? lc_utf8_seq_len(s + i, len - i)
+                               : (size_t)(c >= 0x20 && c != '"' && c != '\\');
         if (seq > 0) {
             i += seq;
             continue;

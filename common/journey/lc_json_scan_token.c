@@ -28,8 +28,8 @@ static size_t plain_run_end(const char *s, size_t pos, size_t len)
     while (len - pos >= 16) {
         __m128i v = _mm_loadu_si128((const __m128i *)(const void *)(s + pos));
         __m128i control = _mm_cmpeq_epi8(_mm_max_epu8(v, control_max), control_max);
-        __m128i hit = _mm_or_si128(_mm_or_si128(_mm_cmpeq_epi8(v, quote), _mm_cmpeq_epi8(v, backslash)),
-                                   control);
+        __m128i quotes = _mm_cmpeq_epi8(v, quote), backslashes = _mm_cmpeq_epi8(v, backslash);
+        __m128i hit = _mm_or_si128(_mm_or_si128(quotes, backslashes), control);
         int mask = _mm_movemask_epi8(hit);
         if (mask != 0)
             return pos + (size_t)__builtin_ctz((unsigned)mask);

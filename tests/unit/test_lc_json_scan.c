@@ -77,6 +77,9 @@ static int scan_n(const char *src, const char *body, size_t len, seen_t *seen)
     return rv;
 }
 
+/* A string literal's bytes, NULs in it included. */
+#define SCAN_LITERAL(src, literal, seen) scan_n(src, literal, sizeof(literal) - 1, seen)
+
 /* The matches of src over body, joined (see seen_t); fails unless the scan returns want. */
 static const char *scan_want(const char *src, const char *body, int want)
 {
@@ -469,16 +472,16 @@ static void test_nul_bytes(void **state)
 {
     seen_t seen = {.stop_after = 0};
     /* A raw NUL in a string is a control character: invalid. */
-    assert_int_equal(scan_n("$.a", "{\"a\":\"x\0y\"}", 11, &seen), LC_EINVAL);
+    assert_int_equal(SCAN_LITERAL("$.a", "{\"a\":\"x\0y\"}", &seen), LC_EINVAL);
     /* A NUL between tokens is no white space. */
-    assert_int_equal(scan_n("$.b", "{\"a\":1,\0\"b\":2}", 14, &seen), LC_EINVAL);
+    assert_int_equal(SCAN_LITERAL("$.b", "{\"a\":1,\0\"b\":2}", &seen), LC_EINVAL);
     /* A NUL after the match is past what a path without wildcard reads. */
-    assert_int_equal(scan_n("$.a", "{\"a\":1}\0\0", 9, &seen), 0);
+    assert_int_equal(SCAN_LITERAL("$.a", "{\"a\":1}\0\0", &seen), 0);
     assert_string_equal(seen.text, "n:1");
     /* ...and after the root of a scan that read it all, trailing garbage. */
-    assert_int_equal(scan_n("$.b", "{\"a\":1}\0", 8, &seen), LC_EINVAL);
+    assert_int_equal(SCAN_LITERAL("$.b", "{\"a\":1}\0", &seen), LC_EINVAL);
     /* The escape \u0000 is fine, and the match keeps its length. */
-    assert_int_equal(scan_n("$.a", "{\"a\":\"x\\u0000y\"}", 17, &seen), 0);
+    assert_int_equal(SCAN_LITERAL("$.a", "{\"a\":\"x\\u0000y\"}", &seen), 0);
     assert_string_equal(seen.text, "S:x\\u0000y");
 }
 
@@ -536,17 +539,17 @@ static void test_early_stop(void **state)
 {
     /* The callback's false ends the scan at once, with success. */
     seen_t seen = {.stop_after = 2};
-    assert_int_equal(scan_n("$[*]", "[1,2,3,@@@", 10, &seen), 0);
+    assert_int_equal(SCAN_LITERAL("$[*]", "[1,2,3,@@@", &seen), 0);
     assert_string_equal(seen.text, "n:1|n:2");
     seen.stop_after = 1;
-    assert_int_equal(scan_n("$[*][*]", "[[1,2],[3]]garbage", 18, &seen), 0);
+    assert_int_equal(SCAN_LITERAL("$[*][*]", "[[1,2],[3]]garbage", &seen), 0);
     assert_string_equal(seen.text, "n:1");
     /* A path without wildcard stops after its one match by itself. */
     seen.stop_after = 0;
-    assert_int_equal(scan_n("$.a[1]", "{\"a\":[0,{\"b\":1}],@", 20, &seen), 0);
+    assert_int_equal(SCAN_LITERAL("$.a[1]", "{\"a\":[0,{\"b\":1}],@", &seen), 0);
     assert_string_equal(seen.text, "j:{\"b\":1}");
     /* ...and as soon as the value it entered cannot hold the rest. */
-    assert_int_equal(scan_n("$.a.b.c", "{\"a\":{\"b\":[[[[[[", 18, &seen), 0);
+    assert_int_equal(SCAN_LITERAL("$.a.b.c", "{\"a\":{\"b\":[[[[[[", &seen), 0);
     assert_string_equal(seen.text, "");
 }
 
