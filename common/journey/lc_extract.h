@@ -31,11 +31,12 @@ typedef struct lc_extractor_s lc_extractor_t;
 int lc_extractor_json(lc_extractor_t **x, const char *path, enum lc_pick pick, char *errmsg,
                       size_t errlen);
 
-/* A PCRE2 pattern (no options: it matches bytes, so a body need not be UTF-8),
- * JIT-compiled when the platform has it. group NULL: group 1, or the whole
- * match when the pattern has no group; else a group's name or decimal number,
- * which must exist. A match in which that group took no part is not counted.
- * Values are LC_V_STRING, their bytes as they came. */
+/* A PCRE2 pattern, JIT-compiled when the platform has it; options go inline
+ * ("(?i)"), and there is no UTF mode: it matches bytes, so a body need not be
+ * UTF-8. group NULL: group 1, or the whole match when the pattern has no
+ * group; else a group's name or decimal number, which must exist. A match in
+ * which that group took no part is not counted. Values are LC_V_STRING, their
+ * bytes as they came. */
 int lc_extractor_regex(lc_extractor_t **x, const char *pattern, const char *group,
                        enum lc_pick pick, char *errmsg, size_t errlen);
 

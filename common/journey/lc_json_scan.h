@@ -30,7 +30,7 @@ typedef struct lc_jmatch_s {
  * the scan (which then returns 0). */
 typedef bool (*lc_jpath_match_cb)(void *ctx, const lc_jmatch_t *m);
 
-/* Compiles src, a NUL-terminated path: '$' then any number of segments
+/* Compiles src, a NUL-terminated path: '$' then up to 32 segments
  *   .name  ['name']  ["name"]  (a member; inside quotes '\' escapes ' " or \)
  *   [N]  [-N]  (an array element, counted from the end when negative)
  *   [*]  .*    (every element of an array, every member value of an object)

@@ -143,7 +143,7 @@ int jskip_containers(jcursor_t *c, int depth, int open)
         if ((m.backslash | escape_carry) != 0)
             escaped = escaped_bytes(m.backslash, &escape_carry);
         uint64_t strings = prefix_xor(m.quote & ~escaped) ^ in_string;
-        in_string = (uint64_t)((int64_t)strings >> 63);
+        in_string = 0 - (strings >> 63); /* all ones when the block ends inside a string */
         uint64_t opens = m.open & ~strings, closes = m.close & ~strings;
         if (opens == 0 && closes == 0)
             continue;

@@ -422,6 +422,10 @@ static void test_invalid_where_not_read(void **state)
     assert_invalid("$.a.b", "{\"a\":@");
     assert_string_equal(matches("$.a.b", "{\"a\":[@@@"), "");
     assert_string_equal(matches("$.b", "{\"a\":1} \n\t\r"), "");
+    /* A selected root is whole only with nothing after it. */
+    assert_string_equal(scan_want("$", "12]", LC_EINVAL), "n:12");
+    assert_string_equal(scan_want("$", "{} x", LC_EINVAL), "j:{}");
+    assert_string_equal(matches("$", "[1] \n"), "j:[1]");
 }
 
 static void test_truncated(void **state)
@@ -527,7 +531,21 @@ static void test_deep_nesting(void **state)
     assert_int_equal(scan_n("$", over, strlen(over), &seen), LC_EINVAL);
     assert_int_equal(scan_n(path, over, strlen(over), &seen), LC_EINVAL);
     free(over);
-    /* Deep in a skipped member before the match; objects count as arrays do. */
+    /* Deep in a skipped member before the match: the fast skip counts the
+     * same limit (the root object is one level). */
+    for (int depth = LC_JSON_MAX_DEPTH - 1; depth <= LC_JSON_MAX_DEPTH; depth++) {
+        char *inner = nested(depth, "\"[[{\"");
+        char *body = malloc(strlen(inner) + 32);
+        assert_non_null(body);
+        sprintf(body, "{\"x\":%s,\"a\":1}", inner);
+        if (depth < LC_JSON_MAX_DEPTH)
+            assert_string_equal(matches("$.a", body), "n:1");
+        else
+            assert_invalid("$.a", body);
+        free(body);
+        free(inner);
+    }
+    /* Objects count as arrays do. */
     char body[2048];
     strcpy(body, "{\"x\":");
     for (int i = 0; i < 300; i++)
