@@ -14,7 +14,8 @@
 
 #define BLOCK 64
 
-/* One bit per byte of a block, bit i for byte i. */
+/* One bit per byte of a block, bit i for byte i. block_masks is forced
+ * inline: as a call per 64 bytes it cost a tenth of a skip's time. */
 typedef struct block_masks_s {
     uint64_t quote;
     uint64_t backslash;
@@ -29,7 +30,7 @@ static uint64_t bits_of(__m128i cmp)
     return (uint16_t)_mm_movemask_epi8(cmp);
 }
 
-static void block_masks(const char *p, block_masks_t *m)
+static inline __attribute__((always_inline)) void block_masks(const char *p, block_masks_t *m)
 {
     const __m128i quote = _mm_set1_epi8('"'), backslash = _mm_set1_epi8('\\');
     /* '[' | 0x20 is '{' and ']' | 0x20 is '}'; no other byte becomes either. */
@@ -47,7 +48,7 @@ static void block_masks(const char *p, block_masks_t *m)
     }
 }
 #else
-static void block_masks(const char *p, block_masks_t *m)
+static inline __attribute__((always_inline)) void block_masks(const char *p, block_masks_t *m)
 {
     *m = (block_masks_t){0, 0, 0, 0};
     for (int i = 0; i < BLOCK; i++) {
