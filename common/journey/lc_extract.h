@@ -1,4 +1,4 @@
-/* lc_extract.h — a step's compiled extractor: takes one value (or all, or their count) out of a response body by JSONPath, regex or boundaries. */
+/* lc_extract.h — compiled extractors: a value out of a response body by JSONPath, regex or bounds. */
 #ifndef LC_EXTRACT_H
 #define LC_EXTRACT_H
 
@@ -13,7 +13,9 @@ enum lc_pick {
     LC_PICK_FIRST,
     LC_PICK_LAST,
     LC_PICK_RANDOM, /* uniform over the matches, from the caller's generator */
-    LC_PICK_ALL,    /* a JSON array of them all (LC_V_JSON) */
+    LC_PICK_ALL,    /* a JSON array of them all (LC_V_JSON): json matches as their JSON text
+                     * came, regex and between ones as JSON strings (bytes that are not
+                     * UTF-8 become U+FFFD) */
     LC_PICK_COUNT,  /* how many there are, in decimal (LC_V_NUMBER; "0" is a value, not a miss) */
 };
 
@@ -29,11 +31,12 @@ typedef struct lc_extractor_s lc_extractor_t;
 int lc_extractor_json(lc_extractor_t **x, const char *path, enum lc_pick pick, char *errmsg,
                       size_t errlen);
 
-/* A PCRE2 pattern (no options: it matches bytes, so a body need not be UTF-8),
- * JIT-compiled when the platform has it. group NULL: group 1, or the whole
- * match when the pattern has no group; else a group's name or decimal number,
- * which must exist. A match in which that group took no part is not counted.
- * Values are LC_V_STRING, their bytes as they came. */
+/* A PCRE2 pattern, JIT-compiled when the platform has it; options go inline
+ * ("(?i)"), and there is no UTF mode: it matches bytes, so a body need not be
+ * UTF-8. group NULL: group 1, or the whole match when the pattern has no
+ * group; else a group's name or decimal number, which must exist. A match in
+ * which that group took no part is not counted. Values are LC_V_STRING, their
+ * bytes as they came. */
 int lc_extractor_regex(lc_extractor_t **x, const char *pattern, const char *group,
                        enum lc_pick pick, char *errmsg, size_t errlen);
 

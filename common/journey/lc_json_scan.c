@@ -68,7 +68,9 @@ static int emit(scan_t *s)
     bool quoted = m.v.type == LC_V_STRING;
     m.v.data = s->c.s + start + quoted;
     m.v.len = s->c.pos - start - 2 * quoted;
-    if (!s->fn(s->ctx, &m) || !s->p->has_wildcard)
+    /* Without a wildcard nothing else can match; but a selected root is
+     * still followed by the check that nothing comes after it. */
+    if (!s->fn(s->ctx, &m) || (!s->p->has_wildcard && s->top > 0))
         s->stop = true;
     return 0;
 }

@@ -1,4 +1,4 @@
-/* lc_json_scan.h — finds the values a JSONPath subset selects in a JSON body by scanning it once, without building a tree. */
+/* lc_json_scan.h — finds what a JSONPath subset selects in a JSON body, scanning it without a tree. */
 #ifndef LC_JSON_SCAN_H
 #define LC_JSON_SCAN_H
 
@@ -30,7 +30,7 @@ typedef struct lc_jmatch_s {
  * the scan (which then returns 0). */
 typedef bool (*lc_jpath_match_cb)(void *ctx, const lc_jmatch_t *m);
 
-/* Compiles src, a NUL-terminated path: '$' then any number of segments
+/* Compiles src, a NUL-terminated path: '$' then up to 32 segments
  *   .name  ['name']  ["name"]  (a member; inside quotes '\' escapes ' " or \)
  *   [N]  [-N]  (an array element, counted from the end when negative)
  *   [*]  .*    (every element of an array, every member value of an object)

@@ -1,4 +1,4 @@
-/* lc_json_scan_internal.h — what lc_json_scan's files share: the compiled path, the cursor and the readers of values. */
+/* lc_json_scan_internal.h — what lc_json_scan's files share: the compiled path, cursor, readers. */
 #ifndef LC_JSON_SCAN_INTERNAL_H
 #define LC_JSON_SCAN_INTERNAL_H
 
@@ -72,6 +72,10 @@ int jscan_member_name(jcursor_t *c, const char **name, size_t *name_len, bool *e
  * outside strings only. Returns 0, or LC_EINVAL at the end of the body or when
  * depth + open containers would pass LC_JSON_MAX_DEPTH. */
 int jskip_containers(jcursor_t *c, int depth, int open);
+
+/* The value of the four hex digits at raw[i..i+4) (after a "\u"), or -1
+ * when they are not four hex digits or the text ends first. i <= len. */
+int32_t jstring_read_hex4(const char *raw, size_t len, size_t i);
 
 /* Decodes the one character (a byte or a whole escape) at raw[*i] of a JSON
  * string's raw text into out, advancing *i past it. Returns the bytes written

@@ -67,7 +67,8 @@ static int parse_dot(path_parser_t *pp)
     while (pp->pos < pp->len && is_name_byte((unsigned char)pp->src[pp->pos]))
         pp->pos++;
     if (pp->pos < pp->len && pp->src[pp->pos] != '.' && pp->src[pp->pos] != '[')
-        return path_error(pp, pp->pos, "unexpected character '%c' in a name (quote the name: ['...'])",
+        return path_error(pp, pp->pos,
+                          "unexpected character '%c' in a name (quote the name: ['...'])",
                           pp->src[pp->pos]);
     if (pp->pos == start)
         return path_error(pp, start, "expected a name or '*' after '.'");

@@ -1,4 +1,4 @@
-/* lc_json_scan_string.c — JSON string escapes: decoding the raw text the scanner hands out, encoding text as a JSON string. */
+/* lc_json_scan_string.c — JSON string escapes: decoding the scanner's raw strings, encoding text. */
 #include <assert.h>
 #include <stdint.h>
 #include <string.h>
@@ -18,8 +18,7 @@ static int hex_value(char c)
     return -1;
 }
 
-/* The four hex digits after "\u" at raw[i]; -1 when they are not there. */
-static int32_t read_hex4(const char *raw, size_t len, size_t i)
+int32_t jstring_read_hex4(const char *raw, size_t len, size_t i)
 {
     if (len - i < 4)
         return -1;
@@ -60,14 +59,14 @@ static size_t utf8_put(uint32_t cp, char out[4])
 /* raw[*i] is just after "\u": one code point, a surrogate pair taking a second "\u". */
 static size_t decode_unicode(const char *raw, size_t len, size_t *i, char out[4])
 {
-    int32_t cp = read_hex4(raw, len, *i);
+    int32_t cp = jstring_read_hex4(raw, len, *i);
     if (cp < 0 || (cp >= 0xdc00 && cp <= 0xdfff))
         return 0;
     *i += 4;
     if (cp >= 0xd800 && cp <= 0xdbff) {
         if (len - *i < 2 || raw[*i] != '\\' || raw[*i + 1] != 'u')
             return 0;
-        int32_t low = read_hex4(raw, len, *i + 2);
+        int32_t low = jstring_read_hex4(raw, len, *i + 2);
         if (low < 0xdc00 || low > 0xdfff)
             return 0;
         *i += 6;
@@ -150,7 +149,8 @@ static int encode_body(const char *s, size_t len, lc_buf_t *out)
     size_t i = 0, run = 0; /* s[run..i) is copied as it is */
     while (i < len) {
         unsigned char c = (unsigned char)s[i];
-        size_t seq = c < 0x80 ? (c >= 0x20 && c != '"' && c != '\\') : lc_utf8_seq_len(s + i, len - i);
+        size_t seq = c >= 0x80 ? lc_utf8_seq_len(s + i, len - i)
+                               : (size_t)(c >= 0x20 && c != '"' && c != '\\');
         if (seq > 0) {
             i += seq;
             continue;

@@ -7,20 +7,66 @@
 #include "lc_err.h"
 #include "lc_json_scan_internal.h"
 
+#if defined(__SSE2__)
+#include <emmintrin.h>
+#endif
+
 /* Scalars ---------------------------------------------------------------- */
 
+static bool is_string_special(unsigned char ch)
+{
+    return ch == '"' || ch == '\\' || ch < 0x20;
+}
+
+#if defined(__SSE2__)
+/* The offset of the first byte at or after pos that is '"', '\' or below
+ * 0x20 (where a string's scan must look), len when there is none. */
+static size_t plain_run_end(const char *s, size_t pos, size_t len)
+{
+    const __m128i quote = _mm_set1_epi8('"'), backslash = _mm_set1_epi8('\\');
+    const __m128i control_max = _mm_set1_epi8(0x1f);
+    while (len - pos >= 16) {
+        __m128i v = _mm_loadu_si128((const __m128i *)(const void *)(s + pos));
+        __m128i control = _mm_cmpeq_epi8(_mm_max_epu8(v, control_max), control_max);
+        __m128i quotes = _mm_cmpeq_epi8(v, quote), backslashes = _mm_cmpeq_epi8(v, backslash);
+        __m128i hit = _mm_or_si128(_mm_or_si128(quotes, backslashes), control);
+        int mask = _mm_movemask_epi8(hit);
+        if (mask != 0)
+            return pos + (size_t)__builtin_ctz((unsigned)mask);
+        pos += 16;
+    }
+    while (pos < len && !is_string_special((unsigned char)s[pos]))
+        pos++;
+    return pos;
+}
+#else
 #define ONES 0x0101010101010101ULL
 #define HIGHS 0x8080808080808080ULL
 
-/* Whether any of the 8 bytes in w is '"', '\' or below 0x20: the bytes a
- * string's scan must stop at (a classic zero-byte test, per byte in parallel). */
-static bool word_needs_look(uint64_t w)
+/* Whether any of the 8 bytes in w is '"', '\' or below 0x20 (a classic
+ * zero-byte test, per byte in parallel). */
+static bool word_has_special(uint64_t w)
 {
     uint64_t quote = w ^ (ONES * '"'), backslash = w ^ (ONES * '\\');
     uint64_t found = ((quote - ONES) & ~quote) | ((backslash - ONES) & ~backslash) |
                      ((w - ONES * 0x20) & ~w);
     return (found & HIGHS) != 0;
 }
+
+static size_t plain_run_end(const char *s, size_t pos, size_t len)
+{
+    while (len - pos >= 8) {
+        uint64_t w;
+        memcpy(&w, s + pos, 8);
+        if (word_has_special(w))
+            break;
+        pos += 8;
+    }
+    while (pos < len && !is_string_special((unsigned char)s[pos]))
+        pos++;
+    return pos;
+}
+#endif
 
 /* The escape at s[pos] (a '\'): checks its form; returns its length or 0. */
 static size_t escape_len(const char *s, size_t len, size_t pos)
@@ -31,14 +77,7 @@ static size_t escape_len(const char *s, size_t len, size_t pos)
     case '"': case '\\': case '/': case 'b': case 'f': case 'n': case 'r': case 't':
         return 2;
     case 'u':
-        if (len - pos < 6)
-            return 0;
-        for (size_t k = 2; k < 6; k++) {
-            char h = s[pos + k];
-            if (!((h >= '0' && h <= '9') || (h >= 'a' && h <= 'f') || (h >= 'A' && h <= 'F')))
-                return 0;
-        }
-        return 6;
+        return jstring_read_hex4(s, len, pos + 2) >= 0 ? 6 : 0;
     default:
         return 0;
     }
@@ -51,13 +90,7 @@ int jscan_string(jcursor_t *c, bool *escaped)
     size_t pos = c->pos + 1, len = c->len;
     bool esc = false;
     for (;;) {
-        while (len - pos >= 8) {
-            uint64_t w;
-            memcpy(&w, s + pos, 8);
-            if (word_needs_look(w))
-                break;
-            pos += 8;
-        }
+        pos = plain_run_end(s, pos, len);
         if (pos >= len)
             return LC_EINVAL;
         unsigned char ch = (unsigned char)s[pos];
@@ -65,15 +98,11 @@ int jscan_string(jcursor_t *c, bool *escaped)
             break;
         if (ch < 0x20)
             return LC_EINVAL;
-        if (ch == '\\') {
-            size_t n = escape_len(s, len, pos);
-            if (n == 0)
-                return LC_EINVAL;
-            esc = true;
-            pos += n;
-        } else {
-            pos++;
-        }
+        size_t n = escape_len(s, len, pos);
+        if (n == 0)
+            return LC_EINVAL;
+        esc = true;
+        pos += n;
     }
     c->pos = pos + 1;
     *escaped = esc;
