@@ -184,7 +184,7 @@ static int op_set(worker_user_t *u, const lc_op_t *op)
 
 /* The element count of a JSON array variable and, for at < count, element at. */
 static bool list_element(worker_user_t *u, uint32_t slot, uint32_t at, uint32_t *count,
-                         lc_value_t *elem)
+                         lc_jmatch_t *elem)
 {
     lc_value_t list;
     if (!env_get(u, (int)slot, &list) || list.type != LC_V_JSON)
@@ -194,15 +194,17 @@ static bool list_element(worker_user_t *u, uint32_t slot, uint32_t at, uint32_t 
 
 static bool set_element(worker_user_t *u, const lc_op_t *loop, uint32_t at, uint32_t *count)
 {
-    lc_value_t e;
+    lc_jmatch_t e = {0};
     if (!list_element(u, loop->a, at, count, &e))
         return false;
     if (at >= *count)
         return true;
-    lc_buf_t copy = {0};
-    int rv = lc_buf_append(&copy, e.data, e.len);
+    lc_buf_t copy = {0}; /* the element lives in the session it is written to */
+    int rv = e.escaped ? lc_json_string_decode(e.v.data, e.v.len, &copy)
+                       : lc_buf_append(&copy, e.v.data, e.v.len);
     if (rv == 0)
-        rv = worker_session_set(worker_journey_session(u), loop->b, copy.data, copy.len, e.type);
+        rv = worker_session_set(worker_journey_session(u), loop->b, copy.data ? copy.data : "",
+                                copy.len, e.v.type);
     lc_buf_free(&copy);
     return rv == 0;
 }

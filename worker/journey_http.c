@@ -515,14 +515,14 @@ bool worker_feed_of_user(engine_run_t *r, uint32_t f, uint64_t user_id, uint32_t
 
 typedef struct element_s {
     uint32_t at, seen;
-    lc_value_t elem;
+    lc_jmatch_t elem;
 } element_t;
 
 static bool on_element(void *ctx, const lc_jmatch_t *m)
 {
     element_t *e = ctx;
     if (e->seen == e->at)
-        e->elem = m->v; /* strings come raw: the engine keeps them as they are */
+        e->elem = *m; /* a string as it came: the caller decodes it when escaped */
     e->seen++;
     return true;
 }
@@ -537,7 +537,7 @@ static void compile_every_element(void)
 }
 
 int worker_json_element(const char *list, size_t len, uint32_t at, uint32_t *count,
-                        lc_value_t *elem)
+                        lc_jmatch_t *elem)
 {
     pthread_once(&every_element_once, compile_every_element);
     if (every_element == NULL)

@@ -8,6 +8,7 @@
 #include <stdint.h>
 
 #include "engine.h"
+#include "lc_json_scan.h"
 #include "lc_tpl.h"
 #include "lc_value.h"
 #include "user.h"
@@ -28,8 +29,9 @@ bool worker_feed_next(engine_run_t *r, uint32_t f, uint64_t *rng, uint32_t *row)
  * the cluster, so no two users take one row); false past the end unless the policy wraps. */
 bool worker_feed_of_user(engine_run_t *r, uint32_t f, uint64_t user_id, uint32_t *row);
 
-/* Element at of the JSON array text list (and their count). 0 or LC_EINVAL. */
+/* Element at of the JSON array text list (and their count); a string element is raw
+ * (elem->escaped: decode it). 0 or LC_EINVAL. */
 int worker_json_element(const char *list, size_t len, uint32_t at, uint32_t *count,
-                        lc_value_t *elem);
+                        lc_jmatch_t *elem);
 
 #endif
