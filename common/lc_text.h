@@ -15,4 +15,16 @@ bool lc_text_ok(const char *s, size_t max);
  * boundary. Returns true when nothing had to be replaced or cut. */
 bool lc_text_clean(char *dst, size_t cap, const char *src);
 
+/* The value of a hexadecimal digit (either case), or -1. */
+static inline int lc_hex_digit(char c)
+{
+    if (c >= '0' && c <= '9')
+        return c - '0';
+    if (c >= 'a' && c <= 'f')
+        return c - 'a' + 10;
+    if (c >= 'A' && c <= 'F')
+        return c - 'A' + 10;
+    return -1;
+}
+
 #endif

@@ -230,20 +230,8 @@ static void user_next(worker_user_t *u)
         user_finish(u);
         return;
     }
-    const worker_plan_t *p = u->run->plan;
-    u->task = (uint32_t)worker_plan_pick(p, &u->run->engine->rng);
-    u->phase = WORKER_USER_CONNECT;
-    switch (u->conn.state) {
-    case WORKER_CONN_IDLE:
-        send_request(u);
-        break;
-    case WORKER_CONN_CLOSED:
-        worker_conn_connect(&u->conn, (const struct sockaddr *)&p->addr,
-                            p->scenario.connect_timeout_ms);
-        break;
-    default:
-        break; /* closing: on_closed connects */
-    }
+    u->task = (uint32_t)worker_plan_pick(u->run->plan, &u->run->engine->rng);
+    worker_user_connect(u);
 }
 
 static void on_think(uv_timer_t *t)

@@ -5,18 +5,8 @@
 
 #include "lc_err.h"
 #include "lc_json_scan_internal.h"
+#include "lc_text.h"
 #include "lc_utf8.h"
-
-static int hex_value(char c)
-{
-    if (c >= '0' && c <= '9')
-        return c - '0';
-    if (c >= 'a' && c <= 'f')
-        return c - 'a' + 10;
-    if (c >= 'A' && c <= 'F')
-        return c - 'A' + 10;
-    return -1;
-}
 
 int32_t jstring_read_hex4(const char *raw, size_t len, size_t i)
 {
@@ -24,7 +14,7 @@ int32_t jstring_read_hex4(const char *raw, size_t len, size_t i)
         return -1;
     int32_t v = 0;
     for (size_t k = 0; k < 4; k++) {
-        int h = hex_value(raw[i + k]);
+        int h = lc_hex_digit(raw[i + k]);
         if (h < 0)
             return -1;
         v = v << 4 | h;

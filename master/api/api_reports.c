@@ -13,6 +13,7 @@
 #include "api_internal.h"
 #include "lc_clock.h"
 #include "lc_err.h"
+#include "lc_text.h"
 #include "report.h"
 #include "store.h"
 #include "store_history.h"
@@ -55,17 +56,6 @@ bool api_reports_handles(const char *rest)
     return route_of(rest) != NULL;
 }
 
-static int hex_value(char c)
-{
-    if (c >= '0' && c <= '9')
-        return c - '0';
-    if (c >= 'a' && c <= 'f')
-        return c - 'a' + 10;
-    if (c >= 'A' && c <= 'F')
-        return c - 'A' + 10;
-    return -1;
-}
-
 /* Percent-decodes a query value in place ('+' is a space); false for a bad
  * escape or an encoded NUL. */
 static bool query_decode(char *s)
@@ -77,7 +67,7 @@ static bool query_decode(char *s)
         } else if (*r != '%') {
             *w++ = *r;
         } else {
-            int hi = hex_value(r[1]), lo = hi < 0 ? -1 : hex_value(r[2]);
+            int hi = lc_hex_digit(r[1]), lo = hi < 0 ? -1 : lc_hex_digit(r[2]);
             if (lo < 0 || (hi == 0 && lo == 0))
                 return false;
             *w++ = (char)(hi << 4 | lo);

@@ -25,7 +25,7 @@
 #include "lc_frame.h"
 #include "lc_join.h"
 #include "lc_protocol.h"
-
+#include "lc_text.h"
 
 static const char usage[] =
     "usage: lc_hostile_worker ATTACK --connect IP:PORT [--secret-file F] [--proof legacy|bound]\n"
@@ -487,17 +487,6 @@ static int attack_stats(void)
     return 0;
 }
 
-static int hex_value(char ch)
-{
-    if (ch >= '0' && ch <= '9')
-        return ch - '0';
-    if (ch >= 'a' && ch <= 'f')
-        return ch - 'a' + 10;
-    if (ch >= 'A' && ch <= 'F')
-        return ch - 'A' + 10;
-    return -1;
-}
-
 /* HEX ("ff fe 41", spaces allowed) as a NUL-terminated malloc'd string. */
 static char *unhex(const char *hex)
 {
@@ -507,7 +496,7 @@ static char *unhex(const char *hex)
             s++;
             continue;
         }
-        int hi = hex_value(s[0]), lo = s[1] ? hex_value(s[1]) : -1;
+        int hi = lc_hex_digit(s[0]), lo = s[1] ? lc_hex_digit(s[1]) : -1;
         if (hi < 0 || lo < 0 || (hi == 0 && lo == 0)) {
             free(out);
             return NULL;
