@@ -295,6 +295,9 @@ static bool begin(worker_user_t *u)
     js->failed = false;
     js->depth = 0;
     js->iter_start_ns = uv_hrtime();
+    if (prog_of(u)->cookies_reset_iteration && js->section == WORKER_SECTION_STEPS &&
+        js->session != NULL && u->iteration > 0)
+        lc_cookie_jar_clear(&js->session->jar);
     if (!js->fed_user && !feed_auto(u, LC_FEED_PER_USER)) {
         worker_journey_wind_down(u);
         return false;

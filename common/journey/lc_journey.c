@@ -256,6 +256,23 @@ static int parse_feeders(jc_t *c, json_t *root)
     return 0;
 }
 
+/* "cookies": true, false, or {"reset": "iteration"} (a fresh jar each iteration, as k6). */
+static int parse_cookies(jc_t *c, json_t *d)
+{
+    static const char *const fields[] = {"reset", NULL};
+    json_t *v = json_object_get(d, "cookies");
+    if (!json_is_object(v))
+        return lc_jp_bool(&c->jp, d, "defaults", "cookies", &c->defaults.cookies);
+    json_t *reset = json_object_get(v, "reset");
+    int rv = lc_jp_fields(&c->jp, v, "defaults.cookies", fields);
+    if (rv == 0 && (!json_is_string(reset) || strcmp(json_string_value(reset), "iteration") != 0))
+        rv = lc_jp_fail(&c->jp, "defaults.cookies", "reset", "expected \"iteration\" (or give "
+                                                              "cookies: true or false)");
+    c->defaults.cookies = true;
+    c->prog->cookies_reset_iteration = rv == 0;
+    return rv;
+}
+
 static int parse_defaults(jc_t *c, json_t *root)
 {
     static const char *const fields[] = {"headers", "follow_redirects", "cookies", "timeout_ms",
@@ -271,7 +288,7 @@ static int parse_defaults(jc_t *c, json_t *root)
         (rv = lc_jp_object(&c->jp, d, "defaults", "headers", &c->defaults.headers)) != 0 ||
         (rv = lc_jp_uint(&c->jp, d, "defaults", "follow_redirects", 0, LC_JOURNEY_REDIRECTS_MAX,
                          &c->defaults.follow_redirects)) != 0 ||
-        (rv = lc_jp_bool(&c->jp, d, "defaults", "cookies", &c->defaults.cookies)) != 0 ||
+        (rv = parse_cookies(c, d)) != 0 ||
         (rv = lc_jp_uint(&c->jp, d, "defaults", "timeout_ms", 1, TIMEOUT_MAX_MS,
                          &c->defaults.timeout_ms)) != 0)
         return rv;

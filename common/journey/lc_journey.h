@@ -186,6 +186,8 @@ typedef struct lc_program_s {
     lc_timer_t *timers;     /* iteration timers first (one per journey), then groups */
     size_t n_timers;
     bool uses_cookies;
+    bool cookies_reset_iteration; /* defaults.cookies {"reset": "iteration"}: a fresh jar each
+                                   * iteration (on_start's cookies last until the first) */
 } lc_program_t;
 
 /* Compiles a scenario's "journeys" (required, non-empty), "feeders" and "defaults" members of

@@ -165,4 +165,19 @@ check "a redirect to another origin is an error of kind redirect" [ "$(errors_of
 check "a redirect loop stops after follow_redirects hops" \
     [ "$(errors_of loop redirect)" = 1 -a "$(path_count /redirect-loop)" = 4 ]
 
+# {"reset": "iteration"}: on_start's cookie reaches the first iteration only.
+curl -sf -X POST "http://127.0.0.1:$TARGET_PORT/__reset" >/dev/null
+cat >"$WORK/reset.json" <<JSON
+{"name": "reset", "target": "http://127.0.0.1:$TARGET_PORT", "duration": "2s", "users": 2,
+ "defaults": {"cookies": {"reset": "iteration"}},
+ "journeys": [{"name": "r",
+   "on_start": [{"name": "set", "path": "/setcookie?pref=dark"}],
+   "steps": [{"name": "echo", "path": "/echo",
+              "extract": {"pref": {"json": "$.cookies.pref", "default": "none"}}},
+             {"name": "seen", "path": "/seen/\${pref}"}, {"think_ms": 100}]}]}
+JSON
+timeout 30 "$LC_BIN/loadworker" --local "$WORK/reset.json" >"$WORK/reset.out" 2>&1 || true
+check "the first iteration of each user had on_start's cookie" [ "$(path_count /seen/dark)" = 2 ]
+check "later iterations started with an empty jar" [ "$(path_count /seen/none)" -ge 2 ]
+
 finish

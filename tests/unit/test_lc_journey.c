@@ -232,6 +232,14 @@ static void test_bad_journeys(void **state)
                  "journeys[1].name: another journey is named");
     expect_error("'defaults':{'follow_redirects':1},'tasks':[{'path':'/'}]",
                  "defaults: belongs to journeys");
+    expect_error("'defaults':{'cookies':{'reset':'run'}},'journeys':[{'name':'a','steps':[{'path':'/'}]}]",
+                 "defaults.cookies.reset: expected \"iteration\"");
+    lc_scenario_t s;
+    const lc_program_t *p = ok("'defaults':{'cookies':{'reset':'iteration'}},'journeys':[{'name':'a',"
+                               "'steps':[{'path':'/'}]}]", &s);
+    assert_true(p->cookies_reset_iteration);
+    assert_true(p->reqs[0].cookies);
+    lc_scenario_free(&s);
     /* Nesting past the user's frames. */
     char deep[4096] = "'journeys':[{'name':'a','steps':[";
     for (int i = 0; i < 9; i++)
