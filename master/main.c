@@ -67,6 +67,12 @@ static void on_refused(void *arg, fleet_worker_t *w, const Lc__AssignRefused *re
     runs_on_assign_refused(m->runs, w, refused->run, refused->reason);
 }
 
+static void on_run_done(void *arg, fleet_worker_t *w, uint64_t run, const char *reason)
+{
+    master_t *m = arg;
+    runs_on_worker_done(m->runs, w, run, reason);
+}
+
 static bool leader_address(void *arg, char *buf, size_t len)
 {
     master_t *m = arg;
@@ -278,7 +284,7 @@ static int start(master_t *m, char *errmsg, size_t errlen)
                          .on_stats = on_stats,
                          .leader_address = leader_address,
                          .master_addresses = master_addresses,
-                         .on_refused = on_refused};
+                         .on_refused = on_refused, .on_run_done = on_run_done};
     if (rv == 0)
         rv = fleet_init(&m->fleet, m->loop, &fc, &ev, errmsg, errlen);
     if (rv == 0)

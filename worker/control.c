@@ -587,6 +587,21 @@ static void round_complete(worker_control_t *ctl)
     }
 }
 
+/* A stop_run feeder ran out on an engine: told to the hook once per run. */
+static void run_exhausted(worker_control_t *ctl, worker_run_t *r, uint32_t f)
+{
+    char reason[200];
+    if (r == NULL || r->exhausted || r->plan->program == NULL || f >= r->plan->program->n_feeders)
+        return;
+    r->exhausted = true;
+    snprintf(reason, sizeof reason, "feeder %s has no rows left (on_exhausted stop_run)",
+             r->plan->program->feeders[f].name);
+    lc_info("control", "msg=\"feeder exhausted: asking for the run's end\" run=%llu reason=\"%s\"",
+            (unsigned long long)r->id, reason);
+    if (ctl->hooks->run_exhausted != NULL)
+        ctl->hooks->run_exhausted(ctl->hooks_arg, r, reason);
+}
+
 static void handle(worker_control_t *ctl, worker_msg_t *m)
 {
     worker_run_t *r = find_run(ctl, m->run);
@@ -600,6 +615,9 @@ static void handle(worker_control_t *ctl, worker_msg_t *m)
         worker_stats_merge(r->acc, m->stats);
         r->eng_users[m->engine] = m->users;
         r->eng_conns[m->engine] = m->connections;
+        break;
+    case WORKER_MSG_RUN_EXHAUSTED:
+        run_exhausted(ctl, r, m->feeder);
         break;
     case WORKER_MSG_ROUND_END:
         if (m->round == ctl->round && ctl->round_pending > 0 && --ctl->round_pending == 0)

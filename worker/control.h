@@ -44,6 +44,7 @@ typedef struct worker_run_s {
     uint64_t generation;
     uint32_t users;           /* assigned (open model: the bound of the user pool) */
     uint64_t user_base;       /* ${user_id}s of the current share follow it */
+    bool exhausted;           /* a stop_run feeder ran out: the hook was told */
     double spawn_rate;        /* assigned */
     double rate;              /* open model: assigned requests/s (a share of arrival_rate) */
     enum worker_run_state state;
@@ -90,6 +91,9 @@ typedef struct worker_control_hooks_s {
      * were merged (eng_users is fresh). Without batches, its presence alone
      * makes the control thread collect every interval. */
     void (*interval)(void *arg, worker_run_t *run);
+    /* Optional: a feeder with on_exhausted stop_run ran out (once per run): the run should
+     * end everywhere; reason names the feeder. */
+    void (*run_exhausted)(void *arg, worker_run_t *run, const char *reason);
 } worker_control_hooks_t;
 
 struct worker_control_s {

@@ -289,6 +289,22 @@ static void on_run_handle_close(uv_handle_t *h)
         close_loop_handles(e);
 }
 
+void engine_run_exhausted(engine_run_t *r, uint32_t f)
+{
+    if (r->exhausted_told)
+        return;
+    worker_msg_t *m = worker_msg_new(WORKER_MSG_RUN_EXHAUSTED);
+    if (m == NULL) {
+        lc_error("engine", "msg=\"out of memory: a feeder's end not told\" run=%llu",
+                 (unsigned long long)r->id);
+        return;
+    }
+    r->exhausted_told = true;
+    m->run = r->id;
+    m->feeder = f;
+    post_to_control(r->engine, m);
+}
+
 void engine_run_user_gone(engine_run_t *r)
 {
     if (!r->stopping || r->live > 0 || r->closing)

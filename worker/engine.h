@@ -50,6 +50,7 @@ typedef struct engine_run_s {
     uint8_t handles;
     bool stopping;
     bool deadline_passed;      /* in-flight requests were aborted; journeys skip on_stop */
+    bool exhausted_told;       /* RUN_EXHAUSTED was posted */
     bool closing;
 } engine_run_t;
 
@@ -84,6 +85,9 @@ void worker_engine_stop(worker_engine_t *e);
  * call, in microseconds; any thread. */
 uint64_t worker_engine_take_lag_us(worker_engine_t *e);
 
+/* Called by journey users: feeder f (on_exhausted stop_run) ran out; the control thread
+ * hears it once per engine and run. */
+void engine_run_exhausted(engine_run_t *r, uint32_t f);
 /* Called by users: a user was freed (the run may be finished). */
 void engine_run_user_gone(engine_run_t *r);
 /* Called by open-model users after a request: back to the pool (or retired

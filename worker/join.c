@@ -285,9 +285,19 @@ static const worker_link_cbs_t link_cbs = {
     .lost = on_lost,
 };
 
+/* The run's data ran out here: the leader ends it for every worker. */
+static void on_run_exhausted(void *arg, worker_run_t *r, const char *reason)
+{
+    join_t *j = arg;
+    if (worker_link_send_run_done(&j->link, r->id, reason) != 0)
+        lc_warn("control", "msg=\"could not ask the leader to end the run\" run=%llu",
+                (unsigned long long)r->id);
+}
+
 static const worker_control_hooks_t control_hooks = {
     .batch = on_batch,
     .run_finished = on_run_finished,
+    .run_exhausted = on_run_exhausted,
 };
 
 /* SIGHUP: reopen --log-file (after logrotate moved it). */

@@ -103,8 +103,7 @@ static bool take_row(worker_user_t *u, uint32_t f)
                    : worker_feed_next(u->run, f, &u->run->engine->rng, &row);
     if (!got) {
         if (fd->on_exhausted == LC_FEED_STOP_RUN)
-            lc_warn("engine", "msg=\"feeder exhausted: the run's users stop\" run=%llu feeder=%s",
-                    (unsigned long long)u->run->id, fd->name);
+            engine_run_exhausted(u->run, f); /* the run ends: the master stops every worker */
         return false;
     }
     s->rows[f] = row;

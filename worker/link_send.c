@@ -111,6 +111,18 @@ int worker_link_send_heartbeat(worker_link_t *l, const worker_heartbeat_t *hb)
     return send_encoded(l, rv, frame, len);
 }
 
+int worker_link_send_run_done(worker_link_t *l, uint64_t run, const char *reason)
+{
+    Lc__RunDone done = LC__RUN_DONE__INIT;
+    done.run = run;
+    done.reason = (char *)reason;
+    uint8_t *frame = NULL;
+    size_t len = 0;
+    int rv = encode((Lc__Envelope){.msg_case = LC__ENVELOPE__MSG_RUN_DONE, .run_done = &done},
+                    &frame, &len);
+    return send_encoded(l, rv, frame, len);
+}
+
 int worker_link_send_refused(worker_link_t *l, uint64_t run, uint64_t generation,
                              const char *reason)
 {

@@ -52,5 +52,7 @@ int worker_link_send_heartbeat(worker_link_t *l, const worker_heartbeat_t *hb);
 /* Tells the master this worker cannot run its share of run (reason is shown to people). */
 int worker_link_send_refused(worker_link_t *l, uint64_t run, uint64_t generation,
                              const char *reason);
+/* Asks the leader to end run: its data ran out here (reason is shown to people). */
+int worker_link_send_run_done(worker_link_t *l, uint64_t run, const char *reason);
 
 #endif

@@ -226,7 +226,17 @@ static void on_signal(uv_signal_t *s, int signum)
     worker_control_stop_all(&lc->ctl, UINT32_MAX);
 }
 
+/* A stop_run feeder ran out: the local run ends. */
+static void on_run_exhausted(void *arg, worker_run_t *r, const char *reason)
+{
+    local_t *lc = arg;
+    lc_info("local", "msg=\"the run ends\" run=%llu reason=\"%s\"", (unsigned long long)r->id,
+            reason);
+    worker_control_stop_all(&lc->ctl, UINT32_MAX);
+}
+
 static const worker_control_hooks_t local_hooks = {
+    .run_exhausted = on_run_exhausted,
     .run_started = on_started,
     .run_finished = on_finished,
     .run_failed = on_failed,

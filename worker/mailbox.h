@@ -20,6 +20,7 @@ enum worker_msg_type {
     WORKER_MSG_RUN_STATS, /* engine, run, stats, users, connections (one per run per round) */
     WORKER_MSG_ROUND_END, /* engine, round: every RUN_STATS of that round came before */
     WORKER_MSG_RUN_DONE,  /* engine, run, stats: the engine's last block of that run */
+    WORKER_MSG_RUN_EXHAUSTED, /* engine, run, feeder: a stop_run feeder ran out of rows */
 };
 
 typedef struct worker_msg_s {
@@ -36,6 +37,7 @@ typedef struct worker_msg_s {
     uint64_t round;
     worker_stats_t *stats;     /* ownership travels with the message */
     uint32_t connections;
+    uint32_t feeder;           /* RUN_EXHAUSTED: the program's feeder index */
 } worker_msg_t;
 
 /* A zeroed message of that type, or NULL when out of memory. */

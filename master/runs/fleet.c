@@ -425,6 +425,16 @@ static void handle_refused(fleet_t *f, fleet_conn_t *c, Lc__AssignRefused *refus
     refused->reason = received; /* the envelope frees what it decoded */
 }
 
+static void handle_run_done(fleet_t *f, fleet_conn_t *c, const Lc__RunDone *done)
+{
+    char reason[LC_PROTOCOL_REASON_MAX + 1];
+    lc_text_clean(reason, sizeof reason, done->reason);
+    lc_info("fleet", "msg=\"worker asks for the run's end\" worker=%s run=%llu reason=\"%s\"",
+            c->worker->id, (unsigned long long)done->run, reason);
+    if (f->events.on_run_done != NULL)
+        f->events.on_run_done(f->events.arg, c->worker, done->run, reason);
+}
+
 bool fleet_conn_receive(fleet_conn_t *c, Lc__Envelope *env, uint64_t now_ms)
 {
     assert(c != NULL && env != NULL && !c->dispatching);
@@ -450,6 +460,9 @@ bool fleet_conn_receive(fleet_conn_t *c, Lc__Envelope *env, uint64_t now_ms)
             break;
         case LC__ENVELOPE__MSG_ASSIGN_REFUSED:
             handle_refused(f, c, env->assign_refused);
+            break;
+        case LC__ENVELOPE__MSG_RUN_DONE:
+            handle_run_done(f, c, env->run_done);
             break;
         default:
             lc_warn("fleet", "msg=\"ignoring unexpected message\" worker=%s case=%d",

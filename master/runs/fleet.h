@@ -66,6 +66,8 @@ typedef struct fleet_events_s {
     size_t (*master_addresses)(void *arg, char (*out)[LC_HOST_MAX + 8], size_t max);
     /* The worker cannot run an assignment it was sent. */
     void (*on_refused)(void *arg, fleet_worker_t *w, const Lc__AssignRefused *refused);
+    /* The worker asks for a run's end (its data ran out); reason is cleaned text. */
+    void (*on_run_done)(void *arg, fleet_worker_t *w, uint64_t run, const char *reason);
 } fleet_events_t;
 
 typedef struct fleet_config_s {

@@ -694,6 +694,23 @@ void runs_on_assign_refused(runs_t *r, fleet_worker_t *w, uint64_t run, const ch
     begin_stop(r, ar, LC_RUN_FAILED, why);
 }
 
+void runs_on_worker_done(runs_t *r, fleet_worker_t *w, uint64_t run, const char *reason)
+{
+    active_run_t *ar = find_active(r, run);
+    uint64_t gen;
+    uint32_t users;
+    if (!r->leader)
+        return;
+    if (ar == NULL || !known_share(r, ar, w->id, &gen, &users)) {
+        note_refused(r, &r->refused.refusals, w->id, run, "request to end a run",
+                     "this worker holds no share of the run");
+        return;
+    }
+    char why[256];
+    snprintf(why, sizeof why, "worker %s: %s", w->name[0] ? w->name : w->id, reason);
+    begin_stop(r, ar, LC_RUN_FINISHED, why);
+}
+
 void runs_on_final_committed(runs_t *r, uint64_t run, const char *worker_id)
 {
     active_run_t *ar = find_active(r, run);

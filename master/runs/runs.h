@@ -58,6 +58,9 @@ void runs_on_worker_lost(runs_t *r, fleet_worker_t *w);
  * Only a worker holding an assignment of the run can fail it; any other
  * refusal is counted (runs_refused) and changes nothing. */
 void runs_on_assign_refused(runs_t *r, fleet_worker_t *w, uint64_t run, const char *reason);
+/* A worker's data ran out (a feeder with on_exhausted stop_run): the run finishes, with its
+ * reason. As for refusals, only a worker holding a share of the run can end it. */
+void runs_on_worker_done(runs_t *r, fleet_worker_t *w, uint64_t run, const char *reason);
 
 /* Whether worker w may add batch b to the history now: it holds (or is
  * adopting) an assignment of a run that is running or stopping, every

@@ -125,6 +125,28 @@ check "/metrics has the group's durations" \
 lacks() { ! grep -q "$1" "$2"; }
 check "/metrics has no request series for iterations" lacks 'endpoint="iteration:' "$WORK/metrics.txt"
 
+# on_exhausted stop_run: per-iteration rows split between the two workers; the first worker
+# to run out asks the leader to end the run, which finishes long before its 60 s, and no
+# row was used twice.
+curl -sf -X POST "http://127.0.0.1:$TARGET_PORT/__reset" >/dev/null
+csv=$(printf 'sku\\n'; for i in $(seq 1 20); do printf 'p%d\\n' "$i"; done)
+cat >"$WORK/exhaust.json" <<JSON
+{"name": "exhaust", "target": "http://127.0.0.1:$TARGET_PORT", "duration": "60s", "users": 4,
+ "feeders": {"skus": {"csv": "$csv", "mode": "per_iteration", "on_exhausted": "stop_run"}},
+ "journeys": [{"name": "e", "steps": [{"name": "row", "path": "/row/\${skus.sku}"},
+                                      {"think_ms": 50}]}]}
+JSON
+start_ms=$(date +%s%3N)
+ex_id=$(submit_run "$WORK/exhaust.json")
+check "a run whose feeder runs out finishes early" wait_until 30 run_state_is "$ex_id" finished
+took_ms=$(( $(date +%s%3N) - start_ms ))
+check "it ended by the feeder, not by its duration (${took_ms} ms)" [ "$took_ms" -lt 30000 ]
+curl -sf "$API/api/v1/runs/$ex_id" >"$WORK/exhaust_run.json"
+check "the run's reason names the feeder" jq -e '.reason | test("feeder skus has no rows left")' "$WORK/exhaust_run.json"
+rows=$(target_requests '[.by_path | to_entries[] | select(.key | startswith("/row/")) | .value]')
+check "no row was taken twice across the workers" jq -e 'all(. == 1)' <<<"$rows"
+check "the rows taken were the feeder's" jq -e 'length >= 10 and length <= 20' <<<"$rows"
+
 # on_stop runs after a failure that stops the user: /me without a token is a 401, its
 # on_error stop_user ends each user at once, and every user still logs out.
 curl -sf -X POST "http://127.0.0.1:$TARGET_PORT/__reset" >/dev/null

@@ -406,6 +406,28 @@ static void test_refusal_fails_the_run(void **state)
     assert_int_equal(count_proposals(fx, LC__COMMAND__CMD_RUN_FINISHED, "failed"), 1);
 }
 
+/* A worker whose feeder ran out (on_exhausted stop_run) ends the run, as finished; a worker
+ * without a share of it cannot. */
+static void test_worker_done_finishes_the_run(void **state)
+{
+    fixture_t *fx = *state;
+    char buf[16];
+    start_on_two(fx);
+    fleet_worker_t *w3 = add_worker(fx, "w3", 100);
+    runs_on_worker_done(fx->runs, w3, RUN, "feeder f has no rows left");
+    assert_string_equal(stored_state(fx, RUN, buf, sizeof buf), "running");
+    assert_int_equal(runs_refused(fx->runs).refusals, 1);
+    runs_on_worker_done(fx->runs, find(fx, "w1"), RUN, "feeder f has no rows left");
+    assert_int_equal(count_proposals(fx, LC__COMMAND__CMD_RUN_STATE, "stopping"), 1);
+    assert_string_equal(fx->proposed[fx->n_proposed - 1].reason,
+                        "worker w1: feeder f has no rows left");
+    assert_int_equal(count_stops(fx, RUN), 2);
+    runs_on_final_committed(fx->runs, RUN, "w1");
+    runs_on_final_committed(fx->runs, RUN, "w2");
+    advance(fx, 100);
+    assert_int_equal(count_proposals(fx, LC__COMMAND__CMD_RUN_FINISHED, "finished"), 1);
+}
+
 /* ---- adoption after a leader change -------------------------------------- */
 
 /* The store says RUN is running (a previous leader started it). */
@@ -717,6 +739,7 @@ int main(void)
         cmocka_unit_test_setup_teardown(test_refusal_from_a_stranger_changes_nothing, setup,
                                         teardown),
         cmocka_unit_test_setup_teardown(test_hostile_claims_are_refused, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_worker_done_finishes_the_run, setup, teardown),
         cmocka_unit_test_setup_teardown(test_adopted_stopping_run_waits_for_its_workers, setup,
                                         teardown),
     };
