@@ -101,7 +101,10 @@ static void print_endpoints(FILE *out, const json_t *list)
         put_cell(out, shown(json_object_get(e, "name"), name, sizeof name), name_w);
         fprintf(out, "  ");
         put_cell(out, shown(json_object_get(e, "method"), method, sizeof method), method_w);
-        fprintf(out, "  %6" JSON_INTEGER_FORMAT "  ", int_of(e, "weight"));
+        if (json_object_get(e, "weight") != NULL)
+            fprintf(out, "  %6" JSON_INTEGER_FORMAT "  ", int_of(e, "weight"));
+        else /* a journey's request: its weight is its journey's */
+            fprintf(out, "  %6s  ", "-");
         shown(json_object_get(e, "path"), path, sizeof path);
         size_t path_w = columns_of(path);
         put_cell(out, path, path_w < PATH_COLS_MAX ? (path_w > 0 ? path_w : 1) : PATH_COLS_MAX);
@@ -152,6 +155,35 @@ static void print_memory(FILE *out, const json_t *sum)
             "kept for checks and the kernel's socket buffers not counted)\n", all, users);
 }
 
+/* v2: the journeys, the variables their steps set, the feeders. */
+static void print_journeys(FILE *out, const json_t *sum)
+{
+    char a[CELL_MAX], b[CELL_MAX], c[CELL_MAX], d[CELL_MAX];
+    size_t i;
+    const json_t *j, *journeys = json_object_get(sum, "journeys");
+    if (!json_is_array(journeys))
+        return;
+    fprintf(out, "  journeys    %zu\n", json_array_size(journeys));
+    json_array_foreach(journeys, i, j)
+        fprintf(out, "    %s  weight %" JSON_INTEGER_FORMAT ", %" JSON_INTEGER_FORMAT
+                " request steps, pacing %" JSON_INTEGER_FORMAT " ms\n",
+                shown(json_object_get(j, "name"), a, sizeof a), int_of(j, "weight"),
+                int_of(j, "requests"), int_of(j, "pacing_ms"));
+    const json_t *vars = json_object_get(sum, "variables");
+    fprintf(out, "  variables   %zu", json_array_size(vars));
+    json_array_foreach(vars, i, j)
+        fprintf(out, "%s%s", i ? ", " : "  ", shown(j, a, sizeof a));
+    fputc('\n', out);
+    const json_t *feeders = json_object_get(sum, "feeders");
+    fprintf(out, "  feeders     %zu\n", json_array_size(feeders));
+    json_array_foreach(feeders, i, j)
+        fprintf(out, "    %s  %" JSON_INTEGER_FORMAT " rows, %s, %s, on_exhausted %s\n",
+                shown(json_object_get(j, "name"), a, sizeof a), int_of(j, "rows"),
+                shown(json_object_get(j, "mode"), b, sizeof b),
+                shown(json_object_get(j, "order"), c, sizeof c),
+                shown(json_object_get(j, "on_exhausted"), d, sizeof d));
+}
+
 int ctl_print_summary(FILE *out, const json_t *answer)
 {
     const json_t *sum = json_object_get(answer, "summary");
@@ -162,6 +194,7 @@ int ctl_print_summary(FILE *out, const json_t *answer)
     fprintf(out, "  tenant      %s\n", shown(json_object_get(sum, "tenant"), tenant, sizeof tenant));
     fprintf(out, "  target      %s\n", shown(json_object_get(sum, "target"), target, sizeof target));
     print_model(out, sum);
+    print_journeys(out, sum);
     print_endpoints(out, json_object_get(sum, "endpoints"));
     print_thresholds(out, json_object_get(sum, "thresholds"));
     print_memory(out, sum);

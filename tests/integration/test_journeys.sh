@@ -53,6 +53,17 @@ check "the error names the step and the variable" \
     grep -q 'journeys\[0\].steps\[0\]: uses ${nope}' "$WORK/bad.json"
 check "no run was created" [ "$(curl -sf "$API/api/v1/runs" | jq '.runs | length')" = 0 ]
 
+# loadctl validate: the example journeys (YAML) with their journeys, variables and feeders.
+set +e
+timeout 10 "$LC_BIN/loadctl" --master "$API" validate "$LC_SRC/deploy/examples/journey-shop.yaml" \
+    >"$WORK/validate.out" 2>&1
+validate_rc=$?
+set -e
+check "loadctl validate accepts the example journeys" [ "$validate_rc" = 0 ]
+check "it lists both journeys" grep -q '^  journeys    2' "$WORK/validate.out"
+check "it lists the variables the steps set" grep -Eq '^  variables   [0-9]+  .*token' "$WORK/validate.out"
+check "it lists the feeder" grep -q '^    accounts  2 rows, per_user, sequential, on_exhausted stop_user' "$WORK/validate.out"
+
 # The dry run: the master checks the scenario, a local loadworker traces one user.
 set +e
 timeout 30 "$LC_BIN/loadctl" --master "$API" run --dry-run "$WORK/journey.json" >"$WORK/dry.out" 2>&1
