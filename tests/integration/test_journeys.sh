@@ -184,7 +184,9 @@ cat >"$WORK/redirects.json" <<JSON
     "extract": {"m": {"regex": "done (\\\\w+)", "required": false, "default": "GET"}}},
    {"if": "\${m} != 'GET'", "then": [{"name": "wrong-303", "path": "/wrong-303"}]},
    {"name": "temporary", "method": "POST", "path": "/redirect/1?code=307", "body": "x",
-    "expect": {"body_contains": "done POST"}},
+    "expect": {"body_contains": "done POST"},
+    "extract": {"m2": {"regex": "done (\\\\w+)", "default": "none"}}},
+   {"if": "\${m2} != 'POST'", "then": [{"name": "wrong-307", "path": "/wrong-307"}]},
    {"name": "away", "path": "/redirect-away"},
    {"name": "loop", "path": "/redirect-loop", "follow_redirects": 3},
    {"exit": "user"}]}]}
@@ -194,6 +196,7 @@ errors_of() { jq -r --arg e "$1" --arg k "$2" '[.errors[] | select(.endpoint == 
 check "303 turned the POST into a GET" [ "$(path_count /wrong-303)" = 0 -a "$(path_count /redirect/0)" = 2 ]
 check "307 kept the POST and its body" \
     jq -e '.endpoints[] | select(.name == "temporary") | .failures == 0' "$WORK/redirects.out"
+check "an extract that matched keeps its value, not its default" [ "$(path_count /wrong-307)" = 0 ]
 check "a redirect to another origin is an error of kind redirect" [ "$(errors_of away redirect)" = 1 ]
 check "a redirect loop stops after follow_redirects hops" \
     [ "$(errors_of loop redirect)" = 1 -a "$(path_count /redirect-loop)" = 4 ]
