@@ -294,6 +294,12 @@ static bool begin(worker_user_t *u)
     js->failed = false;
     js->depth = 0;
     js->iter_start_ns = uv_hrtime();
+    /* The open model times an iteration, and its first request, from when it was due (the
+     * pacer's start), so a stall counts against the iterations behind it (wrk2's
+     * coordinated-omission correction). */
+    if (u->run->open && u->intended_ns != 0 && u->intended_ns < js->iter_start_ns)
+        js->iter_start_ns = u->intended_ns;
+    js->first_request = u->run->open && js->section == WORKER_SECTION_STEPS;
     if (prog_of(u)->cookies_reset_iteration && js->section == WORKER_SECTION_STEPS &&
         js->session != NULL && u->iteration > 0)
         lc_cookie_jar_clear(&js->session->jar);

@@ -432,6 +432,19 @@ static int outcome(worker_user_t *u, const lc_jreq_t *r, const worker_conn_resul
     return kind;
 }
 
+/* The latency to record: the open model's first request of an iteration counts from when the
+ * iteration was due (the time it waited for a free user or a busy loop is latency too). */
+static uint64_t corrected(worker_user_t *u, const worker_conn_result_t *res)
+{
+    worker_journey_state_t *js = u->js;
+    bool first = js->first_request;
+    js->first_request = false;
+    if (!first || res->latency_us == WORKER_NO_LATENCY)
+        return res->latency_us;
+    uint64_t sent = u->conn.start_ns;
+    return res->latency_us + (sent > js->iter_start_ns ? (sent - js->iter_start_ns) / 1000u : 0);
+}
+
 void worker_journey_done(worker_user_t *u, const worker_conn_result_t *res)
 {
     worker_journey_state_t *js = u->js;
@@ -453,7 +466,7 @@ void worker_journey_done(worker_user_t *u, const worker_conn_result_t *res)
             worker_trace_note(u->run->plan->trace, "%s: error %s", r->path_json,
                               worker_err_kind_name(kind));
     }
-    worker_stats_record(u->run->stats, r->endpoint, kind, res->latency_us, res->bytes);
+    worker_stats_record(u->run->stats, r->endpoint, kind, corrected(u, res), res->bytes);
     if (u->run->plan->trace != NULL && res->kind != WORKER_KIND_OK)
         worker_trace_response(u->run->plan->trace, 0, res->latency_us, res->bytes,
                               worker_err_kind_name(kind));

@@ -45,6 +45,7 @@ typedef struct worker_journey_state_s {
     bool failed;               /* the iteration had a failure */
     bool fresh;                /* the next op begins an iteration (or on_start) */
     bool fed_user;             /* per-user feeder rows were taken */
+    bool first_request;        /* open model: the iteration's first request is not sent yet */
     uint16_t redirect_status;  /* the redirect being followed, or 0 */
     char *location;            /* its target path (malloc'd) */
     worker_frame_t frames[LC_JOURNEY_DEPTH_MAX];
