@@ -278,6 +278,43 @@ PY
     SUMMARY+=("$line")
 }
 
+# cpu_ticks: "busy steal", the clock ticks of all CPUs since boot that were
+# busy (user, nice, system, irq, softirq) and stolen by the hypervisor.
+cpu_ticks() { awk '/^cpu / { print $2 + $3 + $4 + $7 + $8, $9 }' /proc/stat; }
+
+# own_ticks: the clock ticks used by this script and the children it waited
+# for (wrk, loadworker, Locust runs and stopped servers), plus the processes
+# start() began that still run and their children (lc_target, nginx workers).
+own_ticks() {
+    local pids=("$$") p
+    for p in "${PIDS[@]:-}"; do
+        if [ -z "$p" ] || ! kill -0 "$p" 2>/dev/null; then continue; fi
+        pids+=("$p")
+        mapfile -t -O "${#pids[@]}" pids < <(pgrep -P "$p")
+    done
+    for p in "${pids[@]}"; do awk '{ print $14 + $15 + $16 + $17 }' "/proc/$p/stat" 2>/dev/null; done |
+        awk '{ s += $1 } END { print s + 0 }'
+}
+
+# machine_line: what else took CPU during the run: other processes (busy ticks
+# minus ours) and the hypervisor (steal). Either above a few % of a core means
+# the figures above were disturbed.
+machine_line() {
+    local hz busy steal others secs=$((SECONDS - RUN_START_S)) line
+    hz=$(getconf CLK_TCK)
+    read -r busy steal <<<"$(cpu_ticks)"
+    others=$(( (busy - RUN_START_BUSY) - ($(own_ticks) - RUN_START_OWN) ))
+    steal=$((steal - RUN_START_STEAL))
+    printf -v line 'machine      during the %s s run: other processes (kernel threads too) took %.1f CPU-s (%.0f%% of one core), the hypervisor stole %.1f CPU-s (%.0f%%); more than a few %% disturbs the figures' \
+        "$secs" "$(echo "$others / $hz" | bc -l)" "$(echo "$others / $hz / ($secs + 0.001) * 100" | bc -l)" \
+        "$(echo "$steal / $hz" | bc -l)" "$(echo "$steal / $hz / ($secs + 0.001) * 100" | bc -l)"
+    echo "$line"
+    SUMMARY+=("$line")
+}
+
+RUN_START_S=$SECONDS
+read -r RUN_START_BUSY RUN_START_STEAL <<<"$(cpu_ticks)"
+RUN_START_OWN=$(own_ticks)
 echo "bench: $PAIRS pairs of ${DURATION}s, $CONNECTIONS connections, 1 generator thread on CPU $GEN_CPU, target on CPU $TARGET_CPU; idle: $IDLE_USERS users${BENCH_ONLY:+; only $BENCH_ONLY}"
 start target taskset -c "$TARGET_CPU" "$LC_BIN/lc_target" --listen 127.0.0.1:0 --port-file "$WORK/target.port" --quiet
 wait_until 10 test -s "$WORK/target.port"
@@ -296,6 +333,7 @@ if [ "$BENCH_ONLY" != plain ]; then
     locust_journey
     artillery_line
 fi
+machine_line
 echo
 echo "==== summary (goals: rps_vs_wrk >= 1.00, cpu_per_request_vs_wrk <= 1.00, bytes_per_idle_user <= 2048;"
 echo "     journeys: journey_vs_plain <= 1.15, plain requests_per_cpu_s_vs_wrk >= 1.00, journey idle <= 2048 + data held) ===="
