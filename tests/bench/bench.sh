@@ -4,14 +4,20 @@
 # core and the target to the other. Plain HTTP and HTTPS against nginx, plain
 # against lc_target, and the memory of idle users. Prints medians, ratios and
 # one summary block; never fails on speed (it is a measurement, not a test).
+# Journeys (issue 14) are measured by the functions of journeys.sh.
 #   env: PAIRS (default 5), DURATION seconds (default 10), CONNECTIONS (50),
-#        IDLE_USERS (15000)
+#        IDLE_USERS (15000), LOCUST_IDLE_USERS (IDLE_USERS),
+#        JOURNEY_IDLE_SPAWN (spawn rate of the idle journey users, 100000),
+#        BENCH_ONLY (plain | journeys: only that half; default both)
 source "$LC_SRC/tests/integration/lib.sh"
+source "$LC_SRC/tests/bench/journeys.sh"
 
 PAIRS=${PAIRS:-5}
 DURATION=${DURATION:-10}
 CONNECTIONS=${CONNECTIONS:-50}
 IDLE_USERS=${IDLE_USERS:-15000}
+LOCUST_IDLE_USERS=${LOCUST_IDLE_USERS:-$IDLE_USERS}
+BENCH_ONLY=${BENCH_ONLY:-}
 GEN_CPU=0
 TARGET_CPU=$(( $(nproc) > 1 ? 1 : 0 ))
 SUMMARY=()
@@ -89,12 +95,18 @@ scenario() {
 JSON
 }
 
-bench_lc() { # url [extra fields] → "rps cpu_s requests failures tls_handshakes tls_resumed"
-    scenario "$WORK/bench.json" "$1" "$CONNECTIONS" "$DURATION" "${2:-}"
+# run_lc FILE: loadworker --local on scenario FILE, one thread pinned to the
+# generator CPU → "rps cpu_s requests failures tls_handshakes tls_resumed".
+run_lc() {
     local out cpu
-    out=$( { run_timed taskset -c "$GEN_CPU" "$LC_BIN/loadworker" --local "$WORK/bench.json" --threads 1 --json --log-level warn; } 3>"$WORK/cpu")
+    out=$( { run_timed taskset -c "$GEN_CPU" "$LC_BIN/loadworker" --local "$1" --threads 1 --json --log-level warn; } 3>"$WORK/cpu")
     cpu=$(cat "$WORK/cpu")
     jq -r --arg cpu "$cpu" '.totals | "\(.rps) \($cpu) \(.requests) \(.failures) \(.tls_handshakes) \(.tls_resumed)"' <<<"$out"
+}
+
+bench_lc() { # url [extra fields] → run_lc's line for a one-task scenario on url
+    scenario "$WORK/bench.json" "$1" "$CONNECTIONS" "$DURATION" "${2:-}"
+    run_lc "$WORK/bench.json"
 }
 
 median() { sort -g | awk '{ a[NR] = $1 } END { print (NR % 2) ? a[(NR + 1) / 2] : (a[NR / 2] + a[NR / 2 + 1]) / 2 }'; }
@@ -170,8 +182,8 @@ idle_rss() {
     stop_proc "$pid"
 }
 
-per_conn_bytes() { # rss_many_kib rss_one_kib → bytes per extra connection
-    echo "($1 - $2) * 1024 / ($IDLE_USERS - 1)" | bc
+per_conn_bytes() { # rss_many_kib rss_one_kib [users] → bytes per extra connection
+    echo "($1 - $2) * 1024 / (${3:-$IDLE_USERS} - 1)" | bc
 }
 
 # Users that think for 30 s keep their keep-alive connection open: RSS with
@@ -195,10 +207,44 @@ bench_idle() {
     stop_proc "$PID_slow"
     lc_b=$(per_conn_bytes "$lc_many" "$lc_one")
     wrk_b=$(per_conn_bytes "$wrk_many" "$wrk_one")
+    PLAIN_IDLE_B=$lc_b
     printf -v line 'idle         bytes_per_idle_user=%s (loadworker, %s users: %s KiB vs 1 user: %s KiB; goal <= 2048)  wrk_bytes_per_connection=%s (%s KiB vs %s KiB)' \
         "$lc_b" "$IDLE_USERS" "$lc_many" "$lc_one" "$wrk_b" "$wrk_many" "$wrk_one"
     echo "$line"
     SUMMARY+=("$line")
+}
+
+# have_locust: whether Debian's locust runs (its script imports the module
+# with /usr/bin/python3, which need not be the python3 on PATH); else sets
+# LOCUST_MISSING to why not.
+have_locust() {
+    if ! command -v locust >/dev/null; then
+        LOCUST_MISSING="python3-locust is not installed (make -f Makefile.ci bench-deps)"
+    elif ! locust --version >/dev/null 2>&1; then
+        LOCUST_MISSING="locust is installed but does not start ($(locust --version 2>&1 | tail -1))"
+    else
+        return 0
+    fi
+    return 1
+}
+
+# run_locust NAME LOCUSTFILE URL USERS SECONDS: one headless Locust process
+# pinned to the generator CPU, all users spawned at once, run in $WORK; its
+# user+sys seconds in $WORK/NAME.cpu, its stats in $WORK/NAME_stats.csv.
+run_locust() {
+    local name=$1 file=$2 url=$3 users=$4 secs=$5
+    ( cd "$WORK" && /usr/bin/env time -f '%U %S' -o "$WORK/$name.cpu" taskset -c "$GEN_CPU" \
+        locust -f "$file" --headless -u "$users" -r "$users" -t "${secs}s" --host "$url" \
+        --only-summary --csv "$WORK/$name" >"$WORK/$name.log" 2>&1 ) || true
+}
+
+# locust_totals NAME: "rps requests failures cpu_s" of run_locust NAME's
+# Aggregated row; nothing when the run produced no requests.
+locust_totals() {
+    local stats=$WORK/$1_stats.csv
+    [ -s "$stats" ] && [ -s "$WORK/$1.cpu" ] || return 0
+    awk -F, -v cpu="$(awk '{ print $1 + $2 }' "$WORK/$1.cpu")" \
+        '$2 == "Aggregated" && $3 > 0 { print $10, $3, $4, cpu }' "$stats"
 }
 
 # Locust's FastHttpUser (Debian's python3-locust) on the same nginx, pinned
@@ -206,8 +252,8 @@ bench_idle() {
 # next to loadworker's median from the nginx pairs.
 locust_line() {
     local line
-    if ! command -v locust >/dev/null; then
-        line="locust       skipped: python3-locust is not installed (make -f Makefile.ci bench-deps)"
+    if ! have_locust; then
+        line="locust       skipped: $LOCUST_MISSING"
         echo "$line"; SUMMARY+=("$line"); return
     fi
     cat >"$WORK/locustfile.py" <<'PY'
@@ -218,15 +264,10 @@ class Bench(FastHttpUser):
     def index(self):
         self.client.get("/")
 PY
-    ( cd "$WORK" && /usr/bin/env time -f '%U %S' -o "$WORK/locust.cpu" taskset -c "$GEN_CPU" \
-        locust -f "$WORK/locustfile.py" --headless -u "$CONNECTIONS" -r "$CONNECTIONS" \
-        -t "${DURATION}s" --host "http://127.0.0.1:$NGINX_PORT" --only-summary \
-        --csv "$WORK/locust" >"$WORK/locust.log" 2>&1 ) || true
+    run_locust locust "$WORK/locustfile.py" "http://127.0.0.1:$NGINX_PORT" "$CONNECTIONS" "$DURATION"
     local rps req cpu
-    rps=$(awk -F, '$2 == "Aggregated" { print $10 }' "$WORK/locust_stats.csv" 2>/dev/null)
-    req=$(awk -F, '$2 == "Aggregated" { print $3 }' "$WORK/locust_stats.csv" 2>/dev/null)
-    cpu=$(awk '{ print $1 + $2 }' "$WORK/locust.cpu" 2>/dev/null)
-    if [ -z "$rps" ] || [ -z "$req" ] || [ "$req" = 0 ]; then
+    read -r rps req _ cpu <<<"$(locust_totals locust)"
+    if [ -z "${rps:-}" ]; then
         line="locust       failed: see $WORK/locust.log"
     else
         printf -v line 'locust       fasthttpuser_rps=%.0f cpu_us_per_req=%.2f (nginx, %s users, %ss; loadworker_rps_vs_locust=%.1f)' \
@@ -237,16 +278,63 @@ PY
     SUMMARY+=("$line")
 }
 
-echo "bench: $PAIRS pairs of ${DURATION}s, $CONNECTIONS connections, 1 generator thread on CPU $GEN_CPU, target on CPU $TARGET_CPU; idle: $IDLE_USERS users"
-start_nginx
+# cpu_ticks: "busy steal", the clock ticks of all CPUs since boot that were
+# busy (user, nice, system, irq, softirq) and stolen by the hypervisor.
+cpu_ticks() { awk '/^cpu / { print $2 + $3 + $4 + $7 + $8, $9 }' /proc/stat; }
+
+# own_ticks: the clock ticks used by this script and the children it waited
+# for (wrk, loadworker, Locust runs and stopped servers), plus the processes
+# start() began that still run and their children (lc_target, nginx workers).
+own_ticks() {
+    local pids=("$$") p
+    for p in "${PIDS[@]:-}"; do
+        if [ -z "$p" ] || ! kill -0 "$p" 2>/dev/null; then continue; fi
+        pids+=("$p")
+        mapfile -t -O "${#pids[@]}" pids < <(pgrep -P "$p")
+    done
+    for p in "${pids[@]}"; do awk '{ print $14 + $15 + $16 + $17 }' "/proc/$p/stat" 2>/dev/null; done |
+        awk '{ s += $1 } END { print s + 0 }'
+}
+
+# machine_line: what else took CPU during the run: other processes (busy ticks
+# minus ours) and the hypervisor (steal). Either above a few % of a core means
+# the figures above were disturbed.
+machine_line() {
+    local hz busy steal others secs=$((SECONDS - RUN_START_S)) line
+    hz=$(getconf CLK_TCK)
+    read -r busy steal <<<"$(cpu_ticks)"
+    others=$(( (busy - RUN_START_BUSY) - ($(own_ticks) - RUN_START_OWN) ))
+    steal=$((steal - RUN_START_STEAL))
+    printf -v line 'machine      during the %s s run: other processes (kernel threads too) took %.1f CPU-s (%.0f%% of one core), the hypervisor stole %.1f CPU-s (%.0f%%); more than a few %% disturbs the figures' \
+        "$secs" "$(echo "$others / $hz" | bc -l)" "$(echo "$others / $hz / ($secs + 0.001) * 100" | bc -l)" \
+        "$(echo "$steal / $hz" | bc -l)" "$(echo "$steal / $hz / ($secs + 0.001) * 100" | bc -l)"
+    echo "$line"
+    SUMMARY+=("$line")
+}
+
+RUN_START_S=$SECONDS
+read -r RUN_START_BUSY RUN_START_STEAL <<<"$(cpu_ticks)"
+RUN_START_OWN=$(own_ticks)
+echo "bench: $PAIRS pairs of ${DURATION}s, $CONNECTIONS connections, 1 generator thread on CPU $GEN_CPU, target on CPU $TARGET_CPU; idle: $IDLE_USERS users${BENCH_ONLY:+; only $BENCH_ONLY}"
 start target taskset -c "$TARGET_CPU" "$LC_BIN/lc_target" --listen 127.0.0.1:0 --port-file "$WORK/target.port" --quiet
 wait_until 10 test -s "$WORK/target.port"
 TARGET_PORT=$(cat "$WORK/target.port")
-compare nginx "http://127.0.0.1:$NGINX_PORT/"
-compare lc_target "http://127.0.0.1:$TARGET_PORT/"
-compare_https
-bench_idle
-locust_line
+if [ "$BENCH_ONLY" != journeys ]; then
+    start_nginx
+    compare nginx "http://127.0.0.1:$NGINX_PORT/"
+    compare lc_target "http://127.0.0.1:$TARGET_PORT/"
+    compare_https
+    bench_idle
+    locust_line
+fi
+if [ "$BENCH_ONLY" != plain ]; then
+    journey_cpu
+    journey_idle
+    locust_journey
+    artillery_line
+fi
+machine_line
 echo
-echo "==== summary (goals: rps_vs_wrk >= 1.00, cpu_per_request_vs_wrk <= 1.00, bytes_per_idle_user <= 2048) ===="
+echo "==== summary (goals: rps_vs_wrk >= 1.00, cpu_per_request_vs_wrk <= 1.00, bytes_per_idle_user <= 2048;"
+echo "     journeys: journey_vs_plain <= 1.15, plain requests_per_cpu_s_vs_wrk >= 1.00, journey idle <= 2048 + data held) ===="
 printf '%s\n' "${SUMMARY[@]}"
