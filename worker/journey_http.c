@@ -100,7 +100,9 @@ static int render_body(worker_user_t *u, const lc_jreq_t *r, lc_buf_t *out)
 static int render_line(worker_user_t *u, const lc_jreq_t *r, const char *method, lc_buf_t *out)
 {
     const worker_journey_state_t *js = u->js;
-    int rv = lc_buf_appendf(out, "%s ", method);
+    int rv = lc_buf_append(out, method, strlen(method));
+    if (rv == 0)
+        rv = lc_buf_append(out, " ", 1);
     size_t from = out->len;
     if (rv == 0 && js->location != NULL) {
         rv = lc_buf_append(out, js->location, strlen(js->location));
@@ -120,12 +122,15 @@ static int render_line(worker_user_t *u, const lc_jreq_t *r, const char *method,
 static int render_headers(worker_user_t *u, const lc_jreq_t *r, lc_buf_t *out)
 {
     const worker_plan_t *pl = u->run->plan;
+    static const char agent[] = "User-Agent: loadcluster/" LC_VERSION "\r\n";
     int rv = lc_buf_append(out, pl->host_lines.data, pl->host_lines.len);
     if (rv == 0 && !pl->jreqs[u->js->req].sets_user_agent)
-        rv = lc_buf_appendf(out, "User-Agent: loadcluster/%s\r\n", LC_VERSION);
+        rv = lc_buf_append(out, agent, sizeof agent - 1);
     for (size_t i = 0; rv == 0 && i < r->n_headers; i++) {
         size_t from;
-        if ((rv = lc_buf_appendf(out, "%s: ", r->headers[i].name)) != 0)
+        const char *name = r->headers[i].name;
+        if ((rv = lc_buf_append(out, name, strlen(name))) != 0 ||
+            (rv = lc_buf_append(out, ": ", 2)) != 0)
             break;
         from = out->len;
         if ((rv = render_tpl(u, r->headers[i].value, out)) != 0)
@@ -256,13 +261,19 @@ static void store_cookies(worker_user_t *u, const worker_conn_result_t *res)
     const lc_url_t *url = &u->run->plan->scenario.url;
     const char *name, *value, *path;
     size_t vlen, pos = 0;
-    char p[1024];
-    size_t plen = request_path(&u->req, &path);
-    snprintf(p, sizeof p, "%.*s", (int)(plen < sizeof p ? plen : sizeof p - 1), path);
+    char p[1024] = "";
     while (worker_conn_header_next(res, &pos, &name, &value, &vlen)) {
-        worker_session_t *s = strcmp(name, "set-cookie") == 0 ? worker_journey_session(u) : NULL;
-        if (s != NULL) /* a malformed or oversized cookie is ignored, as browsers do */
-            lc_cookie_jar_store(&s->jar, value, vlen, url->hp.host, p, url->tls, now_ms());
+        if (strcmp(name, "set-cookie") != 0)
+            continue;
+        worker_session_t *s = worker_journey_session(u);
+        if (s == NULL)
+            return;
+        if (p[0] == '\0') { /* the request's path, once, for the cookies' default path */
+            size_t plen = request_path(&u->req, &path);
+            snprintf(p, sizeof p, "%.*s", (int)(plen < sizeof p ? plen : sizeof p - 1), path);
+        }
+        /* A malformed or oversized cookie is ignored, as browsers do. */
+        lc_cookie_jar_store(&s->jar, value, vlen, url->hp.host, p, url->tls, now_ms());
     }
 }
 

@@ -59,9 +59,11 @@ static int make_room(worker_session_t *s, size_t len)
     compact(s);
     if (s->arena_len + len <= s->arena_cap)
         return 0;
-    size_t cap = s->arena_cap ? s->arena_cap : 64;
-    while (cap < s->arena_len + len)
-        cap *= 2;
+    /* Grows by half, from just what is needed: a user holding one 300-byte token keeps
+     * about 300 bytes, not the next power of two. */
+    size_t need = s->arena_len + len, cap = s->arena_cap + s->arena_cap / 2;
+    cap = (cap > need ? cap : need) + 15u;
+    cap &= ~(size_t)15u;
     if (cap > ARENA_MAX)
         return LC_ETOOBIG;
     char *grown = realloc(s->arena, cap);
