@@ -673,21 +673,35 @@ void runs_on_worker_lost(runs_t *r, fleet_worker_t *w)
     runs_reschedule(r); /* its users go to the survivors */
 }
 
-void runs_on_assign_refused(runs_t *r, fleet_worker_t *w, uint64_t run, const char *reason)
+/* The active run w holds a share of, as leader; else NULL, and the attempt (what) is
+ * counted as a refusal. */
+static active_run_t *run_of_sharer(runs_t *r, fleet_worker_t *w, uint64_t run, const char *what)
 {
     active_run_t *ar = find_active(r, run);
     uint64_t gen;
     uint32_t users;
     if (!r->leader)
-        return;
+        return NULL;
     if (ar == NULL || !known_share(r, ar, w->id, &gen, &users)) {
-        note_refused(r, &r->refused.refusals, w->id, run, "assignment refusal",
+        note_refused(r, &r->refused.refusals, w->id, run, what,
                      "this worker holds no share of the run");
-        return;
+        return NULL;
     }
+    return ar;
+}
+
+static const char *worker_label(const fleet_worker_t *w)
+{
+    return w->name[0] ? w->name : w->id;
+}
+
+void runs_on_assign_refused(runs_t *r, fleet_worker_t *w, uint64_t run, const char *reason)
+{
+    active_run_t *ar = run_of_sharer(r, w, run, "assignment refusal");
+    if (ar == NULL)
+        return;
     char why[256];
-    snprintf(why, sizeof why, "worker %s refused its share: %s", w->name[0] ? w->name : w->id,
-             reason);
+    snprintf(why, sizeof why, "worker %s refused its share: %s", worker_label(w), reason);
     assignment_t *a = find_asg(ar, w->id);
     if (a != NULL)
         a->final_done = true; /* it runs nothing of this run: no final stats to wait for */
@@ -696,18 +710,11 @@ void runs_on_assign_refused(runs_t *r, fleet_worker_t *w, uint64_t run, const ch
 
 void runs_on_worker_done(runs_t *r, fleet_worker_t *w, uint64_t run, const char *reason)
 {
-    active_run_t *ar = find_active(r, run);
-    uint64_t gen;
-    uint32_t users;
-    if (!r->leader)
+    active_run_t *ar = run_of_sharer(r, w, run, "request to end a run");
+    if (ar == NULL)
         return;
-    if (ar == NULL || !known_share(r, ar, w->id, &gen, &users)) {
-        note_refused(r, &r->refused.refusals, w->id, run, "request to end a run",
-                     "this worker holds no share of the run");
-        return;
-    }
     char why[256];
-    snprintf(why, sizeof why, "worker %s: %s", w->name[0] ? w->name : w->id, reason);
+    snprintf(why, sizeof why, "worker %s: %s", worker_label(w), reason);
     begin_stop(r, ar, LC_RUN_FINISHED, why);
 }
 
