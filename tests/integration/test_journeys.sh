@@ -103,7 +103,9 @@ check "redirect hops are counted as requests of their step" [ "$(( $(ep chain) +
 check "a chain of 2 redirects ends once per chain" \
     [ "$(path_count /redirect/2)" = "$(path_count /redirect/1)" ]
 check "both branches of the if ran" [ "$(ep chain)" -gt 0 -a "$(ep short)" -gt 0 ]
-check "echo ran twice per iteration" [ "$(ep echo)" = "$(( 2 * $(ep pay) ))" ]
+# The run's end cuts each user's last iteration anywhere: after 0, 1 or 2 echoes.
+echo_per_pay() { local e=$(ep echo) p=$(ep pay); [ "$e" -ge $((2 * p)) ] && [ "$e" -le $((2 * (p + USERS))) ]; }
+check "echo ran twice per iteration (the last one cut by the end)" echo_per_pay
 check "the session cookie and the 300-byte token were accepted (no failures)" \
     [ "$(jq '.totals.failures' "$WORK/run.json")" = 0 ]
 ours=$(jq '.totals.requests' "$WORK/run.json")
