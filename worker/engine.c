@@ -532,6 +532,7 @@ void worker_engine_stop(worker_engine_t *e)
     uv_thread_join(&e->thread);
     worker_mailbox_destroy(&e->inbox);
     lc_buf_free(&e->body_scratch);
+    lc_buf_free(&e->req_scratch);
     worker_bufpool_free(&e->pool);
     free(e);
 }

@@ -4,6 +4,7 @@
 #include <assert.h>
 #include <stdlib.h>
 #include <string.h>
+#include <strings.h>
 
 #include "lc_err.h"
 #include "stats.h"
@@ -381,24 +382,41 @@ void worker_conn_want_headers(worker_conn_t *c, const worker_hdr_want_t *want)
     c->want = want != NULL && want->n > 0 ? want : NULL;
 }
 
-/* Header names arrive in pieces: they collect at hdrs[hdr_entry...], lowercased. */
+/* Whether the header name so far, s[0..len) in any case, begins one of the names wanted:
+ * the others are dropped at their first piece, without a copy. */
+static bool may_be_wanted(const worker_hdr_want_t *w, const char *s, size_t len)
+{
+    for (size_t i = 0; i < w->n; i++)
+        if (w->lens[i] >= len && strncasecmp(w->names[i], s, len) == 0)
+            return true;
+    return false;
+}
+
+/* A wanted header's name arrives in pieces: they collect at hdrs[hdr_entry...], lowercased. */
 static int on_header_field(llhttp_t *p, const char *at, size_t len)
 {
     worker_conn_t *c = p->data;
-    if (c->hdrs == NULL && (c->hdrs = worker_bufpool_take(c->pool)) == NULL)
+    if (c->hdr_skip)
         return 0;
-    if (c->hdr_skip || c->hdrs->len + len + 2 > HEADERS_CAPTURE_MAX) {
+    size_t have = c->hdrs != NULL ? c->hdrs->len - c->hdr_entry : 0;
+    if (have == 0 && !may_be_wanted(c->want, at, len)) {
+        c->hdr_skip = true;
+        return 0;
+    }
+    if (c->hdrs == NULL && (c->hdrs = worker_bufpool_take(c->pool)) == NULL) {
         c->hdr_skip = true;
         return 0;
     }
     size_t from = c->hdrs->len;
-    if (lc_buf_append(c->hdrs, at, len) != 0) {
+    if (from + len + 2 > HEADERS_CAPTURE_MAX || lc_buf_append(c->hdrs, at, len) != 0) {
         c->hdr_skip = true;
         return 0;
     }
     for (size_t i = from; i < c->hdrs->len; i++)
         if (c->hdrs->data[i] >= 'A' && c->hdrs->data[i] <= 'Z')
             c->hdrs->data[i] = (char)(c->hdrs->data[i] | 0x20);
+    if (!may_be_wanted(c->want, c->hdrs->data + c->hdr_entry, c->hdrs->len - c->hdr_entry))
+        c->hdr_skip = true;
     return 0;
 }
 
@@ -409,9 +427,9 @@ static int on_header_field_complete(llhttp_t *p)
         return 0;
     const char *name = c->hdrs->data + c->hdr_entry;
     size_t len = c->hdrs->len - c->hdr_entry;
-    bool wanted = false;
+    bool wanted = false; /* every piece began a wanted name: the whole is one when as long */
     for (size_t i = 0; !wanted && i < c->want->n; i++)
-        wanted = strlen(c->want->names[i]) == len && memcmp(c->want->names[i], name, len) == 0;
+        wanted = c->want->lens[i] == len && memcmp(c->want->names[i], name, len) == 0;
     if (!wanted || lc_buf_append(c->hdrs, "", 1) != 0)
         c->hdr_skip = true;
     return 0;
@@ -431,12 +449,13 @@ static int on_header_value(llhttp_t *p, const char *at, size_t len)
 static int on_header_value_complete(llhttp_t *p)
 {
     worker_conn_t *c = p->data;
+    bool skip = c->hdr_skip;
+    c->hdr_skip = false;
     if (c->hdrs == NULL)
         return 0;
-    if (c->hdr_skip || lc_buf_append(c->hdrs, "", 1) != 0)
+    if (skip || lc_buf_append(c->hdrs, "", 1) != 0)
         c->hdrs->len = c->hdr_entry;
     c->hdr_entry = c->hdrs->len;
-    c->hdr_skip = false;
     return 0;
 }
 
@@ -474,8 +493,10 @@ static void plain_start(worker_conn_t *c)
 
 static void on_write(uv_write_t *req, int status)
 {
-    worker_conn_t *c = req->data;
+    worker_conn_t *c = req->handle->data;
     c->write_pending = false;
+    free(req->data);
+    req->data = NULL;
     if (status < 0 && status != UV_ECANCELED && c->state == WORKER_CONN_BUSY)
         worker_conn_fail(c, WORKER_ERR_RESET);
 }
@@ -488,14 +509,20 @@ static int plain_write(worker_conn_t *c, const char *buf, size_t len)
         return 0;
     if (n < 0 && n != UV_EAGAIN)
         return n;
-    if (n > 0) {
-        b.base += n;
-        b.len -= (size_t)n;
-    }
-    c->write_req.data = c;
+    size_t sent = n > 0 ? (size_t)n : 0;
+    char *rest = malloc(len - sent); /* the caller's bytes are not ours to keep */
+    if (rest == NULL)
+        return UV_ENOMEM;
+    memcpy(rest, buf + sent, len - sent);
+    b = uv_buf_init(rest, (unsigned)(len - sent));
+    c->write_req.data = rest; /* on_write frees it (also when cancelled by a close) */
     int rv = uv_write(&c->write_req, (uv_stream_t *)&c->tcp, &b, 1, on_write);
-    if (rv == 0)
+    if (rv == 0) {
         c->write_pending = true;
+    } else {
+        free(rest);
+        c->write_req.data = NULL;
+    }
     return rv;
 }
 

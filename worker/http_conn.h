@@ -32,6 +32,7 @@ typedef struct worker_conn_result_s {
 /* The response headers a request keeps (journeys), by lowercase name. */
 typedef struct worker_hdr_want_s {
     const char *const *names;
+    const size_t *lens; /* of each name */
     size_t n;
 } worker_hdr_want_t;
 
@@ -52,7 +53,8 @@ typedef struct worker_transport_ops_s {
     const char *name;
     /* TCP is up; call worker_conn_ready() once HTTP can flow. */
     void (*start)(worker_conn_t *c);
-    /* Sends request bytes (valid until the response is complete). 0 or a uv error. */
+    /* Sends request bytes, which need only be valid during the call: what the transport
+     * cannot hand to the socket at once it copies. 0 or a uv error. */
     int (*write)(worker_conn_t *c, const char *buf, size_t len);
     /* Bytes from the socket; hands plaintext to worker_conn_feed(). */
     void (*read)(worker_conn_t *c, const char *buf, size_t len);
@@ -77,7 +79,7 @@ struct worker_conn_s {
     uv_tcp_t tcp;
     uv_timer_t timer;          /* connect and request timeouts */
     uv_connect_t connect_req;
-    uv_write_t write_req;
+    uv_write_t write_req;      /* plain TCP: its data is the unsent rest of the request */
     llhttp_t parser;
     const worker_transport_ops_t *transport;
     void *transport_state;     /* per TCP connection, the transport's */

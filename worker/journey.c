@@ -51,7 +51,7 @@ void worker_journey_free(worker_user_t *u)
         atomic_store(&u->run->plan->trace->done, true);
     }
     worker_session_free(u->js->session);
-    free(u->js->location);
+    free(u->js->target);
     free(u->js);
     u->js = NULL;
 }

@@ -96,7 +96,7 @@ static int render_body(worker_user_t *u, const lc_jreq_t *r, lc_buf_t *out)
     return rv;
 }
 
-/* "METHOD target HTTP/1.1": the step's path and query, or the redirect's location. */
+/* "METHOD target HTTP/1.1": the step's path and query, or the target kept (a redirect's). */
 static int render_line(worker_user_t *u, const lc_jreq_t *r, const char *method, lc_buf_t *out)
 {
     const worker_journey_state_t *js = u->js;
@@ -104,8 +104,8 @@ static int render_line(worker_user_t *u, const lc_jreq_t *r, const char *method,
     if (rv == 0)
         rv = lc_buf_append(out, " ", 1);
     size_t from = out->len;
-    if (rv == 0 && js->location != NULL) {
-        rv = lc_buf_append(out, js->location, strlen(js->location));
+    if (rv == 0 && js->target != NULL) {
+        rv = lc_buf_append(out, js->target, strlen(js->target));
     } else if (rv == 0) {
         const char *base = u->run->plan->scenario.url.base_path;
         rv = lc_buf_append(out, base, strlen(base));
@@ -142,16 +142,25 @@ static int render_headers(worker_user_t *u, const lc_jreq_t *r, lc_buf_t *out)
     return rv;
 }
 
-/* The path of the request in u->req (its target up to '?'), for cookies. */
-static size_t request_path(const lc_buf_t *req, const char **path)
+#define COOKIE_PATH_MAX 1024 /* of a request path, for cookies; longer ones are cut */
+
+/* The path of a request target (up to '?', ' ' or its end, at most COOKIE_PATH_MAX - 1
+ * bytes) into p, NUL-terminated. */
+static void target_path(const char *target, size_t len, char p[COOKIE_PATH_MAX])
+{
+    size_t n = 0;
+    while (n < len && n < COOKIE_PATH_MAX - 1 && target[n] != '?' && target[n] != ' ')
+        n++;
+    memcpy(p, target, n);
+    p[n] = '\0';
+}
+
+/* The path of a rendered request line ("METHOD target HTTP/1.1"). */
+static void request_path(const lc_buf_t *req, char p[COOKIE_PATH_MAX])
 {
     const char *sp = memchr(req->data, ' ', req->len);
     assert(sp != NULL);
-    const char *end = sp + 1;
-    while (*end != ' ' && *end != '?')
-        end++;
-    *path = sp + 1;
-    return (size_t)(end - (sp + 1));
+    target_path(sp + 1, req->len - (size_t)(sp + 1 - req->data), p);
 }
 
 static int render_cookies(worker_user_t *u, lc_buf_t *out)
@@ -160,10 +169,8 @@ static int render_cookies(worker_user_t *u, lc_buf_t *out)
     const lc_url_t *url = &u->run->plan->scenario.url;
     if (s == NULL || lc_cookie_jar_bytes(&s->jar) == 0)
         return 0;
-    const char *path;
-    size_t len = request_path(out, &path);
-    char p[1024];
-    snprintf(p, sizeof p, "%.*s", (int)(len < sizeof p ? len : sizeof p - 1), path);
+    char p[COOKIE_PATH_MAX];
+    request_path(out, p);
     size_t mark = out->len, n = 0;
     int rv = lc_buf_append(out, "Cookie: ", 8);
     if (rv == 0)
@@ -179,15 +186,15 @@ static int render_cookies(worker_user_t *u, lc_buf_t *out)
 static const char *method_now(const worker_journey_state_t *js, const lc_jreq_t *r)
 {
     int st = js->redirect_status;
-    if (js->location != NULL && (st == 301 || st == 302 || st == 303) && !r->head)
+    if (js->target != NULL && (st == 301 || st == 302 || st == 303) && !r->head)
         return "GET";
     return r->method;
 }
 
-/* The whole request into u->req. LC_ENOTFOUND or LC_EINVAL: a template error. */
-static int render_request(worker_user_t *u, const lc_jreq_t *r)
+/* The whole request into out. LC_ENOTFOUND or LC_EINVAL: a template error. */
+static int render_request(worker_user_t *u, const lc_jreq_t *r, lc_buf_t *out)
 {
-    lc_buf_t *out = &u->req, *body = &u->run->engine->body_scratch;
+    lc_buf_t *body = &u->run->engine->body_scratch;
     const char *method = method_now(u->js, r);
     bool with_body = r->body_kind != LC_BODY_NONE && strcmp(method, r->method) == 0;
     out->len = 0;
@@ -213,10 +220,30 @@ static int render_request(worker_user_t *u, const lc_jreq_t *r)
     return rv;
 }
 
+/* A path that would not render alike again is kept with the request, for the default path
+ * of the cookies its response sets. */
+static int keep_target(worker_user_t *u, const lc_jreq_t *r, const lc_buf_t *req)
+{
+    if (!r->cookies || r->path_repeatable || u->js->target != NULL)
+        return 0;
+    char p[COOKIE_PATH_MAX];
+    request_path(req, p);
+    return (u->js->target = strdup(p)) != NULL ? 0 : LC_ENOMEM;
+}
+
+/* The request is rendered into the engine's scratch buffer and sent from there when the
+ * connection is idle; one that must wait for its connection is copied into u->req. */
 static void send_now(worker_user_t *u)
 {
     const lc_jreq_t *r = &prog_of(u)->reqs[u->js->req];
-    int rv = render_request(u, r);
+    lc_buf_t *req = &u->run->engine->req_scratch;
+    int rv = render_request(u, r, req);
+    if (rv == 0)
+        rv = keep_target(u, r, req);
+    if (rv == 0 && u->conn.state != WORKER_CONN_IDLE) {
+        u->req.len = 0;
+        rv = lc_buf_append(&u->req, req->data, req->len);
+    }
     if (rv != 0) {
         /* Nothing was sent: a template error (or out of memory) on the step's endpoint. */
         if (u->run->plan->trace != NULL)
@@ -226,14 +253,14 @@ static void send_now(worker_user_t *u)
         worker_stats_error(u->run->stats, r->endpoint,
                            rv == LC_ENOMEM ? WORKER_ERR_ABORTED : WORKER_ERR_TEMPLATE);
         lc_buf_free(&u->req);
-        free(u->js->location);
-        u->js->location = NULL;
+        free(u->js->target);
+        u->js->target = NULL;
         if (worker_journey_fail(u, r->on_error))
             worker_user_wait(u, 0);
         return;
     }
     if (u->run->plan->trace != NULL)
-        worker_trace_request(u->run->plan->trace, u->req.data, u->req.len, u->js->hops);
+        worker_trace_request(u->run->plan->trace, req->data, req->len, u->js->hops);
     worker_conn_want_headers(&u->conn, &u->run->plan->jreqs[u->js->req].want);
     worker_user_connect(u);
 }
@@ -244,8 +271,8 @@ void worker_journey_request(worker_user_t *u, uint32_t req)
     js->req = req;
     js->hops = 0;
     js->redirect_status = 0;
-    free(js->location);
-    js->location = NULL;
+    free(js->target);
+    js->target = NULL;
     send_now(u);
 }
 
@@ -253,25 +280,41 @@ void worker_journey_send(worker_user_t *u)
 {
     const lc_jreq_t *r = &prog_of(u)->reqs[u->js->req];
     bool head = strcmp(method_now(u->js, r), "HEAD") == 0;
-    worker_conn_send(&u->conn, u->req.data, u->req.len, head, r->needs_body, r->timeout_ms);
+    /* u->req when the request waited for its connection; else send_now's rendering, just made */
+    const lc_buf_t *req = u->req.data != NULL ? &u->req : &u->run->engine->req_scratch;
+    worker_conn_send(&u->conn, req->data, req->len, head, r->needs_body, r->timeout_ms);
+    lc_buf_free(&u->req); /* the transport copied what it could not send at once */
 }
 
-static void store_cookies(worker_user_t *u, const worker_conn_result_t *res)
+/* The path of the request answered: the target kept, or the step's path rendered again (it
+ * renders alike: keep_target kept the others). */
+static void answered_path(worker_user_t *u, const lc_jreq_t *r, char p[COOKIE_PATH_MAX])
+{
+    const char *t = u->js->target;
+    lc_buf_t *b = &u->run->engine->req_scratch; /* free between sends */
+    const char *base = u->run->plan->scenario.url.base_path;
+    b->len = 0;
+    if (t == NULL && (lc_buf_append(b, base, strlen(base)) != 0 || render_tpl(u, r->path, b) != 0))
+        t = "/"; /* out of memory, or a variable unset since: the cookie's path is the root */
+    else if (t == NULL)
+        t = b->data;
+    target_path(t, strlen(t), p);
+}
+
+static void store_cookies(worker_user_t *u, const lc_jreq_t *r, const worker_conn_result_t *res)
 {
     const lc_url_t *url = &u->run->plan->scenario.url;
-    const char *name, *value, *path;
+    const char *name, *value;
     size_t vlen, pos = 0;
-    char p[1024] = "";
+    char p[COOKIE_PATH_MAX] = "";
     while (worker_conn_header_next(res, &pos, &name, &value, &vlen)) {
         if (strcmp(name, "set-cookie") != 0)
             continue;
         worker_session_t *s = worker_journey_session(u);
         if (s == NULL)
             return;
-        if (p[0] == '\0') { /* the request's path, once, for the cookies' default path */
-            size_t plen = request_path(&u->req, &path);
-            snprintf(p, sizeof p, "%.*s", (int)(plen < sizeof p ? plen : sizeof p - 1), path);
-        }
+        if (p[0] == '\0') /* once, for the cookies' default path */
+            answered_path(u, r, p);
         /* A malformed or oversized cookie is ignored, as browsers do. */
         lc_cookie_jar_store(&s->jar, value, vlen, url->hp.host, p, url->tls, now_ms());
     }
@@ -344,8 +387,8 @@ static int follow(worker_user_t *u, const lc_jreq_t *r, const worker_conn_result
     if (u->run->plan->trace != NULL)
         worker_trace_response(u->run->plan->trace, res->status, res->latency_us, res->bytes, NULL);
     worker_conn_release(&u->conn);
-    free(js->location);
-    js->location = target;
+    free(js->target);
+    js->target = target;
     js->redirect_status = (uint16_t)res->status;
     js->hops++;
     send_now(u);
@@ -462,7 +505,7 @@ void worker_journey_done(worker_user_t *u, const worker_conn_result_t *res)
     const lc_jreq_t *r = &prog_of(u)->reqs[js->req];
     int kind = res->kind;
     if (kind == WORKER_KIND_OK && r->cookies)
-        store_cookies(u, res);
+        store_cookies(u, r, res);
     if (kind == WORKER_KIND_OK && r->follow_redirects > 0 && is_redirect(res->status) &&
         !worker_user_ending_now(u)) {
         kind = follow(u, r, res);
@@ -485,9 +528,9 @@ void worker_journey_done(worker_user_t *u, const worker_conn_result_t *res)
         worker_trace_response(u->run->plan->trace, res->status, res->latency_us, res->bytes,
                               worker_err_kind_name(kind));
     worker_conn_release(&u->conn);
-    lc_buf_free(&u->req);
-    free(js->location);
-    js->location = NULL;
+    lc_buf_free(&u->req); /* a copy never sent: the connection failed */
+    free(js->target);
+    js->target = NULL;
     if (worker_user_ending(u) && js->section != WORKER_SECTION_STOP) {
         worker_journey_wind_down(u);
         return;

@@ -201,7 +201,9 @@ static int build_journeys(worker_plan_t *p)
         for (size_t x = 0; x < r->n_extracts; x++)
             if (r->extracts[x].kind == LC_EXTRACT_HEADER)
                 jp->want_names[k++] = r->extracts[x].name; /* lowercased by the compiler */
-        jp->want = (worker_hdr_want_t){.names = jp->want_names, .n = k};
+        for (size_t w = 0; w < k; w++)
+            jp->want_lens[w] = strlen(jp->want_names[w]);
+        jp->want = (worker_hdr_want_t){.names = jp->want_names, .lens = jp->want_lens, .n = k};
         for (size_t h = 0; h < r->n_headers; h++)
             jp->sets_user_agent |= strcasecmp(r->headers[h].name, "User-Agent") == 0;
     }

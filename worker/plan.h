@@ -34,6 +34,7 @@ typedef struct worker_task_plan_s {
 /* What the engine keeps per journey request: the response headers it needs. */
 typedef struct worker_jreq_plan_s {
     const char *want_names[LC_JOURNEY_EXTRACTS_MAX + 2];
+    size_t want_lens[LC_JOURNEY_EXTRACTS_MAX + 2];
     worker_hdr_want_t want;
     bool sets_user_agent;
 } worker_jreq_plan_t;

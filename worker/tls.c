@@ -58,7 +58,9 @@ typedef struct tls_conn_s {
     SSL *ssl;
     BIO *net;            /* our end of the pair: ciphertext in and out */
     tls_slot_t *slot;
-    const char *out;     /* the request being written; its owner keeps it alive */
+    const char *out;     /* the request being written: the caller's bytes during tls_write,
+                          * then out_rest */
+    char *out_rest;      /* what tls_write could not encrypt at once, copied */
     size_t out_len, out_off;
     size_t inflight;     /* ciphertext bytes of the uv_write in flight */
     bool writing;        /* a uv_write is in flight */
@@ -403,15 +405,33 @@ static void tls_start(worker_conn_t *c)
     pump(c, t); /* ClientHello */
 }
 
+/* The caller's bytes are valid only during tls_write: the rest pump_out still has to
+ * encrypt moves to a copy of our own. */
+static int keep_rest(tls_conn_t *t)
+{
+    size_t rest = t->out_len - t->out_off;
+    if ((t->out_rest = malloc(rest)) == NULL)
+        return LC_ENOMEM;
+    memcpy(t->out_rest, t->out + t->out_off, rest);
+    t->out = t->out_rest;
+    t->out_len = rest;
+    t->out_off = 0;
+    return 0;
+}
+
 static int tls_write(worker_conn_t *c, const char *buf, size_t len)
 {
     tls_conn_t *t = c->transport_state;
     if (t == NULL || !t->ready)
         return UV_ENOTCONN;
+    free(t->out_rest); /* the previous request's, sent */
+    t->out_rest = NULL;
     t->out = buf;
     t->out_len = len;
     t->out_off = 0;
     int kind = pump_out(c, t);
+    if (kind == 0 && t->out_off < t->out_len && keep_rest(t) != 0)
+        kind = WORKER_ERR_ABORTED;
     if (kind != 0)
         tls_fail(c, t, kind);
     return 0;
@@ -464,6 +484,7 @@ static void tls_reset(worker_conn_t *c)
         return;
     SSL_free(t->ssl); /* and the pair's inner end */
     BIO_free(t->net);
+    free(t->out_rest);
     free(t);
     c->transport_state = NULL;
 }

@@ -47,7 +47,10 @@ typedef struct worker_journey_state_s {
     bool fed_user;             /* per-user feeder rows were taken */
     bool first_request;        /* open model: the iteration's first request is not sent yet */
     uint16_t redirect_status;  /* the redirect being followed, or 0 */
-    char *location;            /* its target path (malloc'd) */
+    /* The target of the request in flight when it is not the step's own rendering (malloc'd):
+     * a redirect's Location, or a rendering of a path that would not render alike again
+     * (${uuid}…), kept for its cookies' default path. */
+    char *target;
     worker_frame_t frames[LC_JOURNEY_DEPTH_MAX];
 } worker_journey_state_t;
 

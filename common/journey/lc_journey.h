@@ -126,6 +126,7 @@ typedef struct lc_jreq_s {
     bool needs_body;       /* an extract or expect reads the body */
     bool needs_location;   /* follows redirects */
     bool sets_content_type;/* the step's headers name Content-Type */
+    bool path_repeatable;  /* path renders alike twice (lc_tpl_repeatable) */
     uint8_t on_error;      /* enum lc_on_error */
 } lc_jreq_t;
 

@@ -491,6 +491,7 @@ static int compile_request(jc_t *c, json_t *step, const char *path, lc_task_t *t
     if ((rv = compile_extracts(c, step, path, r)) != 0)
         return rv;
     r->needs_location = r->follow_redirects > 0;
+    r->path_repeatable = lc_tpl_repeatable(r->path);
     c->prog->uses_cookies = c->prog->uses_cookies || r->cookies;
     return 0;
 }

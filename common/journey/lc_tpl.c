@@ -595,6 +595,17 @@ const char *lc_tpl_source(const lc_tpl_t *t)
     return t->source;
 }
 
+bool lc_tpl_repeatable(const lc_tpl_t *t)
+{
+    assert(t != NULL);
+    for (size_t i = 0; i < t->n_parts; i++) {
+        uint8_t k = t->parts[i].kind;
+        if (k == PART_NOW_MS || k == PART_UUID || k == PART_RAND)
+            return false;
+    }
+    return true;
+}
+
 bool lc_tpl_dynamic(const lc_tpl_t *t)
 {
     assert(t != NULL);

@@ -77,6 +77,9 @@ int lc_tpl_render(const lc_tpl_t *t, const lc_tpl_env_t *env, lc_buf_t *out);
 const char *lc_tpl_source(const lc_tpl_t *t);
 /* Whether t holds any ${…}. */
 bool lc_tpl_dynamic(const lc_tpl_t *t);
+/* Whether two renderings of t with the same variables are alike: no ${now_ms}, ${uuid} or
+ * ${rand(a,b)}. */
+bool lc_tpl_repeatable(const lc_tpl_t *t);
 /* Whether t is exactly one ${variable} without filters (not a built-in); OUT: *slot. A JSON
  * body keeps such a variable's JSON type. */
 bool lc_tpl_single_var(const lc_tpl_t *t, int *slot);
