@@ -159,7 +159,9 @@ static int setup_verify(SSL_CTX *ctx, const char *host, bool ip, bool insecure)
 
 static void configure(worker_tls_t *t, const lc_scenario_t *sc)
 {
-    long mode = SSL_MODE_ENABLE_PARTIAL_WRITE;
+    /* A write OpenSSL could not finish is retried from keep_rest's copy, not the caller's
+     * buffer: the same bytes at another address. */
+    long mode = SSL_MODE_ENABLE_PARTIAL_WRITE | SSL_MODE_ACCEPT_MOVING_WRITE_BUFFER;
     if (sc->think_min_ms >= TLS_RELEASE_BUFFERS_THINK_MS)
         mode |= SSL_MODE_RELEASE_BUFFERS;
     SSL_CTX_set_min_proto_version(t->ctx, TLS1_2_VERSION);

@@ -128,9 +128,9 @@ int jc_tpl(jc_t *c, const char *parent, const char *key, const char *src, size_t
 {
     char sub[200];
     int rv = lc_tpl_compile(out, src, len, mode, &c->names, sub, sizeof sub);
-    if (rv == LC_EINVAL)
-        return lc_jp_fail(&c->jp, parent, key, "%s", sub);
-    return rv == LC_ENOMEM ? lc_jp_oom(&c->jp) : rv;
+    if (rv == LC_ENOMEM)
+        return lc_jp_oom(&c->jp);
+    return rv != 0 ? lc_jp_fail(&c->jp, parent, key, "%s", sub) : 0; /* EINVAL, ETOOBIG */
 }
 
 static int parse_enum(jc_t *c, json_t *obj, const char *parent, const char *key,

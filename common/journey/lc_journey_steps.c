@@ -32,7 +32,7 @@ static int add_cond(jc_t *c, json_t *v, const char *parent, const char *key, uin
         return lc_jp_fail(&c->jp, parent, key, "expected a condition like \"${count} > 0\"");
     int rv = lc_cond_compile(&cond, json_string_value(v), json_string_length(v), &c->names, sub,
                              sizeof sub);
-    if (rv == LC_EINVAL)
+    if (rv != 0 && rv != LC_ENOMEM) /* EINVAL, ETOOBIG: sub says what */
         return lc_jp_fail(&c->jp, parent, key, "%s", sub);
     if (rv == 0)
         rv = jc_grow(c, (void **)&p->conds, &c->cap_conds, p->n_conds, sizeof *p->conds);

@@ -32,7 +32,7 @@ typedef enum lc_tpl_mode_e {
     LC_TPL_FORM,     /* an application/x-www-form-urlencoded value: space as +, the rest %XX */
 } lc_tpl_mode_t;
 
-#define LC_TPL_SOURCE_MAX 65536
+#define LC_TPL_SOURCE_MAX (1 << 20) /* a scenario's own limit: a request body may be that big */
 #define LC_TPL_PARTS_MAX 256  /* literal runs and ${…} expressions */
 #define LC_TPL_NAME_MAX 64
 #define LC_TPL_FILTERS_MAX 8  /* per expression */

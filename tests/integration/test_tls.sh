@@ -106,6 +106,40 @@ check "verified run has no failures" test "$(field verified .totals.failures)" -
 check "requests equal nginx's access log exactly ($requests = $served)" test "$requests" -eq "$served"
 check "full handshakes counted (≥ 1)" test "$(field verified .totals.tls_handshakes)" -ge 1
 
+# (1b) 400 KB POSTs to a server that lets each one wait in the socket before reading it, in a
+# network namespace of this test's own whose TCP send buffers are 16 KB (and the server's
+# receive buffer 8 KB): the TLS transport cannot send a request at once and must keep the rest, for the engine renders every request
+# into one buffer that the next user's request overwrites. Each body starts and ends with its
+# user's id; the server answers with what it got, and a step that runs only on a mismatch
+# counts any request that arrived with another user's bytes.
+cat >"$WORK/slow.sh" <<'SH'
+ip link set lo up && sysctl -qw net.ipv4.tcp_wmem="4096 16384 16384" || exit 3
+timeout 30 python3 "$LC_SRC/tests/tools/tls_slow_reader.py" "$WORK/server.pem" "$WORK/server.key" \
+    "$WORK/slow.port" 0.2 2>"$WORK/slow-server.log" &
+for i in $(seq 1 50); do [ -s "$WORK/slow.port" ] && break; sleep 0.1; done
+jq -n --arg url "https://127.0.0.1:$(cat "$WORK/slow.port")" \
+    '{name: "big", target: $url, duration: "3s", users: 4, spawn_rate: 1000,
+      tls: {ca_file: "ca.pem"}, journeys: [{name: "post", steps: [
+        {name: "big", method: "POST", path: "/big", body: ("u${user_id}:" + "a" * 400000 + ":u${user_id}"),
+         expect: {body_contains: "len=400006;"},
+         extract: {head: {regex: "head=u([0-9]+):"}, tail: {regex: "tail=a*:u([0-9]+);"}}},
+        {if: "${head} != ${user_id} || ${tail} != ${user_id}",
+         then: [{name: "mismatch", path: "/mismatch"}]}]}]}' >"$WORK/big.scenario.json"
+timeout 30 "$LC_BIN/loadworker" --local "$WORK/big.scenario.json" \
+    --threads 1 --json --tls-ca-dir "$WORK" >"$WORK/big.json" 2>"$WORK/big.log"
+rc=$?
+kill %1 2>/dev/null
+exit $rc
+SH
+RC=0
+WORK=$WORK LC_BIN=$LC_BIN LC_SRC=$LC_SRC timeout 60 unshare -n bash "$WORK/slow.sh" || RC=$?
+big=$(jq '[.endpoints[] | select(.name == "big") | .requests] | add // 0' "$WORK/big.json" 2>/dev/null || echo 0)
+mismatch=$(jq '[.endpoints[] | select(.name == "mismatch") | .requests] | add // 0' "$WORK/big.json" 2>/dev/null || echo 0)
+log "400 KB posts to a slow TLS reader: exit $RC, big $big, mismatch $mismatch, errors $(jq -c .errors "$WORK/big.json" 2>/dev/null)"
+check "400 KB posts over TLS to a slow reader: requests made ($big)" test "$RC" -eq 0 -a "$big" -ge 8
+check "... each arrived whole, its user's own (no failures, no mismatch)" \
+    test "$(field big .totals.failures)" -eq 0 -a "$mismatch" -eq 0
+
 # (2) A server closing after each response: new connections resume the session.
 before=$(lines "$WORK/close.access")
 run resumed "$CLOSE_PORT" "{\"ca_file\": \"ca.pem\"}" 4

@@ -234,6 +234,18 @@ static void test_bad_journeys(void **state)
                  "defaults: belongs to journeys");
     expect_error("'defaults':{'cookies':{'reset':'run'}},'journeys':[{'name':'a','steps':[{'path':'/'}]}]",
                  "defaults.cookies.reset: expected \"iteration\"");
+    /* Over a limit (LC_ETOOBIG inside): the same kind of message, naming the place. */
+    char big[4096], members[4600];
+    size_t at = 0;
+    for (int i = 0; i < 300; i++)
+        at += (size_t)snprintf(big + at, sizeof big - at, "/${user_id}");
+    snprintf(members, sizeof members, "'journeys':[{'name':'a','steps':[{'path':'%s'}]}]", big);
+    expect_error(members, "journeys[0].steps[0].path: more than 256 parts");
+    memset(big, '1', 1100);
+    big[1100] = '\0';
+    snprintf(members, sizeof members,
+             "'journeys':[{'name':'a','steps':[{'if':'%s > 0','then':[{'path':'/'}]}]}]", big);
+    expect_error(members, "journeys[0].steps[0].if: condition longer than 1024 bytes");
     lc_scenario_t s;
     const lc_program_t *p = ok("'defaults':{'cookies':{'reset':'iteration'}},'journeys':[{'name':'a',"
                                "'steps':[{'path':'/'}]}]", &s);

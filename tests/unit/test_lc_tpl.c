@@ -562,7 +562,7 @@ static void test_limits(void **state)
     memcpy(big + n - 8, "${token}", 8);
     lc_tpl_t *t = compile_mode(big, n, LC_TPL_RAW);
     lc_tpl_free(t);
-    assert_string_equal(compile_error(big, n + 1, LC_ETOOBIG), "template longer than 65536 bytes");
+    assert_string_equal(compile_error(big, n + 1, LC_ETOOBIG), "template longer than 1048576 bytes");
     free(big);
 
     char parts[256 * 11 + 16] = "";
