@@ -269,9 +269,69 @@ locust_journey() {
     echo "$line"; SUMMARY+=("$line")
 }
 
-# artillery_line: Artillery 2 (issue 14) is not measured: it comes only from
-# npm, and these benchmarks install nothing but Debian packages.
+# target_count: the requests lc_target has served so far (its own count).
+target_count() { curl -sf --max-time 2 "http://127.0.0.1:$TARGET_PORT/__stats" | jq -r .requests; }
+
+# The journey in Artillery 2: each virtual user logs in once (token captured from the JSON
+# answer, its cookie jar keeping the session), then loops over the three steps. Artillery runs
+# a fixed number of iterations, not a duration: ITERATIONS per user.
+write_artillery_journey() {
+    cat >"$1" <<YAML
+config:
+  target: "http://127.0.0.1:$TARGET_PORT"
+  phases:
+    - duration: 1
+      arrivalCount: $CONNECTIONS
+scenarios:
+  - flow:
+      - post:
+          url: "/login"
+          json: {user: "$JOURNEY_USER", password: "pw"}
+          capture: {json: "\$.token", as: "token"}
+      - loop:
+          - get: {url: "/me", headers: {Authorization: "Bearer {{ token }}"}}
+          - get: {url: "/items?n=3", capture: {json: "\$.items[0].id", as: "first"}}
+          - get: {url: "/echo"}
+        count: $2
+YAML
+}
+
+# run_artillery ITERATIONS: one Artillery run of the journey, pinned to the generator CPU
+# → "requests cpu_s wall_s" (requests as lc_target counted them).
+run_artillery() {
+    local bin=$1 before after start wall
+    write_artillery_journey "$WORK/artillery.yml" "$2"
+    before=$(target_count)
+    start=$(date +%s.%N)
+    ( cd "$WORK" && /usr/bin/env time -f '%U %S' -o "$WORK/artillery.cpu" taskset -c "$GEN_CPU" \
+        timeout $((DURATION * 30 + 60)) "$bin" run --quiet "$WORK/artillery.yml" >>"$WORK/artillery.log" 2>&1 ) || true
+    wall=$(echo "$(date +%s.%N) - $start" | bc -l)
+    after=$(target_count)
+    echo "$((after - before)) $(awk '{ print $1 + $2 }' "$WORK/artillery.cpu" 2>/dev/null || echo 0) $wall"
+}
+
+# artillery_line: Artillery 2 (npm, installed by bench-deps with --ignore-scripts into
+# build/bench-npm) on the same journey: a run of DURATION * 20 iterations per user minus a
+# run of one, so that Node's start-up (several CPU seconds of loading modules) is not counted
+# per request; requests as lc_target counted them. Ratios to the journey's medians.
 artillery_line() {
-    local line="artillery    not measured here: Artillery 2 is published only on npm (Debian has no package), and this benchmark installs nothing from outside Debian's archive"
+    local line bin=${ARTILLERY_DIR:-$LC_SRC/build/bench-npm}/node_modules/.bin/artillery
+    if [ ! -x "$bin" ]; then
+        line="artillery    skipped: $bin is missing (make -f Makefile.ci bench-deps installs it from npm)"
+        echo "$line"; SUMMARY+=("$line"); return
+    fi
+    local n=$((DURATION * 20)) r1 c1 w1 rn cn wn req rps cpr
+    read -r r1 c1 w1 <<<"$(run_artillery "$bin" 1)"
+    read -r rn cn wn <<<"$(run_artillery "$bin" "$n")"
+    req=$((rn - r1))
+    if [ "$r1" -le 0 ] || [ "$req" -le 0 ]; then
+        line="artillery    failed: lc_target saw no request (see $WORK/artillery.log)"
+    else
+        rps=$(echo "$req / ($wn - $w1)" | bc -l)
+        cpr=$(echo "($cn - $c1) / $req * 1000000" | bc -l)
+        printf -v line 'artillery    artillery_rps=%.0f artillery_cpu_us_per_req=%.2f (lc_target, %s users; %s iterations: %s requests, %.1f s, %.1f CPU s; minus 1 iteration: %s requests, %.1f s, %.1f CPU s)  ours: rps=%.0f cpu_us_per_req=%.2f  loadworker_rps_vs_artillery=%s artillery_cpu_per_request_vs_loadworker=%s' \
+            "$rps" "$cpr" "$CONNECTIONS" "$n" "$rn" "$wn" "$cn" "$r1" "$w1" "$c1" "${JOURNEY_RPS:-0}" "${JOURNEY_CPR:-0}" \
+            "$(ratio "${JOURNEY_RPS:-}" "$rps")" "$(ratio "$cpr" "${JOURNEY_CPR:-}")"
+    fi
     echo "$line"; SUMMARY+=("$line")
 }
