@@ -50,8 +50,7 @@ static size_t malloc_chunk(size_t n)
 static size_t user_struct_bytes(void)
 {
     return sizeof(uv_timer_t) /* think */ + sizeof(lc_buf_t) /* req */ +
-           sizeof(uv_tcp_t) + sizeof(uv_timer_t) + sizeof(uv_connect_t) + sizeof(uv_write_t) +
-           sizeof(llhttp_t) + USER_FIELDS_BYTES;
+           sizeof(uv_tcp_t) + sizeof(uv_timer_t) + sizeof(llhttp_t) + USER_FIELDS_BYTES;
 }
 
 static bool templated(const char *text)

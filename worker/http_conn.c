@@ -2,6 +2,7 @@
 #include "http_conn.h"
 
 #include <assert.h>
+#include <limits.h>
 #include <stdlib.h>
 #include <string.h>
 #include <strings.h>
@@ -218,6 +219,7 @@ static void on_read(uv_stream_t *s, ssize_t nread, const uv_buf_t *buf)
 static void on_connect(uv_connect_t *req, int status)
 {
     worker_conn_t *c = req->data;
+    free(req);
     if (status == UV_ECANCELED || c->state != WORKER_CONN_CONNECTING)
         return;
     if (status < 0) {
@@ -250,12 +252,18 @@ void worker_conn_connect(worker_conn_t *c, const struct sockaddr *addr, uint32_t
     c->handles++;
     c->tcp_open = true;
     c->tcp.data = c;
-    c->connect_req.data = c;
     c->state = WORKER_CONN_CONNECTING;
-    int rv = src ? worker_source_bind(&c->tcp, src) : 0;
-    if (rv == 0)
-        rv = uv_tcp_connect(&c->connect_req, &c->tcp, addr, on_connect);
+    /* Allocated per connect, freed by on_connect: an idle connection holds none. */
+    uv_connect_t *req = malloc(sizeof *req);
+    int rv = req != NULL ? 0 : UV_ENOMEM;
+    if (rv == 0 && src != NULL)
+        rv = worker_source_bind(&c->tcp, src);
+    if (rv == 0) {
+        req->data = c;
+        rv = uv_tcp_connect(req, &c->tcp, addr, on_connect);
+    }
     if (rv != 0) {
+        free(req);
         /* EMFILE, EADDRNOTAVAIL…: the connect never started. */
         worker_conn_fail(c, rv == UV_ETIMEDOUT ? WORKER_ERR_CONNECT_TIMEOUT
                                                : WORKER_ERR_CONNECT_REFUSED);
@@ -491,12 +499,31 @@ static void plain_start(worker_conn_t *c)
     worker_conn_ready(c);
 }
 
+int worker_conn_write_async(worker_conn_t *c, const char *buf, size_t len, bool copy,
+                            uv_write_cb cb)
+{
+    assert(c->tcp_open && len > 0 && len <= UINT_MAX);
+    uv_write_t *req = malloc(sizeof *req + (copy ? len : 0));
+    if (req == NULL)
+        return UV_ENOMEM;
+    char *data = (char *)buf;
+    if (copy) {
+        data = (char *)(req + 1);
+        memcpy(data, buf, len);
+    }
+    uv_buf_t b = uv_buf_init(data, (unsigned)len);
+    req->data = c;
+    int rv = uv_write(req, (uv_stream_t *)&c->tcp, &b, 1, cb);
+    if (rv != 0)
+        free(req);
+    return rv;
+}
+
 static void on_write(uv_write_t *req, int status)
 {
-    worker_conn_t *c = req->handle->data;
+    worker_conn_t *c = req->data;
+    free(req); /* and the copy of the request's rest after it */
     c->write_pending = false;
-    free(req->data);
-    req->data = NULL;
     if (status < 0 && status != UV_ECANCELED && c->state == WORKER_CONN_BUSY)
         worker_conn_fail(c, WORKER_ERR_RESET);
 }
@@ -510,19 +537,10 @@ static int plain_write(worker_conn_t *c, const char *buf, size_t len)
     if (n < 0 && n != UV_EAGAIN)
         return n;
     size_t sent = n > 0 ? (size_t)n : 0;
-    char *rest = malloc(len - sent); /* the caller's bytes are not ours to keep */
-    if (rest == NULL)
-        return UV_ENOMEM;
-    memcpy(rest, buf + sent, len - sent);
-    b = uv_buf_init(rest, (unsigned)(len - sent));
-    c->write_req.data = rest; /* on_write frees it (also when cancelled by a close) */
-    int rv = uv_write(&c->write_req, (uv_stream_t *)&c->tcp, &b, 1, on_write);
-    if (rv == 0) {
+    /* The caller's bytes are not ours to keep: the rest goes from a copy. */
+    int rv = worker_conn_write_async(c, buf + sent, len - sent, true, on_write);
+    if (rv == 0)
         c->write_pending = true;
-    } else {
-        free(rest);
-        c->write_req.data = NULL;
-    }
     return rv;
 }
 

@@ -78,8 +78,6 @@ enum worker_conn_state {
 struct worker_conn_s {
     uv_tcp_t tcp;
     uv_timer_t timer;          /* connect and request timeouts */
-    uv_connect_t connect_req;
-    uv_write_t write_req;      /* plain TCP: its data is the unsent rest of the request */
     llhttp_t parser;
     const worker_transport_ops_t *transport;
     void *transport_state;     /* per TCP connection, the transport's */
@@ -114,6 +112,13 @@ void worker_conn_send(worker_conn_t *c, const char *req, size_t len, bool head, 
 /* For the next worker_conn_send only: keep the response headers want names (want must
  * outlive the request). */
 void worker_conn_want_headers(worker_conn_t *c, const worker_hdr_want_t *want);
+/* For transports: a uv_write of buf[0..len) on c's socket, its request allocated for it (a
+ * connection holds none: most writes finish at once) and, when copy, buf copied after it.
+ * cb's request has data == c and is freed by cb (also when cancelled by a close). Returns 0
+ * or a uv error (nothing allocated then). */
+int worker_conn_write_async(worker_conn_t *c, const char *buf, size_t len, bool copy,
+                            uv_write_cb cb);
+
 /* Captured bodies and headers come from pool (the engine's) from now on. */
 void worker_conn_set_pool(worker_conn_t *c, worker_bufpool_t *pool);
 /* Gives the captured body and headers back (after done() has used them). */

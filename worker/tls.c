@@ -231,6 +231,7 @@ static void pump(worker_conn_t *c, tls_conn_t *t);
 static void on_write(uv_write_t *req, int status)
 {
     worker_conn_t *c = req->data;
+    free(req);
     tls_conn_t *t = c->transport_state;
     if (t == NULL || status == UV_ECANCELED || !conn_open(c))
         return; /* closing: reset follows */
@@ -262,9 +263,7 @@ static int flush(worker_conn_t *c, tls_conn_t *t)
         if (w == n)
             continue;
         n = BIO_nread0(t->net, &p);
-        b = uv_buf_init(p, (unsigned)n);
-        c->write_req.data = c;
-        if (uv_write(&c->write_req, (uv_stream_t *)&c->tcp, &b, 1, on_write) != 0)
+        if (worker_conn_write_async(c, p, (size_t)n, false, on_write) != 0)
             return WORKER_ERR_RESET;
         t->writing = true;
         t->inflight = (size_t)n;
