@@ -69,7 +69,7 @@ struct worker_engine_s {
     uint64_t lag_due_ns;       /* when its next tick is due (uv_hrtime) */
     _Atomic uint64_t lag_max_us; /* worst lateness since the last take */
     lc_buf_t body_scratch; /* request bodies are rendered here first */
-    lc_buf_t req_scratch;  /* journey requests are rendered here, sent from here */
+    lc_buf_t req_scratch;  /* templated requests are rendered here, sent from here */
     worker_bufpool_t pool;     /* capture buffers lent to connections (bufpool.h) */
     char rbuf[WORKER_ENGINE_RBUF]; /* the read buffer of every connection */
 };

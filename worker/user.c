@@ -196,7 +196,7 @@ static void send_request(worker_user_t *u)
         return;
     }
     u->iteration++;
-    if (worker_plan_render(p, u->task, &vars, &e->body_scratch, &u->req, &req, &len) != 0) {
+    if (worker_plan_render(p, u->task, &vars, &e->body_scratch, &e->req_scratch, &req, &len) != 0) {
         /* Nothing was sent, so nothing is counted; the user tries again a
          * second later rather than stalling (the connection stays open). */
         lc_error("engine", "msg=\"out of memory rendering a request\" run=%llu",

@@ -66,7 +66,7 @@ struct worker_user_s {
     worker_user_t *idle_next; /* open model: the run's pool of idle users */
     uint64_t intended_ns; /* open model: when the request should have started (uv_hrtime) */
     uv_timer_t think;
-    lc_buf_t req;     /* rendering of templated requests */
+    lc_buf_t req;     /* a journey request waiting for its connection (journey_http.c) */
     worker_conn_t conn;
     worker_journey_state_t *js; /* journeys: allocated with the user; NULL for tasks */
 };
