@@ -6,9 +6,10 @@
  * same way (a few times per input), and requests follow each other on a
  * kept-alive one as the engine sends them.
  *
- * Input: a flags byte (HEAD request, body capture, chunk sizes), then the
- * bytes the server sends. Property: a complete response has a status from
- * 100 to 999 and counts no more bytes than were fed. */
+ * Input: a flags byte (HEAD request, body capture, chunk sizes, kept headers),
+ * then the bytes the server sends. Property: a complete response has a status
+ * from 100 to 999 and counts no more bytes than were fed; its kept headers are
+ * name/value pairs, each NUL-terminated, whose names are wanted ones. */
 #include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
@@ -22,7 +23,7 @@
 
 typedef struct harness_s {
     worker_conn_t conn;
-    bool head, capture;
+    bool head, capture, want;
     bool destroyed;
     size_t fed;          /* bytes fed since the request was sent */
     size_t responses, failures;
@@ -39,11 +40,16 @@ static const worker_transport_ops_t fake_transport = {
     .name = "fuzz", .start = fake_start, .write = fake_write, .read = fake_read,
 };
 
+static const char *const want_names[] = {"set-cookie", "location"};
+static const size_t want_lens[] = {10, 8};
+static const worker_hdr_want_t want = {.names = want_names, .lens = want_lens, .n = 2};
+
 static void send_request(harness_t *h)
 {
     static const char get[] = "GET / HTTP/1.1\r\nHost: x\r\n\r\n";
     static const char head[] = "HEAD / HTTP/1.1\r\nHost: x\r\n\r\n";
     h->fed = 0;
+    worker_conn_want_headers(&h->conn, h->want ? &want : NULL);
     worker_conn_send(&h->conn, h->head ? head : get, h->head ? sizeof head - 1 : sizeof get - 1,
                      h->head, h->capture, 30000);
 }
@@ -51,6 +57,24 @@ static void send_request(harness_t *h)
 static void on_ready(worker_conn_t *c)
 {
     send_request(c->data);
+}
+
+/* Kept headers: "name\0value\0" pairs, the names wanted ones (none kept unless asked). */
+static void check_headers(const harness_t *h, const worker_conn_result_t *r)
+{
+    FUZZ_CHECK(h->want || r->headers_len == 0, "%zu bytes of headers kept unasked", r->headers_len);
+    size_t pos = 0;
+    while (pos < r->headers_len) {
+        const char *name = r->headers + pos;
+        const char *nul = memchr(name, '\0', r->headers_len - pos);
+        FUZZ_CHECK(nul != NULL, "a kept name without its NUL");
+        FUZZ_CHECK(strcmp(name, "set-cookie") == 0 || strcmp(name, "location") == 0,
+                   "kept a header named '%s'", name);
+        const char *value = nul + 1;
+        size_t left = r->headers_len - (size_t)(value - r->headers);
+        FUZZ_CHECK(left > 0 && memchr(value, '\0', left) != NULL, "a kept value without its NUL");
+        pos = (size_t)(value + strlen(value) + 1 - r->headers);
+    }
 }
 
 static void on_done(worker_conn_t *c, const worker_conn_result_t *r)
@@ -65,6 +89,7 @@ static void on_done(worker_conn_t *c, const worker_conn_result_t *r)
         FUZZ_CHECK(r->body_len <= WORKER_BODY_CAPTURE_MAX, "captured %zu", r->body_len);
         if (r->body_len > 0)
             FUZZ_CHECK(r->body != NULL, "a body length without a body");
+        check_headers(h, r);
     } else {
         h->failures++;
     }
@@ -111,6 +136,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
         abort();
     h->head = flags & 1;
     h->capture = flags & 2;
+    h->want = flags & 8;
     uint32_t rng = flags;
     if (worker_conn_init(&h->conn, &loop, rbuf, sizeof rbuf, &cbs, h) != 0)
         abort();
