@@ -16,6 +16,7 @@
 #include "lc_extract.h"
 #include "lc_json_scan.h"
 #include "lc_rng.h"
+#include "lc_url_ref.h"
 #include "stats.h"
 #include "user_internal.h"
 
@@ -331,9 +332,10 @@ static bool find_header(const worker_conn_result_t *res, const char *want, const
     return false;
 }
 
-/* A Location of the same origin as the request target (absolute URL or path), made a
+/* A Location of the same origin as the request target (absolute URL, path or relative reference),
  * request target in *out (malloc'd). False: another origin or not a usable location. */
-static bool same_origin_target(worker_user_t *u, const char *loc, size_t len, char **out)
+static bool same_origin_target(worker_user_t *u, const lc_jreq_t *r, const char *loc, size_t len,
+                               char **out)
 {
     const lc_url_t *url = &u->run->plan->scenario.url;
     char origin[320];
@@ -357,13 +359,17 @@ static bool same_origin_target(worker_user_t *u, const char *loc, size_t len, ch
         loc = rlen == 0 ? "/" : rest;
         len = rlen == 0 ? 1 : rlen;
     }
-    if (len == 0 || loc[0] != '/' || (len > 1 && loc[1] == '/') || !clean_target(loc, len))
-        return false; /* another origin ("//host", "http://other"), or a relative location */
-    if ((*out = malloc(len + 1)) == NULL)
+    bool relative = lc_url_ref_is_relative(loc, len);
+    if (len == 0 || (!relative && (loc[0] != '/' || (len > 1 && loc[1] == '/'))))
+        return false; /* another origin: "//host", "http://other" */
+    /* A path, or a reference relative to the answered request's: merged, dot segments and
+     * fragment removed (RFC 3986 5.2). */
+    char base[COOKIE_PATH_MAX], target[2 * COOKIE_PATH_MAX];
+    answered_path(u, r, base);
+    if (!lc_url_ref_resolve(base, loc, len, target, sizeof target) ||
+        !clean_target(target, strlen(target)))
         return false;
-    memcpy(*out, loc, len);
-    (*out)[len] = '\0';
-    return true;
+    return (*out = strdup(target)) != NULL;
 }
 
 static bool is_redirect(int status)
@@ -381,7 +387,7 @@ static int follow(worker_user_t *u, const lc_jreq_t *r, const worker_conn_result
     char *target = NULL;
     if (js->hops >= r->follow_redirects)
         return WORKER_ERR_REDIRECT; /* too many */
-    if (!find_header(res, "location", &loc, &len) || !same_origin_target(u, loc, len, &target))
+    if (!find_header(res, "location", &loc, &len) || !same_origin_target(u, r, loc, len, &target))
         return WORKER_ERR_REDIRECT;
     worker_stats_record(u->run->stats, r->endpoint, WORKER_KIND_OK, res->latency_us, res->bytes);
     if (u->run->plan->trace != NULL)

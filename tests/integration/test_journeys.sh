@@ -189,16 +189,20 @@ cat >"$WORK/redirects.json" <<JSON
     "expect": {"body_contains": "done POST"},
     "extract": {"m2": {"regex": "done (\\\\w+)", "default": "none"}}},
    {"if": "\${m2} != 'POST'", "then": [{"name": "wrong-307", "path": "/wrong-307"}]},
+   {"name": "relative", "path": "/redirect/3?rel=1"},
    {"name": "away", "path": "/redirect-away"},
    {"name": "loop", "path": "/redirect-loop", "follow_redirects": 3},
    {"exit": "user"}]}]}
 JSON
 timeout 30 "$LC_BIN/loadworker" --local "$WORK/redirects.json" --json >"$WORK/redirects.out" 2>"$WORK/redirects.log" || true
 errors_of() { jq -r --arg e "$1" --arg k "$2" '[.errors[] | select(.endpoint == $e and .kind == $k) | .count] | add // 0' "$WORK/redirects.out"; }
-check "303 turned the POST into a GET" [ "$(path_count /wrong-303)" = 0 -a "$(path_count /redirect/0)" = 2 ]
+check "303 turned the POST into a GET" [ "$(path_count /wrong-303)" = 0 -a "$(path_count /redirect/0)" = 3 ]
 check "307 kept the POST and its body" \
     jq -e '.endpoints[] | select(.name == "temporary") | .failures == 0' "$WORK/redirects.out"
 check "an extract that matched keeps its value, not its default" [ "$(path_count /wrong-307)" = 0 ]
+check "relative Locations (../redirect/2, then 1, then ../redirect/0) were followed to the end" \
+    sh -c "[ $(path_count /redirect/3) = 1 -a $(path_count /redirect/2) = 1 -a $(path_count /redirect/1) = 3 ] &&
+           jq -e '.endpoints[] | select(.name == \"relative\") | .requests == 4 and .failures == 0' '$WORK/redirects.out' >/dev/null"
 check "a redirect to another origin is an error of kind redirect" [ "$(errors_of away redirect)" = 1 ]
 check "a redirect loop stops after follow_redirects hops" \
     [ "$(errors_of loop redirect)" = 1 -a "$(path_count /redirect-loop)" = 4 ]

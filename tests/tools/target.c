@@ -162,7 +162,7 @@ static void usage(FILE *out)
           "  POST /login[?token_len=N]  {\"user\",\"password\"} or a form: token + session cookie\n"
           "  GET /me (Bearer token + session cookie)   GET /items[?n=N]   GET /items/ID\n"
           "  GET|POST /cart, POST /pay (session cookie)   POST /logout\n"
-          "  /redirect/N[?code=301|302|303|307|308]   /redirect-away   /redirect-loop\n"
+          "  /redirect/N[?code=301..308][&rel=1]   /redirect-away   /redirect-loop\n"
           "  /echo (method, path, headers, cookies, body as JSON)   GET /setcookie?k=v&attrs=A\n"
           "Control: GET /__stats (JSON counters by path, without the query string; all\n"
           "  /items/ID as /items/:id), POST /__reset. SIGTERM/SIGINT print the stats.\n",

@@ -410,20 +410,23 @@ static int serve_logout(const app_ctx_t *cx, app_resp_t *out)
 
 /* ---- redirects ---- */
 
-/* ?code= (302 when absent) into *code and the query to carry along; false when it is not a
- * redirect status. */
-static bool redirect_code(const app_ctx_t *cx, int *code, char carry[16])
+#define CARRY_MAX 24
+
+/* ?code= (302 when absent) into *code and the query to carry along (code, rel); false when
+ * it is not a redirect status. */
+static bool redirect_code(const app_ctx_t *cx, int *code, char carry[CARRY_MAX])
 {
     app_span_t v;
     unsigned long c = 302;
-    carry[0] = '\0';
+    bool rel = app_query_get(cx->query, "rel", &v);
     *code = 302;
+    snprintf(carry, CARRY_MAX, "%s", rel ? "?rel=1" : "");
     if (!app_query_get(cx->query, "code", &v))
         return true;
     if (!digits(v, 308, &c) || (c != 301 && c != 302 && c != 303 && c != 307 && c != 308))
         return false;
     *code = (int)c;
-    snprintf(carry, 16, "?code=%lu", c);
+    snprintf(carry, CARRY_MAX, "?code=%lu%s", c, rel ? "&rel=1" : "");
     return true;
 }
 
@@ -439,7 +442,7 @@ static int serve_redirect(const app_ctx_t *cx, app_resp_t *out)
     app_span_t text = {cx->path.at + 10, cx->path.len - 10}; /* after "/redirect/" */
     unsigned long n;
     int code;
-    char carry[16], next[32];
+    char carry[CARRY_MAX], next[32];
     if (!digits(text, REDIRECTS_MAX, &n)) {
         out->stats_key = "/redirect/:n";
         out->stats_key_len = strlen(out->stats_key);
@@ -449,8 +452,11 @@ static int serve_redirect(const app_ctx_t *cx, app_resp_t *out)
     out->stats_key_len = cx->path.len;
     if (!redirect_code(cx, &code, carry))
         return json_error(out, 400, "code: one of 301 302 303 307 308");
-    if (n > 0) {
-        snprintf(next, sizeof next, "/redirect/%lu", n - 1);
+    if (n > 0) { /* ?rel: relative references, "../redirect/N" and "N" by turns */
+        if (!app_query_get(cx->query, "rel", &(app_span_t){0}))
+            snprintf(next, sizeof next, "/redirect/%lu", n - 1);
+        else
+            snprintf(next, sizeof next, n % 2 ? "../redirect/%lu" : "%lu", n - 1);
         return redirect_to(out, code, next, carry);
     }
     out->content_type = TEXT_TYPE;
@@ -462,7 +468,7 @@ static int serve_redirect(const app_ctx_t *cx, app_resp_t *out)
 static int serve_redirect_away(const app_ctx_t *cx, app_resp_t *out)
 {
     int code;
-    char carry[16];
+    char carry[CARRY_MAX];
     if (!redirect_code(cx, &code, carry))
         return json_error(out, 400, "code: one of 301 302 303 307 308");
     return redirect_to(out, code, "http://other.example/", "");
@@ -471,7 +477,7 @@ static int serve_redirect_away(const app_ctx_t *cx, app_resp_t *out)
 static int serve_redirect_loop(const app_ctx_t *cx, app_resp_t *out)
 {
     int code;
-    char carry[16];
+    char carry[CARRY_MAX];
     if (!redirect_code(cx, &code, carry))
         return json_error(out, 400, "code: one of 301 302 303 307 308");
     return redirect_to(out, code, "/redirect-loop", carry);

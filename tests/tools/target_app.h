@@ -19,9 +19,10 @@
  *        (else 400): 201 {"ok":true}.   GET /cart: needs the cookie, 200 {"total":42.5}.
  *   POST /pay       needs the cookie, any body: 200 {"ok":true}.
  *   POST /logout    200 {"ok":true} with Set-Cookie: session=; Max-Age=0; Path=/.
- *   ANY  /redirect/<n>[?code=C]  n 0 to 100 (else 404); C one of 301 302 303 307 308 (default
- *        302; else 400). n > 0: C with Location: /redirect/<n-1> (plus ?code=C when given), empty
- *        body. n == 0: 200 text/plain "done" for GET and HEAD, "done <METHOD>" for any other
+ *   ANY  /redirect/<n>[?code=C][&rel=1]  n 0 to 100 (else 404); C one of 301 302 303 307 308
+ *        (default 302; else 400). n > 0: C with Location: /redirect/<n-1> (plus the query
+ *        given), empty body; with rel, a relative reference to it instead: "../redirect/<n-1>"
+ *        for odd n, "<n-1>" for even n. n == 0: 200 text/plain "done" for GET and HEAD, "done <METHOD>" for any other
  *        method, so tests see whether 307/308 kept the method and 301-303 dropped it.
  *   ANY  /redirect-away[?code=C]  C with Location: http://other.example/
  *   ANY  /redirect-loop[?code=C]  C with Location: /redirect-loop (plus ?code=C when given).
