@@ -109,7 +109,7 @@ log "R0 before: $R0_BEFORE"
 log "R2 before: $R2_BEFORE"
 
 # R1: tenant a's honest run, 20 users, during every attack; stopped by request
-# once they are done (its 120 s are only a bound: the attacks take ~40 s).
+# once they are done (its 120 s are only a bound: the attacks take ~26 s here).
 R1=$(create_run "$TA" "$(scenario a r1 120s 20 100)")
 check "R1 runs" wait_until 15 state_is "$TA" "$R1" running
 check "the honest worker runs R1's 20 users" wait_until 15 worker_runs_users "$HONEST_ID" "$R1" 20
