@@ -56,10 +56,11 @@ check "open: requests equal the target's count" test "$reqs" -eq "$(served "$POR
 check "open: no failures" test "$(field "$R" .totals.failures)" -eq 0
 stop_proc "$PID_open"
 
-# (b) Closed model, same stall: the requests caught in it are not hidden.
-target closed --stall-at-ms 5000 --stall-ms 1000
+# (b) Closed model, the same 1 s stall (at 2 s of a 5 s run: 2 s before and
+# after it): the requests caught in it are not hidden.
+target closed --stall-at-ms 2000 --stall-ms 1000
 cat >"$WORK/closed.json" <<JSON
-{"name": "closed-stall", "target": "http://127.0.0.1:$PORT_closed", "duration": "10s",
+{"name": "closed-stall", "target": "http://127.0.0.1:$PORT_closed", "duration": "5s",
  "users": 20, "tasks": [{"path": "/"}]}
 JSON
 run closed --json

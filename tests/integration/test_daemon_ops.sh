@@ -44,7 +44,7 @@ check "worker: an unknown path is a 404" \
     [ "$(curl -s -o /dev/null -w '%{http_code}' "http://127.0.0.1:$HEALTH_PORT/nope")" = 404 ]
 
 cat >"$WORK/scenario.json" <<JSON
-{"name": "ops", "target": "http://127.0.0.1:$TARGET_PORT", "duration": "8s",
+{"name": "ops", "target": "http://127.0.0.1:$TARGET_PORT", "duration": "60s",
  "users": 7, "think_time_ms": 50, "tasks": [{"path": "/"}]}
 JSON
 id=$(submit_run "$WORK/scenario.json")
@@ -59,7 +59,14 @@ kill -HUP "$(pgrep -P "$PID_worker_1" loadworker)"
 check "SIGHUP reopens --log-file at its path" \
     wait_until 5 grep -q 'log file reopened' "$WORK/worker-file.log"
 check "the rotated file kept the earlier lines" grep -q 'worker started' "$WORK/worker-file.log.1"
-check "the run finishes after the reopen" wait_until 20 run_state_is "$id" finished
+reopened_at=$(target_requests)
+# The worker goes on after the reopen: the run (60 s at most) is stopped now and
+# ends as at its duration (Stop, the worker's final batch), counted exactly.
+load_after_reopen() { [ "$(target_requests)" -gt "$reopened_at" ]; }
+check "the worker's load goes on after the reopen" wait_until 10 load_after_reopen
+stop_code=$(curl -s -o /dev/null -w '%{http_code}' --max-time 5 -X POST "$API/api/v1/runs/$id/stop" || true)
+check "the run is still running after the reopen (stopped: 202)" [ "$stop_code" = 202 ]
+check "the run ends after the reopen (aborted, as stopped)" wait_until 20 run_state_is "$id" aborted
 check "its requests equal the target's count" \
     [ "$(curl -sf "$API/api/v1/runs/$id" | jq .totals.requests)" = "$(target_requests)" ]
 

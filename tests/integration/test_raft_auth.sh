@@ -24,10 +24,15 @@ start_master open
 check "an open Raft port is warned about at start" \
     grep -q 'msg="the Raft port is unauthenticated' "$WORK/open.log"
 open_term=$(term_of "$API")
-attack "127.0.0.1:$MASTER_RAFT_PORT" vote >/dev/null || true
+# An open port keeps the outsider's connection: the attacker would sit out its
+# 8 s --wait. The term is watched meanwhile; stopping the master ends it.
+attack "127.0.0.1:$MASTER_RAFT_PORT" vote >"$WORK/open-vote.out" 2>&1 &
+OPEN_VOTE=$!
+PIDS+=("$OPEN_VOTE")
 term_grew() { [ "$(term_of "$API")" -gt "$open_term" ]; }
 check "control: without a secret the outsider's RequestVote raises the term" wait_until 10 term_grew
 stop_proc "$PID_open"
+wait "$OPEN_VOTE" || true
 
 # ---- a quorum with a cluster secret ----
 head -c 48 /dev/urandom | base64 >"$WORK/secret"
@@ -39,14 +44,24 @@ log "leader is master $leader, term $term"
 check "no warning about the Raft port with a secret" \
     sh -c "! grep -q 'Raft port is unauthenticated' '$WORK'/master-*.log"
 
+raft_of() { awk -v k="$1" '$1 == k { print $2 }' "$NODES_CONF"; }
 for k in 1 2 3; do
-    raft=$(awk -v k="$k" '$1 == k { print $2 }' "$NODES_CONF")
     for mode in vote garbage; do
-        out=$(attack "$raft" "$mode" || true)
+        out=$(attack "$(raft_of "$k")" "$mode" || true)
         log "master $k, $mode: $out"
         check "master $k closes an outsider's $mode" closed_by_master "$out"
     done
-    out=$(attack "$raft" silent || true)
+done
+# The silent connections wait out the 3 s deadline: one to each master at once.
+silent=()
+for k in 1 2 3; do
+    { attack "$(raft_of "$k")" silent || true; } >"$WORK/silent-$k.out" 2>&1 &
+    silent+=($!)
+    PIDS+=($!)
+done
+wait "${silent[@]}" || true
+for k in 1 2 3; do
+    out=$(cat "$WORK/silent-$k.out")
     log "master $k, silent: $out"
     check "master $k closes a silent connection after its 3 s deadline" closed_within "$out" 2.5 6
 done

@@ -5,7 +5,7 @@
 # on 100 + 200 within 3 heartbeat intervals (+1 s), the survivors' users never
 # stop (the target's rate only drops to their share), and the worker's return
 # brings the grants back to 450 / 150. A queue run that cannot get all it asks
-# waits, and starts when the others end.
+# waits, and starts when the others end (stopped once the rates are in).
 source "$(dirname "$0")/lib.sh"
 
 HB_MS=1000
@@ -23,11 +23,12 @@ done
 check "tenants a (3) and b (1) exist" \
     [ "$(curl -sf "$API/api/v1/tenants" | jq -c '[.tenants[] | select(.name == "a" or .name == "b") | .weight]')" = "[3,1]" ]
 
-# start_run TENANT [USERS [POLICY]]
+# start_run TENANT [USERS [POLICY]]: 60 s at most (a and b are stopped after
+# the rate samples, ~25 s in).
 start_run() {
     curl -sf -X POST --data-binary @- "$API/api/v1/runs" <<JSON | jq -r .id
 {"name": "share-$1", "tenant": "$1", "target": "http://127.0.0.1:$TARGET_PORT",
- "duration": "28s", "users": ${2:-600}, "think_time_ms": 50, "policy": "${3:-degrade}",
+ "duration": "60s", "users": ${2:-600}, "think_time_ms": 50, "policy": "${3:-degrade}",
  "tasks": [{"path": "/"}]}
 JSON
 }
@@ -149,8 +150,10 @@ log "rps samples: $(awk '{ printf "%d ", $2 }' "$WORK/rps.log")"
 check "the survivors keep at least 40 % of the rate" [ "$after" -ge $((before * 40 / 100)) ]
 check "no second after the kill falls below 30 % of the rate" [ "$window_min" -ge $((before * 30 / 100)) ]
 check "the rate comes back with the worker" [ "$back" -ge $((before * 80 / 100)) ]
-both_finished() { run_state_is "$run_a" finished && run_state_is "$run_b" finished; }
-check "both runs finish" wait_until 40 both_finished
+stop_code() { curl -s -o /dev/null -w '%{http_code}' --max-time 5 -X POST "$API/api/v1/runs/$1/stop" || true; }
+check "a and b are still running when stopped (202, 202)" [ "$(stop_code "$run_a") $(stop_code "$run_b")" = "202 202" ]
+both_ended() { run_state_is "$run_a" aborted && run_state_is "$run_b" aborted; }
+check "both runs end (aborted, as stopped)" wait_until 40 both_ended
 check "then the queue run starts with all 300 users" wait_until 10 grant_is "$run_q" \
     '["running",300,false,[]]'
 curl -sf -X POST "$API/api/v1/runs/$run_q/stop" >/dev/null

@@ -23,7 +23,7 @@ check "a worker with a certificate from the cluster's CA joins" wait_until 15 wo
 check "the worker logged a mutual TLS connection" grep -q 'connected to master.*tls=mutual' "$WORK/good.log"
 
 cat >"$WORK/scenario.json" <<JSON
-{"name": "mtls", "target": "http://127.0.0.1:$TARGET_PORT", "duration": "12s",
+{"name": "mtls", "target": "http://127.0.0.1:$TARGET_PORT", "duration": "60s",
  "users": 4, "think_time_ms": 20, "tasks": [{"path": "/"}]}
 JSON
 id=$(submit_run "$WORK/scenario.json")
@@ -66,7 +66,11 @@ check "a key that does not match the certificate stops the master at start" \
     sh -c "! timeout 10 '$LC_BIN/loadmaster' --data-dir '$WORK/bad-data' --listen-api 127.0.0.1:$(free_port) --listen-workers 127.0.0.1:$(free_port) --raft-addr 127.0.0.1:$(free_port) --tls-cert '$WORK/master.pem' --tls-key '$WORK/worker.key' --tls-ca '$WORK/ca.pem' 2>'$WORK/mismatch.err' && grep -q 'tls-key.*mismatch' '$WORK/mismatch.err'"
 
 check "only the good worker is connected" workers_connected 1
-check "the good worker's run finishes" wait_until 30 run_state_is "$id" finished
+# The run (60 s at most) went on through all of the above; stopped now, it ends
+# as at its duration (Stop, then the worker's final batch).
+stop_code=$(curl -s -o /dev/null -w '%{http_code}' --max-time 5 -X POST "$API/api/v1/runs/$id/stop" || true)
+check "the good worker's run is still running when stopped (202)" [ "$stop_code" = 202 ]
+check "the good worker's run ends (aborted, as stopped)" wait_until 30 run_state_is "$id" aborted
 check "its requests equal the target's count" \
     [ "$(curl -sf "$API/api/v1/runs/$id" | jq .totals.requests)" = "$(target_requests)" ]
 check "the master is still healthy" http_ok "$API/healthz"
