@@ -30,7 +30,6 @@
  * grows to twice what it needs: up to two pointers per connection. */
 #define LIBUV_FD_BYTES (2u * sizeof(void *))
 /* lc_buf's first capacity; it doubles from there (lc_buf.c). */
-#define BUF_FIRST_CAP 256u
 /* An idle client TLS connection: the SSL object, its session and keys, the
  * 4 KiB BIO pair (worker/tls.c) and, unless released, the record buffers.
  * Measured with OpenSSL 3.0 (TLS 1.3, a P-256 certificate, one request
@@ -53,52 +52,12 @@ static size_t user_struct_bytes(void)
            sizeof(uv_tcp_t) + sizeof(uv_timer_t) + sizeof(llhttp_t) + USER_FIELDS_BYTES;
 }
 
-static bool templated(const char *text)
-{
-    return text != NULL && strstr(text, "${") != NULL;
-}
-
-/* The request worker/plan.c renders for t, its templates counted at their
- * written length. */
-static size_t request_bytes(const lc_scenario_t *s, const lc_task_t *t)
-{
-    size_t n = strlen(t->method) + 1 + strlen(s->url.base_path) + strlen(t->path) +
-               strlen(" HTTP/1.1\r\nHost: :65535\r\n") + strlen(s->url.hp.host) + 2 +
-               strlen("User-Agent: loadcluster/\r\n") + strlen(LC_VERSION) + 2;
-    for (size_t i = 0; i < t->n_headers; i++)
-        n += strlen(t->headers[i].name) + 2 + strlen(t->headers[i].value) + 2;
-    if (t->body != NULL)
-        n += strlen("Content-Length: 1048576\r\n") + strlen(t->body);
-    return n;
-}
-
-/* A templated task's request stays in the user's lc_buf between requests
- * (worker/user.c frees it with the user): the largest one's capacity. */
-static size_t request_buffer_bytes(const lc_scenario_t *s)
-{
-    size_t largest = 0;
-    for (size_t i = 0; i < s->n_tasks; i++) {
-        const lc_task_t *t = &s->tasks[i];
-        size_t n = templated(t->path) || templated(t->body) ? request_bytes(s, t) : 0;
-        largest = n > largest ? n : largest;
-    }
-    if (largest == 0)
-        return 0;
-    size_t cap = BUF_FIRST_CAP;
-    while (cap <= largest) /* room for the NUL, as lc_buf_reserve keeps */
-        cap *= 2;
-    return cap;
-}
-
 void lc_scenario_idle_user_bytes(const lc_scenario_t *s, lc_idle_user_bytes_t *out)
 {
     assert(s != NULL && out != NULL);
     memset(out, 0, sizeof *out);
     out->user = user_struct_bytes();
-    out->request = request_buffer_bytes(s);
     out->allocator = malloc_chunk(out->user) - out->user;
-    if (out->request > 0)
-        out->allocator += malloc_chunk(out->request) - out->request;
     out->libuv = LIBUV_FD_BYTES;
     if (s->url.tls)
         out->tls = s->think_min_ms >= TLS_RELEASE_BUFFERS_THINK_MS ? TLS_IDLE_CONN_RELEASED_BYTES
@@ -107,7 +66,7 @@ void lc_scenario_idle_user_bytes(const lc_scenario_t *s, lc_idle_user_bytes_t *o
         out->journey = malloc_chunk(JOURNEY_STATE_BYTES) +
                        malloc_chunk(SESSION_HEADER_BYTES + s->program->n_vars * SESSION_SLOT_BYTES +
                                     s->program->n_feeders * sizeof(uint32_t));
-    out->total = out->user + out->allocator + out->libuv + out->request + out->tls + out->journey;
+    out->total = out->user + out->allocator + out->libuv + out->tls + out->journey;
 }
 
 size_t lc_scenario_journey_state_bytes(void)
@@ -218,10 +177,9 @@ static json_t *thresholds_json(const lc_scenario_t *s)
 
 static json_t *memory_parts_json(const lc_idle_user_bytes_t *b)
 {
-    return json_pack("{s:I,s:I,s:I,s:I,s:I,s:I}", "user", (json_int_t)b->user, "allocator",
-                     (json_int_t)b->allocator, "libuv", (json_int_t)b->libuv, "request",
-                     (json_int_t)b->request, "tls", (json_int_t)b->tls, "journey",
-                     (json_int_t)b->journey);
+    return json_pack("{s:I,s:I,s:I,s:I,s:I}", "user", (json_int_t)b->user, "allocator",
+                     (json_int_t)b->allocator, "libuv", (json_int_t)b->libuv, "tls",
+                     (json_int_t)b->tls, "journey", (json_int_t)b->journey);
 }
 
 json_t *lc_scenario_summary(const lc_scenario_t *s)

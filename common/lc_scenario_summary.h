@@ -17,7 +17,6 @@ typedef struct lc_idle_user_bytes_s {
     size_t user;      /* worker_user_t with its worker_conn_t (worker/user.h, http_conn.h) */
     size_t allocator; /* malloc's overhead on the user's allocations */
     size_t libuv;     /* libuv's state for the open TCP handle outside the struct */
-    size_t request;   /* the rendered request a templated task leaves in the user's buffer */
     size_t tls;       /* an idle TLS connection (https targets) */
     size_t journey;   /* journeys: the user's state (position, loop and group frames) and its
                        * session (variable slots, feeder rows), with malloc's overhead; the
@@ -41,7 +40,8 @@ size_t lc_scenario_session_bytes(size_t n_vars, size_t n_feeders);
  *   endpoints: [{name, method, path (the template, unrendered), weight}]
  *   thresholds: ["http_req_duration{endpoint:list} p(95)<500", …]
  *   bytes_per_idle_user: integer (lc_idle_user_bytes_t's total)
- *   bytes_per_idle_user_parts: {user, allocator, libuv, request, tls, journey}
+ *   bytes_per_idle_user_parts: {user, allocator, libuv, tls, journey} (requests are rendered
+ *     into the engine's buffer, so an idle user holds none)
  *   journeys (v2 only): [{name, weight, pacing_ms, requests}]
  *   variables (v2 only): [names]
  *   feeders (v2 only): [{name, rows, columns: [names], mode, order, on_exhausted}] */
