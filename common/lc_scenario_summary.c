@@ -19,7 +19,7 @@
 #define USER_FIELDS_BYTES 256u
 /* worker_journey_state_t (worker/user.h), worker_session_t and worker_slot_t
  * (worker/session.h); the unit test compares them with the worker's sizeofs. */
-#define JOURNEY_STATE_BYTES 176u
+#define JOURNEY_STATE_BYTES 184u
 #define SESSION_HEADER_BYTES 48u
 #define SESSION_SLOT_BYTES 12u
 /* glibc's malloc: an 8-byte header, chunks of 16-byte multiples, 32 at least. */

@@ -218,7 +218,9 @@ static void test_bad_journeys(void **state)
                  "journeys[0].steps[0].extract.x.json");
     expect_error("'journeys':[{'name':'a','steps':[{'path':'/','extract':{'x':{'regex':'('}}}]}]",
                  "journeys[0].steps[0].extract.x.regex");
-    expect_error("'journeys':[{'name':'a','steps':[{'lua':'f'}]}]", "lua steps come with");
+    expect_error("'journeys':[{'name':'a','steps':[{'lua':'f'}]}]",
+                 "journeys[0].steps[0].lua: a lua step runs a function of the scenario's "
+                 "\"script\"");
     expect_error("'journeys':[{'name':'a','steps':[{'path':'/','name':'iteration:x'}]}]",
                  "name the journeys' and groups' series");
     expect_error("'journeys':[{'name':'a','steps':[{'feed':'nope'}]}]",
