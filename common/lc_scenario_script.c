@@ -10,7 +10,8 @@
 
 /* Source text only: the sandbox would refuse a chunk starting with ESC (LuaJIT bytecode)
  * too, but the error names the field here. A NUL byte is refused as well: it is no part of
- * any Lua source, and would cut the text where C reads it. */
+ * any Lua source, and would cut the text where C reads it (jansson refuses one before us
+ * unless JSON_ALLOW_NUL; this holds whatever the parser's flags). */
 static int check_source(lc_jp_t *p, const char *parent, const char *key, json_t *v)
 {
     if (!json_is_string(v) || json_string_length(v) == 0)

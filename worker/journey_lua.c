@@ -97,7 +97,8 @@ worker_user_t *worker_lua_current(lua_State *L, const char *fn)
 {
     worker_lua_run_t *lr = lc_lua_host_ud(lc_lua_from(L));
     if (lr->current == NULL)
-        luaL_error(L, "%s: only inside a lua step's function, not at the script's top level", fn);
+        worker_lua_error(L, "%s: only inside a lua step's function, not at the script's top "
+                         "level", fn);
     return lr->current;
 }
 

@@ -3,6 +3,7 @@
  * u.iteration, u.vars: the user's journey variables, shared with the declarative steps). */
 #include <assert.h>
 #include <math.h>
+#include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -23,6 +24,27 @@
 static const lc_program_t *prog_of(const worker_user_t *u)
 {
     return u->run->plan->program;
+}
+
+int worker_lua_error(lua_State *L, const char *fmt, ...)
+{
+    char msg[512];
+    va_list ap;
+    lua_Debug ar;
+    va_start(ap, fmt);
+    vsnprintf(msg, sizeof msg, fmt, ap);
+    va_end(ap);
+    /* The script's line: the first caller that is not the sandbox's prelude (a yielding
+     * function is called through one of its wrappers). */
+    for (int level = 1; level <= 3; level++) {
+        if (lua_getstack(L, level, &ar) && lua_getinfo(L, "Sl", &ar) && ar.currentline > 0 &&
+            strcmp(ar.short_src, "sandbox") != 0) {
+            lua_pushfstring(L, "%s:%d: %s", ar.short_src, ar.currentline, msg);
+            return lua_error(L);
+        }
+    }
+    lua_pushstring(L, msg);
+    return lua_error(L);
 }
 
 static const lc_jlua_t *step_of(const worker_user_t *u)
@@ -129,20 +151,20 @@ static int vars_newindex(lua_State *L)
     }
     const char *k = lua_tostring(L, 2);
     if ((uint32_t)slot >= LC_JOURNEY_FEEDER_SLOT0)
-        return luaL_error(L, "u.vars.%s: a feeder's column is read-only", k);
+        return worker_lua_error(L, "u.vars.%s: a feeder's column is read-only", k);
     worker_session_t *s = worker_journey_session(u);
     if (s == NULL)
-        return luaL_error(L, "u.vars.%s: out of memory", k);
+        return worker_lua_error(L, "u.vars.%s: out of memory", k);
     if (lua_isnil(L, 3)) {
         worker_session_unset(s, (uint32_t)slot);
         return 0;
     }
     if (!stored_as(L, 3, num, sizeof num, &data, &len, &type))
-        return luaL_error(L, "u.vars.%s: a journey variable holds a string, a finite number, "
+        return worker_lua_error(L, "u.vars.%s: a journey variable holds a string, a finite number, "
                           "a boolean or nil, not a %s", k, luaL_typename(L, 3));
     int rv = worker_session_set(s, (uint32_t)slot, data, len, type);
     if (rv != 0)
-        return luaL_error(L, "u.vars.%s: %s", k, rv == LC_ETOOBIG ? "over the 1 MiB a user's "
+        return worker_lua_error(L, "u.vars.%s: %s", k, rv == LC_ETOOBIG ? "over the 1 MiB a user's "
                                                                     "variables may hold"
                                                                   : "out of memory");
     return 0;
@@ -223,22 +245,22 @@ static void add_header(lua_State *L, const char *fn, lc_buf_t *out, worker_scrip
     size_t nlen, vlen;
     if (lua_type(L, -2) != LUA_TSTRING || !(lua_type(L, -1) == LUA_TSTRING ||
                                             lua_type(L, -1) == LUA_TNUMBER))
-        luaL_error(L, "%s: opts.headers: expected name = value strings", fn);
+        worker_lua_error(L, "%s: opts.headers: expected name = value strings", fn);
     const char *name = lua_tolstring(L, -2, &nlen);
     lua_pushvalue(L, -1); /* tolstring on a copy: converting the value in place is fine, but */
     const char *value = lua_tolstring(L, -1, &vlen); /* not a habit to have next to lua_next */
     if (!header_name_ok(name, nlen))
-        luaL_error(L, "%s: opts.headers: \"%s\" is not a header name", fn, name);
+        worker_lua_error(L, "%s: opts.headers: \"%s\" is not a header name", fn, name);
     if (!header_value_ok(value, vlen))
-        luaL_error(L, "%s: opts.headers.%s: a CR, LF or NUL byte, or longer than %u bytes", fn,
+        worker_lua_error(L, "%s: opts.headers.%s: a CR, LF or NUL byte, or longer than %u bytes", fn,
                    name, HEADER_VALUE_MAX);
     for (size_t i = 0; ours[i] != NULL; i++)
         if (strcasecmp(name, ours[i]) == 0)
-            luaL_error(L, "%s: opts.headers: %s is set by the worker", fn, ours[i]);
+            worker_lua_error(L, "%s: opts.headers: %s is set by the worker", fn, ours[i]);
     sr->sets_user_agent |= strcasecmp(name, "User-Agent") == 0;
     if (lc_buf_append(out, name, nlen) != 0 || lc_buf_append(out, ": ", 2) != 0 ||
         lc_buf_append(out, value, vlen) != 0 || lc_buf_append(out, "\r\n", 2) != 0)
-        luaL_error(L, "%s: out of memory", fn);
+        worker_lua_error(L, "%s: out of memory", fn);
     lua_pop(L, 1);
 }
 
@@ -251,11 +273,11 @@ static void read_headers(lua_State *L, worker_user_t *u, const char *fn, int idx
     size_t n = 0;
     out->len = 0;
     if (lc_buf_append(out, "", 0) != 0)
-        luaL_error(L, "%s: out of memory", fn);
+        worker_lua_error(L, "%s: out of memory", fn);
     lua_pushnil(L);
     while (lua_next(L, idx) != 0) {
         if (++n > HEADERS_MAX)
-            luaL_error(L, "%s: opts.headers: more than %u", fn, HEADERS_MAX);
+            worker_lua_error(L, "%s: opts.headers: more than %u", fn, HEADERS_MAX);
         add_header(L, fn, out, sr);
         lua_pop(L, 1);
     }
@@ -276,7 +298,7 @@ static void read_opts(lua_State *L, worker_user_t *u, const char *fn, int idx,
         const char *name = lua_tostring(L, -1);
         int ep = name != NULL ? lc_program_endpoint(prog_of(u), name) : -1;
         if (ep < 0)
-            luaL_error(L, "%s: opts.name: no endpoint named \"%s\" (a lua step's \"endpoints\" "
+            worker_lua_error(L, "%s: opts.name: no endpoint named \"%s\" (a lua step's \"endpoints\" "
                        "names those its requests may be counted under)", fn, name ? name : "?");
         lu->endpoint = (uint32_t)ep;
     }
@@ -285,7 +307,7 @@ static void read_opts(lua_State *L, worker_user_t *u, const char *fn, int idx,
     if (!lua_isnil(L, -1)) {
         lua_Number ms = lua_tonumber(L, -1);
         if (!(ms >= 1 && ms <= 3600000))
-            luaL_error(L, "%s: opts.timeout_ms: expected 1 to 3600000", fn);
+            worker_lua_error(L, "%s: opts.timeout_ms: expected 1 to 3600000", fn);
         lu->timeout_ms = (uint32_t)ms;
     }
     lua_pushliteral(L, "headers");
@@ -293,7 +315,7 @@ static void read_opts(lua_State *L, worker_user_t *u, const char *fn, int idx,
     if (lua_istable(L, -1))
         read_headers(L, u, fn, lua_gettop(L), sr);
     else if (!lua_isnil(L, -1))
-        luaL_error(L, "%s: opts.headers: expected a table of name = value", fn);
+        worker_lua_error(L, "%s: opts.headers: expected a table of name = value", fn);
     lua_pop(L, 3);
 }
 
@@ -318,7 +340,7 @@ static void read_target(lua_State *L, worker_user_t *u, const char *fn, worker_s
         return;
     }
     if (!worker_journey_same_origin(u, path, len, owned))
-        luaL_error(L, "%s: \"%.200s\" is not a path of the run's target (%.200s): a script "
+        worker_lua_error(L, "%s: \"%.200s\" is not a path of the run's target (%.200s): a script "
                    "reaches its target only", fn, path, u->run->plan->scenario.target);
     sr->target = *owned;
     sr->target_len = strlen(*owned);
@@ -346,7 +368,7 @@ static int http_call(lua_State *L, const char *fn, const char *method, bool has_
     free(owned);
     if (rv != 0) {
         lu->wait = WORKER_LUA_IDLE;
-        return luaL_error(L, "%s: %s", fn, rv == LC_EINVAL   ? "a space or a control byte in the path"
+        return worker_lua_error(L, "%s: %s", fn, rv == LC_EINVAL   ? "a space or a control byte in the path"
                                            : rv == LC_ETOOBIG ? "the request is over 8 MiB"
                                                               : "out of memory");
     }
@@ -465,7 +487,7 @@ static int l_sleep(lua_State *L)
     worker_user_t *u = worker_lua_current(L, "sleep");
     lua_Number ms = luaL_checknumber(L, 1);
     if (!(ms >= 0 && ms <= WORKER_LUA_SLEEP_MAX_MS))
-        return luaL_error(L, "sleep: expected 0 to %u ms", WORKER_LUA_SLEEP_MAX_MS);
+        return worker_lua_error(L, "sleep: expected 0 to %u ms", WORKER_LUA_SLEEP_MAX_MS);
     u->js->lua->wait = WORKER_LUA_SLEEP;
     worker_user_wait_cb(u, ms < 1 ? 1 : (uint64_t)ms, worker_lua_on_sleep);
     return lua_yield(L, 0);

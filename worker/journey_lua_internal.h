@@ -59,6 +59,9 @@ typedef struct worker_lua_answer_s {
  * for ud (a worker_lua_answer_t), then gives the connection's capture buffers back. */
 int worker_lua_push_response(lua_State *co, void *ud);
 
+/* Raises "script:12: <message>" (printf's formats; the line is the script's caller's). */
+int worker_lua_error(lua_State *L, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+
 /* journey_lua.c: the user a host function runs for (raises outside a step's function). */
 worker_user_t *worker_lua_current(lua_State *L, const char *fn);
 /* The sleep timer fired (its data is the user). */

@@ -38,7 +38,8 @@ static int fn_name(jc_t *c, json_t *obj, const char *path, lc_jlua_t *l)
                                         LC_JOURNEY_LUA_FN_MAX))
         return lc_jp_fail(&c->jp, path, "lua", "expected the name of a global function of the "
                           "script (a Lua identifier of at most %u bytes)", LC_JOURNEY_LUA_FN_MAX);
-    if (!json_is_string(json_object_get(c->root, "script")))
+    /* One that is there but wrong is lc_scenario_parse_script's to name. */
+    if (json_object_get(c->root, "script") == NULL)
         return lc_jp_fail(&c->jp, path, "lua", "a lua step runs a function of the scenario's "
                                                "\"script\" (Lua source text), which it lacks");
     return lc_jp_dup(&c->jp, json_string_value(v), &l->fn);
@@ -62,19 +63,17 @@ static int endpoints(jc_t *c, json_t *obj, const char *path, lc_jlua_t *l)
     if (!json_is_array(more) || json_array_size(more) > LC_JOURNEY_LUA_ENDPOINTS_MAX)
         return lc_jp_fail(&c->jp, path, "endpoints", "expected an array of at most %u names",
                           LC_JOURNEY_LUA_ENDPOINTS_MAX);
-    jc_path(sub, "%s.endpoints", path);
     for (size_t i = 0; rv == 0 && i < json_array_size(more); i++) {
         json_t *e = json_array_get(more, i);
-        char key[24];
         uint32_t index;
-        snprintf(key, sizeof key, "[%zu]", i);
+        jc_path(sub, "%s.endpoints[%zu]", path, i);
         if (!json_is_string(e) || json_string_length(e) == 0 ||
             json_string_length(e) > NAME_MAX_LEN)
-            return lc_jp_fail(&c->jp, sub, key, "expected a name (1 to %u characters)",
+            return lc_jp_fail(&c->jp, sub, NULL, "expected a name (1 to %u characters)",
                               NAME_MAX_LEN);
-        if ((rv = lc_jp_controls(&c->jp, sub, key, "", json_string_value(e),
+        if ((rv = lc_jp_controls(&c->jp, sub, NULL, "", json_string_value(e),
                                  json_string_length(e))) == 0)
-            rv = jc_endpoint(c, json_string_value(e), LC_LUA_METHOD, sub, key, &index);
+            rv = jc_endpoint(c, json_string_value(e), LC_LUA_METHOD, sub, NULL, &index);
     }
     return rv;
 }
