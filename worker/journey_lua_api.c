@@ -203,7 +203,6 @@ int worker_lua_push_user(lua_State *co, void *ud)
     worker_lua_user_t *lu = u->js->lua;
     if (lu->u_ref == LUA_NOREF) {
         lua_createtable(co, 0, 3);
-        set_number(co, "id", (double)u->id);
         lua_pushliteral(co, "vars");
         lua_newtable(co);
         push_vars_meta(co);
@@ -212,6 +211,7 @@ int worker_lua_push_user(lua_State *co, void *ud)
         lu->u_ref = luaL_ref(co, LUA_REGISTRYINDEX);
     }
     lua_rawgeti(co, LUA_REGISTRYINDEX, lu->u_ref);
+    set_number(co, "id", (double)u->id); /* again each time: the script may have changed them */
     set_number(co, "iteration", (double)u->iteration);
     return 1;
 }
