@@ -7,6 +7,7 @@ const char *const lc_protocol_error_kinds[LC_PROTOCOL_ERROR_KINDS] = {
     "connect_refused", "connect_timeout", "reset", "timeout", "tls",
     "parse",           "status",          "expect", "aborted",
     "extract",         "template",        "redirect",
+    "script",          "check",
 };
 
 bool lc_protocol_error_kind_known(const char *kind)

@@ -582,7 +582,8 @@ static int parse_root(lc_jp_t *p, json_t *root, lc_scenario_t *s)
     static const char *const fields[] = {
         "name", "tenant", "target", "duration", "users", "spawn_rate", "think_time_ms",
         "arrival_rate", "max_users", "stages", "tls", "tasks", "thresholds", "policy",
-        "connect_timeout_ms", "request_timeout_ms", "journeys", "feeders", "defaults", NULL};
+        "connect_timeout_ms", "request_timeout_ms", "journeys", "feeders", "defaults", "script",
+        "modules", NULL};
     int rv;
     if (!json_is_object(root))
         return lc_jp_fail(p, "scenario", NULL, "expected a JSON object");
@@ -591,7 +592,8 @@ static int parse_root(lc_jp_t *p, json_t *root, lc_scenario_t *s)
         (rv = parse_identity(p, root, s)) != 0 || (rv = parse_model(p, root, s)) != 0 ||
         (rv = parse_stages(p, root, s)) != 0 || (rv = resolve_duration(p, root, s)) != 0 ||
         (rv = resolve_users(p, root, s)) != 0 || (rv = parse_tls(p, root, s)) != 0 ||
-        (rv = parse_tasks(p, root, s)) != 0 || (rv = parse_thresholds(p, root, s)) != 0)
+        (rv = parse_tasks(p, root, s)) != 0 || (rv = lc_scenario_parse_script(p, root, s)) != 0 ||
+        (rv = parse_thresholds(p, root, s)) != 0)
         return rv;
     return parse_policy_timeouts(p, root, s);
 }
@@ -644,6 +646,7 @@ void lc_scenario_free(lc_scenario_t *s)
         lc_task_free(&s->tasks[i]);
     free(s->tasks);
     lc_program_free(s->program);
+    lc_scenario_free_script(s);
     lc_thresholds_free(s->thresholds, s->n_thresholds);
     memset(s, 0, sizeof *s);
 }

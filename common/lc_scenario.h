@@ -19,6 +19,8 @@
 #define LC_SCENARIO_MAX_TASKS 256u
 #define LC_SCENARIO_MAX_STAGES 100u
 #define LC_SCENARIO_MAX_HEADERS 64u
+#define LC_SCENARIO_MODULES_MAX 64u     /* as common/script's LC_LUA_MODULES_MAX */
+#define LC_SCENARIO_MODULE_NAME_MAX 64u /* as LC_LUA_MODULE_NAME_MAX */
 
 typedef struct lc_header_s {
     char *name;
@@ -44,6 +46,13 @@ typedef struct lc_stage_s {
 } lc_stage_t;
 
 enum lc_policy { LC_POLICY_DEGRADE, LC_POLICY_QUEUE };
+
+/* One of the scenario's Lua modules ("modules": {"name": "source"}): what require sees. */
+typedef struct lc_script_module_s {
+    char *name; /* 1..LC_SCENARIO_MODULE_NAME_MAX of [A-Za-z0-9_.-] */
+    char *src;  /* source text (no NUL byte, not bytecode) */
+    size_t len;
+} lc_script_module_t;
 
 typedef struct lc_scenario_s {
     char *name;          /* required, 1..128 chars */
@@ -74,6 +83,12 @@ typedef struct lc_scenario_s {
     uint32_t connect_timeout_ms; /* default 5000 */
     uint32_t request_timeout_ms; /* default 30000 */
     lc_program_t *program; /* v2: the compiled journeys (tasks among them); NULL: v1 tasks */
+    /* v2: "script", the Lua source whose functions lua steps run, or NULL; "modules". The
+     * master and the worker's plan load it in the sandbox (common/script) before a run. */
+    char *script;
+    size_t script_len;
+    lc_script_module_t *modules;
+    size_t n_modules;
 } lc_scenario_t;
 
 /* The methods of the series that are not requests (journeys' iterations and groups). */
@@ -106,6 +121,11 @@ int lc_scenario_series_find(const lc_scenario_t *s, const char *name, const char
 int lc_scenario_parse_request(lc_jp_t *p, json_t *obj, const char *parent, lc_task_t *t,
                               bool v1);
 void lc_task_free(lc_task_t *t);
+
+/* lc_scenario_script.c, for lc_scenario_parse: root's "script" and "modules" into s (after
+ * the journeys are compiled: a script belongs to journeys). */
+int lc_scenario_parse_script(lc_jp_t *p, json_t *root, lc_scenario_t *s);
+void lc_scenario_free_script(lc_scenario_t *s);
 
 /* Parses a duration: a non-negative integer of seconds, or a string like
  * "500ms", "30s", "5m", "1h", "1m30s". Returns 0 or LC_EINVAL. */

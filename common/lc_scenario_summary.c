@@ -19,7 +19,7 @@
 #define USER_FIELDS_BYTES 256u
 /* worker_journey_state_t (worker/user.h), worker_session_t and worker_slot_t
  * (worker/session.h); the unit test compares them with the worker's sizeofs. */
-#define JOURNEY_STATE_BYTES 176u
+#define JOURNEY_STATE_BYTES 184u
 #define SESSION_HEADER_BYTES 48u
 #define SESSION_SLOT_BYTES 12u
 /* glibc's malloc: an 8-byte header, chunks of 16-byte multiples, 32 at least. */
@@ -79,17 +79,37 @@ size_t lc_scenario_session_bytes(size_t n_vars, size_t n_feeders)
     return SESSION_HEADER_BYTES + n_vars * SESSION_SLOT_BYTES + n_feeders * sizeof(uint32_t);
 }
 
-/* v2: each request name, with the first step's path template and its journey. */
+/* The first request step counted on endpoint e, or NULL (a lua step's). */
+static const lc_jreq_t *request_of(const lc_program_t *p, size_t e)
+{
+    for (size_t i = 0; i < p->n_reqs; i++)
+        if (p->reqs[i].endpoint == e)
+            return &p->reqs[i];
+    return NULL;
+}
+
+/* The lua step whose own endpoint e is, else the first lua step (one that lists e in its
+ * "endpoints"), else NULL. */
+static const lc_jlua_t *lua_of(const lc_program_t *p, size_t e)
+{
+    for (size_t i = 0; i < p->n_luas; i++)
+        if (p->luas[i].endpoint == e)
+            return &p->luas[i];
+    return p->n_luas > 0 ? &p->luas[0] : NULL;
+}
+
+/* v2: each request name, with the first step's path template and its journey; a name only
+ * lua steps count requests under has the path "(script)". */
 static json_t *program_endpoints_json(const lc_program_t *p)
 {
     json_t *list = json_array();
     for (size_t e = 0; list != NULL && e < p->n_endpoints; e++) {
-        const lc_jreq_t *r = p->reqs;
-        while (r->endpoint != e)
-            r++;
+        const lc_jreq_t *r = request_of(p, e);
+        const lc_jlua_t *l = r == NULL ? lua_of(p, e) : NULL;
         json_t *row = json_pack("{s:s,s:s,s:s,s:s}", "name", p->endpoints[e].name, "method",
-                                p->endpoints[e].method, "path", lc_tpl_source(r->path), "step",
-                                r->path_json);
+                                p->endpoints[e].method, "path",
+                                r != NULL ? lc_tpl_source(r->path) : "(script)", "step",
+                                r != NULL ? r->path_json : l != NULL ? l->path_json : "");
         if (json_array_append_new(list, row) != 0) {
             json_decref(list);
             return NULL;
@@ -108,10 +128,15 @@ static json_t *journeys_json(const lc_program_t *p)
             reqs += p->ops[op].code == LC_OP_REQ;
         for (size_t op = jr->on_stop; op < p->n_ops && p->ops[op].code != LC_OP_END; op++)
             reqs += p->ops[op].code == LC_OP_REQ;
-        json_array_append_new(list, json_pack("{s:s,s:I,s:I,s:I}", "name", jr->name, "weight",
-                                              (json_int_t)jr->weight, "pacing_ms",
+        size_t luas = 0;
+        for (size_t op = jr->on_start; op < p->n_ops && op <= jr->on_stop; op++)
+            luas += p->ops[op].code == LC_OP_LUA;
+        for (size_t op = jr->on_stop; op < p->n_ops && p->ops[op].code != LC_OP_END; op++)
+            luas += p->ops[op].code == LC_OP_LUA;
+        json_array_append_new(list, json_pack("{s:s,s:I,s:I,s:I,s:I}", "name", jr->name,
+                                              "weight", (json_int_t)jr->weight, "pacing_ms",
                                               (json_int_t)jr->pacing_ms, "requests",
-                                              (json_int_t)reqs));
+                                              (json_int_t)reqs, "lua_steps", (json_int_t)luas));
     }
     return list;
 }
@@ -175,6 +200,21 @@ static json_t *thresholds_json(const lc_scenario_t *s)
     return list;
 }
 
+/* {bytes, modules: [names], lua_steps: [{step, function, endpoint}]} */
+static json_t *script_json(const lc_scenario_t *s)
+{
+    const lc_program_t *p = s->program;
+    json_t *mods = json_array(), *steps = json_array();
+    for (size_t i = 0; mods != NULL && i < s->n_modules; i++)
+        json_array_append_new(mods, json_string(s->modules[i].name));
+    for (size_t i = 0; steps != NULL && i < p->n_luas; i++)
+        json_array_append_new(steps, json_pack("{s:s,s:s,s:s}", "step", p->luas[i].path_json,
+                                               "function", p->luas[i].fn, "endpoint",
+                                               p->endpoints[p->luas[i].endpoint].name));
+    return json_pack("{s:I,s:o,s:o}", "bytes", (json_int_t)s->script_len, "modules", mods,
+                     "lua_steps", steps);
+}
+
 static json_t *memory_parts_json(const lc_idle_user_bytes_t *b)
 {
     return json_pack("{s:I,s:I,s:I,s:I,s:I}", "user", (json_int_t)b->user, "allocator",
@@ -202,6 +242,11 @@ json_t *lc_scenario_summary(const lc_scenario_t *s)
                                                   journeys_json(s->program), "variables",
                                                   variables_json(s->program), "feeders",
                                                   feeders_json(s->program))) != 0) {
+        json_decref(summary);
+        return NULL;
+    }
+    if (summary != NULL && s->script != NULL &&
+        json_object_set_new(summary, "script", script_json(s)) != 0) {
         json_decref(summary);
         return NULL;
     }

@@ -42,9 +42,11 @@ size_t lc_scenario_session_bytes(size_t n_vars, size_t n_feeders);
  *   bytes_per_idle_user: integer (lc_idle_user_bytes_t's total)
  *   bytes_per_idle_user_parts: {user, allocator, libuv, tls, journey} (requests are rendered
  *     into the engine's buffer, so an idle user holds none)
- *   journeys (v2 only): [{name, weight, pacing_ms, requests}]
+ *   journeys (v2 only): [{name, weight, pacing_ms, requests, lua_steps}]
  *   variables (v2 only): [names]
- *   feeders (v2 only): [{name, rows, columns: [names], mode, order, on_exhausted}] */
+ *   feeders (v2 only): [{name, rows, columns: [names], mode, order, on_exhausted}]
+ *   script (with a script only): {bytes, modules: [names], lua_steps: [{step, function,
+ *           endpoint}]}; endpoints only lua steps count under have the path "(script)" */
 json_t *lc_scenario_summary(const lc_scenario_t *s);
 
 #endif

@@ -5,6 +5,7 @@
 #include <math.h>
 #include <stdlib.h>
 
+#include "journey_lua.h"
 #include "lc_err.h"
 #include "lc_extract.h"
 #include "lc_log.h"
@@ -284,6 +285,7 @@ static void on_run_handle_close(uv_handle_t *h)
         }
     }
     worker_stats_free(r->stats);
+    worker_lua_run_close(r);
     free(r);
     if (e->quitting && e->runs == NULL)
         close_loop_handles(e);
@@ -358,6 +360,9 @@ static void run_start(worker_engine_t *e, const worker_msg_t *m)
     r->handles = 2;
     r->next = e->runs;
     e->runs = r;
+    if (m->plan->scenario.script != NULL && worker_lua_run_open(r) != 0)
+        lc_error("engine", "msg=\"out of memory for the run's script: its lua steps fail\" "
+                 "run=%llu", (unsigned long long)r->id);
     run_apply(r, m, true);
 }
 

@@ -52,6 +52,7 @@ typedef struct engine_run_s {
     bool deadline_passed;      /* in-flight requests were aborted; journeys skip on_stop */
     bool exhausted_told;       /* RUN_EXHAUSTED was posted */
     bool closing;
+    struct worker_lua_run_s *lua; /* a script's sandbox on this engine (journey_lua.c), or NULL */
 } engine_run_t;
 
 struct worker_engine_s {

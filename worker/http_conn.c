@@ -387,13 +387,15 @@ static int on_body(llhttp_t *p, const char *at, size_t len)
 void worker_conn_want_headers(worker_conn_t *c, const worker_hdr_want_t *want)
 {
     assert(c->state != WORKER_CONN_BUSY);
-    c->want = want != NULL && want->n > 0 ? want : NULL;
+    c->want = want != NULL && (want->n > 0 || want->all) ? want : NULL;
 }
 
 /* Whether the header name so far, s[0..len) in any case, begins one of the names wanted:
  * the others are dropped at their first piece, without a copy. */
 static bool may_be_wanted(const worker_hdr_want_t *w, const char *s, size_t len)
 {
+    if (w->all)
+        return true;
     for (size_t i = 0; i < w->n; i++)
         if (w->lens[i] >= len && strncasecmp(w->names[i], s, len) == 0)
             return true;
@@ -435,7 +437,7 @@ static int on_header_field_complete(llhttp_t *p)
         return 0;
     const char *name = c->hdrs->data + c->hdr_entry;
     size_t len = c->hdrs->len - c->hdr_entry;
-    bool wanted = false; /* every piece began a wanted name: the whole is one when as long */
+    bool wanted = c->want->all; /* every piece began a wanted name: the whole is one when as long */
     for (size_t i = 0; !wanted && i < c->want->n; i++)
         wanted = c->want->lens[i] == len && memcmp(c->want->names[i], name, len) == 0;
     if (!wanted || lc_buf_append(c->hdrs, "", 1) != 0)

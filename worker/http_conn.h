@@ -34,6 +34,7 @@ typedef struct worker_hdr_want_s {
     const char *const *names;
     const size_t *lens; /* of each name */
     size_t n;
+    bool all;           /* every header (a script's response), names ignored */
 } worker_hdr_want_t;
 
 /* What the owner (a user) hears. Every callback runs on the engine's loop,

@@ -1,4 +1,5 @@
-/* journey.c — a journey user's op machine: control flow, variables, feeders, iterations. */
+/* journey.c — a journey user's op machine: control flow, variables, feeders, iterations
+ * (requests in journey_http.c, lua steps in journey_lua.c). */
 #include "journey.h"
 
 #include <assert.h>
@@ -7,6 +8,7 @@
 #include <time.h>
 
 #include "journey_http.h"
+#include "journey_lua.h"
 #include "lc_cond.h"
 #include "lc_err.h"
 #include "lc_json_scan.h"
@@ -50,6 +52,7 @@ void worker_journey_free(worker_user_t *u)
         worker_trace_note(u->run->plan->trace, "user %llu ended", (unsigned long long)u->id);
         atomic_store(&u->run->plan->trace->done, true);
     }
+    worker_lua_user_free(u);
     worker_session_free(u->js->session);
     free(u->js->target);
     free(u->js);
@@ -387,6 +390,7 @@ static bool end_section(worker_user_t *u)
 void worker_journey_wind_down(worker_user_t *u)
 {
     worker_journey_state_t *js = u->js;
+    worker_lua_abandon(u); /* a function waiting in http or sleep: on_stop starts afresh */
     const lc_journey_t *j = &prog_of(u)->journeys[js->journey];
     bool has_stop = prog_of(u)->ops[j->on_stop].code != LC_OP_END;
     if (js->section >= WORKER_SECTION_STOP || !has_stop || !js->fed_user ||
@@ -460,6 +464,8 @@ static bool run_op(worker_user_t *u)
         op_group_end(u, op);
         js->pc++;
         break;
+    case LC_OP_LUA:
+        return worker_journey_lua(u, op->a);
     case LC_OP_EXIT:
         if (op->a == LC_EXIT_USER)
             worker_journey_wind_down(u);

@@ -12,6 +12,7 @@
 #include <time.h>
 
 #include "journey.h"
+#include "journey_lua.h"
 #include "lc_err.h"
 #include "lc_extract.h"
 #include "lc_json_scan.h"
@@ -279,6 +280,10 @@ void worker_journey_request(worker_user_t *u, uint32_t req)
 
 void worker_journey_send(worker_user_t *u)
 {
+    if (u->js->script_req) {
+        worker_lua_send(u);
+        return;
+    }
     const lc_jreq_t *r = &prog_of(u)->reqs[u->js->req];
     bool head = strcmp(method_now(u->js, r), "HEAD") == 0;
     /* u->req when the request waited for its connection; else send_now's rendering, just made */
@@ -288,14 +293,15 @@ void worker_journey_send(worker_user_t *u)
 }
 
 /* The path of the request answered: the target kept, or the step's path rendered again (it
- * renders alike: keep_target kept the others). */
+ * renders alike: keep_target kept the others); a script's (r NULL) is always kept. */
 static void answered_path(worker_user_t *u, const lc_jreq_t *r, char p[COOKIE_PATH_MAX])
 {
     const char *t = u->js->target;
     lc_buf_t *b = &u->run->engine->req_scratch; /* free between sends */
     const char *base = u->run->plan->scenario.url.base_path;
     b->len = 0;
-    if (t == NULL && (lc_buf_append(b, base, strlen(base)) != 0 || render_tpl(u, r->path, b) != 0))
+    if (t == NULL && (r == NULL || lc_buf_append(b, base, strlen(base)) != 0 ||
+                      render_tpl(u, r->path, b) != 0))
         t = "/"; /* out of memory, or a variable unset since: the cookie's path is the root */
     else if (t == NULL)
         t = b->data;
@@ -332,8 +338,9 @@ static bool find_header(const worker_conn_result_t *res, const char *want, const
     return false;
 }
 
-/* A Location of the same origin as the request target (absolute URL, path or relative reference),
- * request target in *out (malloc'd). False: another origin or not a usable location. */
+/* A Location of the same origin as the request target made a request target in *out
+ * (malloc'd): an absolute URL, a path, or (with r, the step answered) a reference relative to
+ * that request's path. False: another origin or not a usable location. */
 static bool same_origin_target(worker_user_t *u, const lc_jreq_t *r, const char *loc, size_t len,
                                char **out)
 {
@@ -360,16 +367,23 @@ static bool same_origin_target(worker_user_t *u, const lc_jreq_t *r, const char 
         len = rlen == 0 ? 1 : rlen;
     }
     bool relative = lc_url_ref_is_relative(loc, len);
-    if (len == 0 || (!relative && (loc[0] != '/' || (len > 1 && loc[1] == '/'))))
-        return false; /* another origin: "//host", "http://other" */
+    if (len == 0 || (relative && r == NULL) ||
+        (!relative && (loc[0] != '/' || (len > 1 && loc[1] == '/'))))
+        return false; /* another origin ("//host", "http://other"), or relative to nothing */
     /* A path, or a reference relative to the answered request's: merged, dot segments and
      * fragment removed (RFC 3986 5.2). */
-    char base[COOKIE_PATH_MAX], target[2 * COOKIE_PATH_MAX];
-    answered_path(u, r, base);
+    char base[COOKIE_PATH_MAX] = "/", target[2 * COOKIE_PATH_MAX];
+    if (r != NULL)
+        answered_path(u, r, base);
     if (!lc_url_ref_resolve(base, loc, len, target, sizeof target) ||
         !clean_target(target, strlen(target)))
         return false;
     return (*out = strdup(target)) != NULL;
+}
+
+bool worker_journey_same_origin(worker_user_t *u, const char *loc, size_t len, char **out)
+{
+    return same_origin_target(u, NULL, loc, len, out);
 }
 
 static bool is_redirect(int status)
@@ -494,7 +508,7 @@ static int outcome(worker_user_t *u, const lc_jreq_t *r, const worker_conn_resul
 
 /* The latency to record: the open model's first request of an iteration counts from when the
  * iteration was due (the time it waited for a free user or a busy loop is latency too). */
-static uint64_t corrected(worker_user_t *u, const worker_conn_result_t *res)
+uint64_t worker_journey_latency(worker_user_t *u, const worker_conn_result_t *res)
 {
     worker_journey_state_t *js = u->js;
     bool first = js->first_request;
@@ -507,6 +521,10 @@ static uint64_t corrected(worker_user_t *u, const worker_conn_result_t *res)
 
 void worker_journey_done(worker_user_t *u, const worker_conn_result_t *res)
 {
+    if (u->js->script_req) {
+        worker_lua_done(u, res);
+        return;
+    }
     worker_journey_state_t *js = u->js;
     const lc_jreq_t *r = &prog_of(u)->reqs[js->req];
     int kind = res->kind;
@@ -526,7 +544,8 @@ void worker_journey_done(worker_user_t *u, const worker_conn_result_t *res)
             worker_trace_note(u->run->plan->trace, "%s: error %s", r->path_json,
                               worker_err_kind_name(kind));
     }
-    worker_stats_record(u->run->stats, r->endpoint, kind, corrected(u, res), res->bytes);
+    worker_stats_record(u->run->stats, r->endpoint, kind, worker_journey_latency(u, res),
+                        res->bytes);
     if (u->run->plan->trace != NULL && res->kind != WORKER_KIND_OK)
         worker_trace_response(u->run->plan->trace, 0, res->latency_us, res->bytes,
                               worker_err_kind_name(kind));
@@ -552,6 +571,85 @@ void worker_journey_done(worker_user_t *u, const worker_conn_result_t *res)
         go_on = worker_journey_fail(u, r->on_error);
     if (go_on)
         worker_journey_resume(u);
+}
+
+/* ---- requests a script builds (journey_lua_api.c) ---- */
+
+static const worker_hdr_want_t every_header = {.all = true};
+
+/* "METHOD target HTTP/1.1", Host, User-Agent, the script's headers, cookies, body. */
+static int render_script(worker_user_t *u, const worker_script_req_t *sr, lc_buf_t *out)
+{
+    static const char agent[] = "User-Agent: loadcluster/" LC_VERSION "\r\n";
+    const worker_plan_t *pl = u->run->plan;
+    out->len = 0;
+    int rv = lc_buf_appendf(out, "%s ", sr->method);
+    if (rv == 0)
+        rv = lc_buf_append(out, sr->target, sr->target_len);
+    if (rv == 0)
+        rv = lc_buf_append(out, " HTTP/1.1\r\n", 11);
+    if (rv == 0)
+        rv = lc_buf_append(out, pl->host_lines.data, pl->host_lines.len);
+    if (rv == 0 && !sr->sets_user_agent)
+        rv = lc_buf_append(out, agent, sizeof agent - 1);
+    if (rv == 0)
+        rv = lc_buf_append(out, sr->headers, sr->headers_len);
+    if (rv == 0 && sr->cookies)
+        rv = render_cookies(u, out);
+    if (rv == 0 && sr->body != NULL)
+        rv = lc_buf_appendf(out, "Content-Length: %zu\r\n\r\n", sr->body_len);
+    else if (rv == 0)
+        rv = lc_buf_append(out, "\r\n", 2);
+    if (rv == 0 && sr->body != NULL)
+        rv = lc_buf_append(out, sr->body, sr->body_len);
+    if (rv == 0 && out->len > REQUEST_MAX)
+        rv = LC_ETOOBIG;
+    return rv;
+}
+
+int worker_journey_send_script(worker_user_t *u, const worker_script_req_t *sr)
+{
+    worker_journey_state_t *js = u->js;
+    lc_buf_t *req = &u->run->engine->req_scratch;
+    assert(!js->script_req && u->phase != WORKER_USER_REQUEST);
+    free(js->target);
+    js->target = NULL;
+    int rv = clean_target(sr->target, sr->target_len) ? render_script(u, sr, req) : LC_EINVAL;
+    /* The target, kept for the default path of the cookies the answer sets. */
+    if (rv == 0 && sr->cookies && (js->target = strndup(sr->target, sr->target_len)) == NULL)
+        rv = LC_ENOMEM;
+    if (rv == 0 && u->conn.state != WORKER_CONN_IDLE) {
+        u->req.len = 0;
+        rv = lc_buf_append(&u->req, req->data, req->len);
+    }
+    if (rv != 0) {
+        lc_buf_free(&u->req);
+        free(js->target);
+        js->target = NULL;
+        return rv;
+    }
+    if (u->run->plan->trace != NULL)
+        worker_trace_request(u->run->plan->trace, req->data, req->len, 0);
+    js->script_req = true;
+    worker_conn_want_headers(&u->conn, &every_header);
+    worker_user_connect(u);
+    return 0;
+}
+
+void worker_journey_script_answered(worker_user_t *u, const worker_conn_result_t *res,
+                                    bool cookies)
+{
+    worker_journey_state_t *js = u->js;
+    assert(js->script_req);
+    js->script_req = false;
+    if (cookies && res->kind == WORKER_KIND_OK)
+        store_cookies(u, NULL, res);
+    if (u->run->plan->trace != NULL)
+        worker_trace_response(u->run->plan->trace, res->status, res->latency_us, res->bytes,
+                              res->kind == WORKER_KIND_OK ? NULL : worker_err_kind_name(res->kind));
+    lc_buf_free(&u->req); /* a copy never sent: the connection failed */
+    free(js->target);
+    js->target = NULL;
 }
 
 bool worker_feed_next(engine_run_t *r, uint32_t f, uint64_t *rng, uint32_t *row)

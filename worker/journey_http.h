@@ -16,6 +16,35 @@
 /* Starts request index req of the program (connecting first when needed). */
 void worker_journey_request(worker_user_t *u, uint32_t req);
 
+/* A request a script builds (journey_lua_api.c), sent through the user's connection, cookie
+ * jar and counters like a step's. */
+typedef struct worker_script_req_s {
+    const char *method;     /* static text */
+    const char *target;     /* the request target, base path included ("/api/me?x=1") */
+    size_t target_len;
+    const char *headers;    /* "Name: value\r\n"..., each checked by the caller */
+    size_t headers_len;
+    bool sets_user_agent;   /* headers has a User-Agent */
+    const char *body;       /* NULL: none (nor a Content-Length) */
+    size_t body_len;
+    bool cookies;           /* send the user's cookies, and store those the answer sets */
+} worker_script_req_t;
+
+/* Renders sr into the engine's scratch buffer and sends it (connecting first when needed);
+ * journey_lua.h's worker_lua_send and worker_lua_done take over from there. Returns 0, or
+ * LC_EINVAL (a space or a control byte in the target), LC_ETOOBIG (over the 8 MiB a request
+ * may take) or LC_ENOMEM: then nothing was sent. */
+int worker_journey_send_script(worker_user_t *u, const worker_script_req_t *sr);
+/* A script's response is in: the cookies it sets go into the user's jar (when cookies). */
+void worker_journey_script_answered(worker_user_t *u, const worker_conn_result_t *res,
+                                    bool cookies);
+/* A Location or a script's URL of the same origin as the run's target as a request target
+ * in *out (malloc'd); false: another origin, or not a path. */
+bool worker_journey_same_origin(worker_user_t *u, const char *loc, size_t len, char **out);
+/* The latency to record for res (the open model's first request counts from when its
+ * iteration was due). */
+uint64_t worker_journey_latency(worker_user_t *u, const worker_conn_result_t *res);
+
 /* journey.c, for this module: */
 void worker_journey_env(worker_user_t *u, lc_tpl_env_t *env, const char **missing);
 worker_session_t *worker_journey_session(worker_user_t *u);

@@ -59,6 +59,17 @@ static json_t *counts_json(const worker_ep_stats_t *e, double secs)
                      latency_json(&e->hist));
 }
 
+/* Scripts' check(cond, name) counts, by name. */
+static json_t *checks_json(const worker_checks_t *cs)
+{
+    json_t *arr = json_array();
+    for (size_t i = 0; cs != NULL && i < cs->n; i++)
+        json_array_append_new(arr, json_pack("{s:s,s:I,s:I}", "name", cs->c[i].name, "passed",
+                                             (json_int_t)cs->c[i].passed, "failed",
+                                             (json_int_t)cs->c[i].failed));
+    return arr;
+}
+
 static void print_json(const worker_run_t *r, double secs, const local_t *lc, json_t *thresholds,
                        const char *verdict)
 {
@@ -91,6 +102,8 @@ static void print_json(const worker_run_t *r, double secs, const local_t *lc, js
                              "totals", totals, "endpoints", eps, "errors", errs, "timeline",
                              timeline);
     json_object_set_new(root, "verdict", json_string(verdict));
+    if (r->plan->scenario.script != NULL)
+        json_object_set_new(root, "checks", checks_json(s->checks));
     json_object_set_new(root, "thresholds", thresholds ? json_incref(thresholds) : json_array());
     char *text = json_dumps(root, JSON_INDENT(2));
     if (text != NULL)
@@ -131,6 +144,10 @@ static void print_table(const worker_run_t *r, double secs)
                                   .rps = secs > 0 ? (double)total.count / secs : 0};
     lc_report_latency_from_hist(&total.hist, &rep.total.latency);
     lc_report_print(stdout, &rep);
+    for (size_t i = 0; s->checks != NULL && i < s->checks->n; i++)
+        printf("%s  %-40s passed %llu  failed %llu\n", i == 0 ? "\nchecks\n" : "",
+               s->checks->c[i].name, (unsigned long long)s->checks->c[i].passed,
+               (unsigned long long)s->checks->c[i].failed);
 out:
     free(rows);
     free(errs);

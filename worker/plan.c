@@ -8,6 +8,7 @@
 #include <strings.h>
 
 #include "lc_err.h"
+#include "lc_lua_check.h"
 #include "rng.h"
 
 static bool task_sets_header(const lc_task_t *t, const char *name)
@@ -210,6 +211,16 @@ static int build_journeys(worker_plan_t *p)
     return build_feeds(p) == 0 ? render_host(&p->scenario, &p->host_lines) : LC_ENOMEM;
 }
 
+/* The master checked the script before it accepted the run; a worker checks it again (a
+ * --local run has no master), on the control thread, so an engine's sandbox loads it. */
+static int build_script(worker_plan_t *p, char *errmsg, size_t errlen)
+{
+    int rv = lc_lua_check_scenario(&p->scenario, errmsg, errlen);
+    if (rv != 0)
+        return rv == LC_ENOMEM ? LC_EINVAL : rv; /* over the sandbox's cap: the script's */
+    return lc_lua_scenario_modules(&p->scenario, &p->lua_modules, &p->n_lua_modules);
+}
+
 int worker_plan_build(worker_plan_t **out, lc_scenario_t *sc, char *errmsg, size_t errlen)
 {
     worker_plan_t *p = calloc(1, sizeof *p);
@@ -234,6 +245,8 @@ int worker_plan_build(worker_plan_t **out, lc_scenario_t *sc, char *errmsg, size
         rv = p->scenario.program ? build_journeys(p) : assign_endpoints(p);
     if (rv == 0 && p->scenario.url.tls)
         rv = worker_tls_new(&p->tls, &p->scenario, errmsg, errlen);
+    if (rv == 0 && p->scenario.script != NULL)
+        rv = build_script(p, errmsg, errlen);
     if (rv != 0) {
         if (rv == LC_ENOMEM)
             snprintf(errmsg, errlen, "out of memory");
@@ -263,6 +276,7 @@ void worker_plan_free(worker_plan_t *p)
     for (size_t f = 0; p->feeds && p->program && f < p->program->n_feeders; f++)
         free(p->feeds[f].perm);
     free(p->feeds);
+    free(p->lua_modules);
     lc_buf_free(&p->host_lines);
     worker_tls_free(p->tls);
     lc_scenario_free(&p->scenario);

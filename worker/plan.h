@@ -68,11 +68,16 @@ typedef struct worker_plan_s {
     size_t first_timer;         /* the endpoints index of the program's first timer */
     worker_feed_t *feeds;       /* one per program feeder */
     worker_trace_t *trace;      /* the dry run's trace (--local --trace), or NULL */
+    /* A script (scenario.script != NULL), checked in the sandbox when the plan is built:
+     * its modules as each engine's sandbox takes them (pointing into the scenario). */
+    struct lc_lua_module_s *lua_modules; /* lc_lua_module_t (common/script/lc_lua_sandbox.h) */
+    size_t n_lua_modules;
 } worker_plan_t;
 
 /* Builds a plan from a parsed scenario, taking ownership of its contents (sc
  * is zeroed). Returns 0, LC_ENOMEM or LC_EINVAL with errmsg (e.g. a
- * tls.ca_file that cannot be loaded: the run cannot start). */
+ * tls.ca_file that cannot be loaded, or a script that does not load in the sandbox or lacks
+ * a function a lua step names: the run cannot start). */
 int worker_plan_build(worker_plan_t **out, lc_scenario_t *sc, char *errmsg, size_t errlen);
 void worker_plan_free(worker_plan_t *p);
 

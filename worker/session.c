@@ -114,6 +114,12 @@ void worker_session_unset_all(worker_session_t *s)
     s->arena_len = 0;
 }
 
+void worker_session_unset(worker_session_t *s, uint32_t slot)
+{
+    assert(s != NULL && slot < s->n_vars);
+    s->slots[slot].set = false;
+}
+
 bool worker_session_get(const worker_session_t *s, const lc_program_t *p, uint32_t slot,
                         lc_value_t *out)
 {

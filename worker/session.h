@@ -36,6 +36,8 @@ void worker_session_free(worker_session_t *s);
 int worker_session_set(worker_session_t *s, uint32_t slot, const char *data, size_t len,
                        uint8_t type);
 void worker_session_unset_all(worker_session_t *s);
+/* Unsets variable slot (a script's u.vars.x = nil); its bytes are reclaimed by a compaction. */
+void worker_session_unset(worker_session_t *s, uint32_t slot);
 /* The value of slot: a variable, or a feeder column of the row this user holds. False when
  * unset. */
 bool worker_session_get(const worker_session_t *s, const lc_program_t *p, uint32_t slot,

@@ -23,18 +23,23 @@ worker_stats_t *worker_stats_new(size_t n)
     if (s == NULL)
         return NULL;
     s->n = n;
+    s->checks = NULL;
     worker_stats_reset(s);
     return s;
 }
 
 void worker_stats_free(worker_stats_t *s)
 {
+    if (s != NULL)
+        free(s->checks);
     free(s);
 }
 
 void worker_stats_reset(worker_stats_t *s)
 {
     s->dropped = s->tls_handshakes = s->tls_resumed = 0;
+    if (s->checks != NULL)
+        s->checks->n = 0;
     for (size_t i = 0; i < s->n; i++) {
         worker_ep_stats_t *e = &s->ep[i];
         e->count = e->failures = e->bytes = 0;
@@ -84,6 +89,53 @@ void worker_stats_error(worker_stats_t *s, size_t ep, int kind)
     s->ep[ep].errors[kind]++;
 }
 
+/* The counters of check name (created; past the table's room, "(other)"), or NULL. */
+static worker_check_t *check_of(worker_stats_t *s, const char *name, size_t len)
+{
+    static const char other[] = "(other)";
+    if (s->checks == NULL && (s->checks = calloc(1, sizeof *s->checks)) == NULL)
+        return NULL;
+    worker_checks_t *cs = s->checks;
+    if (len > WORKER_CHECK_NAME_MAX)
+        len = WORKER_CHECK_NAME_MAX;
+    for (int pass = 0; pass < 2; pass++) {
+        for (size_t i = 0; i < cs->n; i++)
+            if (strlen(cs->c[i].name) == len && memcmp(cs->c[i].name, name, len) == 0)
+                return &cs->c[i];
+        if (cs->n + (pass == 0 ? 1u : 0u) < WORKER_CHECKS_MAX) {
+            worker_check_t *c = &cs->c[cs->n++];
+            memcpy(c->name, name, len);
+            c->name[len] = '\0';
+            c->passed = c->failed = 0;
+            return c;
+        }
+        name = other; /* the last slot is kept for it */
+        len = sizeof other - 1;
+    }
+    return NULL;
+}
+
+void worker_stats_check(worker_stats_t *s, const char *name, size_t len, bool passed)
+{
+    assert(s != NULL && (name != NULL || len == 0));
+    worker_check_t *c = check_of(s, name != NULL ? name : "", len);
+    if (c != NULL && passed)
+        c->passed++;
+    else if (c != NULL)
+        c->failed++;
+}
+
+static void checks_merge(worker_stats_t *dst, const worker_checks_t *src)
+{
+    for (size_t i = 0; src != NULL && i < src->n; i++) {
+        worker_check_t *c = check_of(dst, src->c[i].name, strlen(src->c[i].name));
+        if (c != NULL) {
+            c->passed += src->c[i].passed;
+            c->failed += src->c[i].failed;
+        }
+    }
+}
+
 void worker_stats_merge(worker_stats_t *dst, const worker_stats_t *src)
 {
     size_t n = dst->n < src->n ? dst->n : src->n;
@@ -92,6 +144,7 @@ void worker_stats_merge(worker_stats_t *dst, const worker_stats_t *src)
     dst->tls_resumed += src->tls_resumed;
     for (size_t i = 0; i < n; i++)
         ep_merge(&dst->ep[i], &src->ep[i]);
+    checks_merge(dst, src->checks);
 }
 
 void worker_stats_total(const worker_stats_t *s, size_t n, worker_ep_stats_t *out)

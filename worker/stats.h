@@ -25,6 +25,8 @@ enum worker_err_kind {
     WORKER_ERR_EXTRACT,  /* journeys: a required value was not in the response */
     WORKER_ERR_TEMPLATE, /* journeys: a request could not be rendered (unset variable, CR/LF) */
     WORKER_ERR_REDIRECT, /* journeys: a redirect to another origin, or too many */
+    WORKER_ERR_SCRIPT,   /* lua steps: a script error, its memory cap or its CPU deadline */
+    WORKER_ERR_CHECK,    /* lua steps: a check(cond, name) whose cond was false */
     WORKER_ERR_KINDS
 };
 
@@ -41,10 +43,24 @@ typedef struct worker_ep_stats_s {
     lc_hist_t hist;    /* latency (µs) of every request that got a complete response */
 } worker_ep_stats_t;
 
+/* Scripts' check(cond, name), counted per name (the failures are also errors of kind
+ * "check" on the step's endpoint, which is what reaches the master). */
+#define WORKER_CHECKS_MAX 64u      /* names per block; the rest are counted as "(other)" */
+#define WORKER_CHECK_NAME_MAX 64u  /* bytes of a name kept */
+typedef struct worker_check_s {
+    char name[WORKER_CHECK_NAME_MAX + 1];
+    uint64_t passed, failed;
+} worker_check_t;
+typedef struct worker_checks_s {
+    size_t n;
+    worker_check_t c[WORKER_CHECKS_MAX];
+} worker_checks_t;
+
 typedef struct worker_stats_s {
     uint64_t dropped;         /* open model: starts that found no free user */
     uint64_t tls_handshakes;  /* full TLS handshakes completed */
     uint64_t tls_resumed;     /* TLS handshakes that resumed a session */
+    worker_checks_t *checks;  /* NULL until a script checks something */
     size_t n;                 /* endpoints */
     worker_ep_stats_t ep[];
 } worker_stats_t;
@@ -69,6 +85,8 @@ void worker_stats_record_timer(worker_stats_t *s, size_t ep, bool ok, uint64_t u
 /* An error of kind on series ep that is not a request of its own (a step that could not
  * run): the error count only. */
 void worker_stats_error(worker_stats_t *s, size_t ep, int kind);
+/* One check(cond, name) of a script: passed or not. Out of memory, it is not counted. */
+void worker_stats_check(worker_stats_t *s, const char *name, size_t len, bool passed);
 /* dst += src (same endpoint count). */
 void worker_stats_merge(worker_stats_t *dst, const worker_stats_t *src);
 /* Sum of the first n endpoints (for totals: the request series, see

@@ -32,9 +32,12 @@ typedef struct worker_frame_s {
 enum worker_section { WORKER_SECTION_START, WORKER_SECTION_STEPS, WORKER_SECTION_STOP,
                       WORKER_SECTION_DONE };
 
+typedef struct worker_lua_user_s worker_lua_user_t;
+
 /* The state of a journey user (plan->program != NULL). */
 typedef struct worker_journey_state_s {
     worker_session_t *session; /* NULL until a variable, cookie or row is held */
+    worker_lua_user_t *lua;    /* NULL until the user first reaches a lua step (journey_lua.c) */
     uint64_t iter_start_ns;
     uint32_t pc;
     uint32_t req;              /* the program request in flight (or being rendered) */
@@ -46,6 +49,7 @@ typedef struct worker_journey_state_s {
     bool fresh;                /* the next op begins an iteration (or on_start) */
     bool fed_user;             /* per-user feeder rows were taken */
     bool first_request;        /* open model: the iteration's first request is not sent yet */
+    bool script_req;           /* the request in flight is a script's (journey_lua.c's) */
     uint16_t redirect_status;  /* the redirect being followed, or 0 */
     /* The target of the request in flight when it is not the step's own rendering (malloc'd):
      * a redirect's Location, or a rendering of a path that would not render alike again

@@ -445,7 +445,7 @@ static void free_ops_paths(jc_t *c)
 int lc_program_compile(json_t *root, lc_program_t **out, char *errmsg, size_t errlen)
 {
     assert(root != NULL && out != NULL);
-    jc_t c = {.jp = {errmsg, errlen}};
+    jc_t c = {.jp = {errmsg, errlen}, .root = root};
     json_t *timeout = json_object_get(root, "request_timeout_ms");
     c.request_timeout_ms = json_is_integer(timeout) ? (uint32_t)json_integer_value(timeout) : 30000;
     c.names = (lc_tpl_names_t){.resolve = resolve_name, .ctx = &c};
@@ -456,10 +456,13 @@ int lc_program_compile(json_t *root, lc_program_t **out, char *errmsg, size_t er
     if (rv == 0)
         rv = parse_defaults(&c, root);
     if (rv == 0)
+        rv = jc_lua_scan(&c);
+    if (rv == 0)
         rv = parse_journeys(&c, root);
     if (rv == 0)
         rv = jc_dataflow(&c);
     free_ops_paths(&c);
+    jc_lua_free(&c);
     if (rv != 0) {
         lc_program_free(c.prog);
         return rv;
@@ -492,6 +495,11 @@ void lc_program_free(lc_program_t *p)
         free(p->timers[i].name);
         free(p->timers[i].series);
     }
+    for (size_t i = 0; i < p->n_luas; i++) {
+        free(p->luas[i].path_json);
+        free(p->luas[i].fn);
+    }
+    free(p->luas);
     free(p->journeys);
     free(p->reqs);
     free(p->tpls);
@@ -518,6 +526,23 @@ int lc_program_timer(const lc_program_t *p, uint8_t kind, const char *name)
     for (size_t i = 0; i < p->n_timers; i++)
         if (p->timers[i].kind == kind && strcmp(p->timers[i].name, name) == 0)
             return (int)i;
+    return -1;
+}
+
+int lc_program_slot(const lc_program_t *p, const char *name, size_t len)
+{
+    for (size_t i = 0; i < p->n_vars; i++)
+        if (strlen(p->vars[i]) == len && memcmp(p->vars[i], name, len) == 0)
+            return (int)i;
+    const char *dot = memchr(name, '.', len);
+    size_t flen = dot != NULL ? (size_t)(dot - name) : 0;
+    for (size_t f = 0; dot != NULL && f < p->n_feeders; f++) {
+        const lc_feeder_t *fd = &p->feeders[f];
+        if (strlen(fd->name) != flen || memcmp(fd->name, name, flen) != 0)
+            continue;
+        int col = lc_table_col(&fd->table, dot + 1, len - flen - 1);
+        return col < 0 ? -1 : (int)(fd->first_slot + (uint32_t)col);
+    }
     return -1;
 }
 

@@ -24,6 +24,8 @@
 #define LC_JOURNEY_REDIRECTS_MAX 20u
 #define LC_JOURNEY_ENDPOINTS_MAX 256u
 #define LC_JOURNEY_GROUPS_MAX 64u
+#define LC_JOURNEY_LUA_ENDPOINTS_MAX 64u /* names one lua step's requests may be counted under */
+#define LC_JOURNEY_LUA_FN_MAX 64u        /* bytes of a lua step's function name */
 /* Slots: variables are 0..n_vars-1; feeder columns from here on, so a template compiled
  * before the last variable was seen keeps its numbers. */
 #define LC_JOURNEY_FEEDER_SLOT0 LC_JOURNEY_VARS_MAX
@@ -47,6 +49,7 @@ enum lc_op_code {
     LC_OP_GROUP_END, /* a: group index: records group_duration */
     LC_OP_EXIT,      /* a: enum lc_exit */
     LC_OP_END,       /* end of a section (on_start, steps, on_stop) */
+    LC_OP_LUA,       /* a: lua step index: runs a function of the scenario's script */
 };
 
 enum lc_exit { LC_EXIT_ITERATION, LC_EXIT_USER };
@@ -130,6 +133,21 @@ typedef struct lc_jreq_s {
     uint8_t on_error;      /* enum lc_on_error */
 } lc_jreq_t;
 
+/* A lua step ({"lua": "fname"}): runs global function fn of the scenario's script in the
+ * user's coroutine (worker/journey_lua.c). Its requests are counted on endpoint unless they
+ * name another (opts.name: any endpoint of the program, "endpoints" adds some). */
+typedef struct lc_jlua_s {
+    char *path_json;    /* "journeys[0].steps[2]" */
+    char *fn;           /* a Lua identifier */
+    uint32_t endpoint;  /* "name", default "lua <fn>"; its script errors are counted here */
+    uint32_t timeout_ms;/* of each request it sends */
+    bool cookies;       /* its requests send and store the user's cookies */
+    uint8_t on_error;   /* enum lc_on_error: after a script error */
+} lc_jlua_t;
+
+/* The method of the endpoints that only lua steps name. */
+#define LC_LUA_METHOD "LUA"
+
 enum lc_feed_mode { LC_FEED_PER_USER, LC_FEED_PER_ITERATION };
 enum lc_feed_order { LC_FEED_SEQUENTIAL, LC_FEED_SHUFFLE, LC_FEED_RANDOM };
 enum lc_feed_exhausted { LC_FEED_WRAP, LC_FEED_STOP_USER, LC_FEED_STOP_RUN };
@@ -186,6 +204,8 @@ typedef struct lc_program_s {
     size_t n_endpoints;
     lc_timer_t *timers;     /* iteration timers first (one per journey), then groups */
     size_t n_timers;
+    lc_jlua_t *luas;        /* lua steps */
+    size_t n_luas;
     bool uses_cookies;
     bool cookies_reset_iteration; /* defaults.cookies {"reset": "iteration"}: a fresh jar each
                                    * iteration (on_start's cookies last until the first) */
@@ -195,7 +215,9 @@ typedef struct lc_program_s {
  * root, and its "tasks" (each then a single-step journey). Every request path must start
  * with '/'. Returns 0 with *out (free with lc_program_free), LC_ENOMEM, or LC_EINVAL with
  * "<json path>: <what was wrong>" in errmsg, including the dataflow check's "uses ${x},
- * which may be unset here (set at …)". */
+ * which may be unset here (set at …)". Lua steps need root's "script": the dataflow check
+ * counts a lua step as setting every variable the script or its modules name as u.vars.x
+ * (or u.vars["x"]); whether the function exists is the sandbox's check, not this one. */
 int lc_program_compile(json_t *root, lc_program_t **out, char *errmsg, size_t errlen);
 void lc_program_free(lc_program_t *p);
 
@@ -203,6 +225,8 @@ void lc_program_free(lc_program_t *p);
 int lc_program_endpoint(const lc_program_t *p, const char *name);
 /* Index of the timer of kind named name, or -1. */
 int lc_program_timer(const lc_program_t *p, uint8_t kind, const char *name);
+/* The slot of a variable, or of a feeder column ("feeder.column"), named name; -1 if none. */
+int lc_program_slot(const lc_program_t *p, const char *name, size_t len);
 /* The name of slot (a variable, or "feeder.column" written into buf). */
 const char *lc_program_slot_name(const lc_program_t *p, uint32_t slot, char *buf, size_t len);
 

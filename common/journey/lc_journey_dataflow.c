@@ -1,5 +1,6 @@
 /* lc_journey_dataflow.c — the dataflow check: every variable a step reads is set on every
- * path that reaches it (by set, an extract that cannot leave it unset, or foreach's "as").
+ * path that reaches it (by set, an extract that cannot leave it unset, foreach's "as", or a
+ * lua step whose script names it as u.vars.x).
  * A must-analysis over the op graph: a variable is set at an op when it is set on all of
  * the op's predecessors; the error names the use and a place that sets the variable. */
 #include <stdio.h>
@@ -93,6 +94,7 @@ static size_t op_uses(const lc_program_t *p, const lc_op_t *op, int *slots)
 
 typedef struct flow_s {
     jc_t *c;
+    varset_t lua_defs;  /* the variables the script names as u.vars.x */
     varset_t *in;
     bool *reached;
     uint32_t *work;
@@ -127,6 +129,12 @@ static void step_op(flow_t *f, uint32_t at)
         break;
     case LC_OP_SET:
         vs_add(&out, op->a);
+        break;
+    case LC_OP_LUA:
+        /* A script error may stop the function before it sets them: with on_error
+         * continue the next step could see them unset (as an extract's). */
+        for (size_t i = 0; p->luas[op->a].on_error != LC_ON_ERROR_CONTINUE && i < WORDS; i++)
+            out.w[i] |= f->lua_defs.w[i];
         break;
     default:
         break;
@@ -178,12 +186,15 @@ static void run_flow(flow_t *f, uint32_t entry, const varset_t *state)
 }
 
 /* The path of an op that sets slot, for the error. */
-static const char *where_set(const jc_t *c, uint32_t slot)
+static const char *where_set(const flow_t *f, uint32_t slot)
 {
+    const jc_t *c = f->c;
     const lc_program_t *p = c->prog;
     for (size_t i = 0; i < p->n_ops; i++) {
         const lc_op_t *op = &p->ops[i];
         if ((op->code == LC_OP_SET && op->a == slot) || (op->code == LC_OP_FOREACH && op->b == slot))
+            return c->op_paths[i];
+        if (op->code == LC_OP_LUA && vs_has(&f->lua_defs, slot))
             return c->op_paths[i];
         for (size_t k = 0; op->code == LC_OP_REQ && k < p->reqs[op->a].n_extracts; k++)
             if (p->reqs[op->a].extracts[k].slot == slot)
@@ -204,11 +215,11 @@ static int check_uses(flow_t *f)
             uint32_t s = (uint32_t)slots[i];
             if (s >= LC_JOURNEY_FEEDER_SLOT0 || vs_has(&f->in[at], s))
                 continue;
-            const char *set = where_set(f->c, s);
+            const char *set = where_set(f, s);
             if (set == NULL)
                 return lc_jp_fail(&f->c->jp, f->c->op_paths[at], NULL,
-                                  "uses ${%s}, which no step sets (by set, extract or foreach)",
-                                  p->vars[s]);
+                                  "uses ${%s}, which no step sets (by set, extract, foreach or "
+                                  "a lua step's u.vars.%s)", p->vars[s], p->vars[s]);
             return lc_jp_fail(&f->c->jp, f->c->op_paths[at], NULL,
                               "uses ${%s}, which may be unset here: it is set at %s, but not "
                               "on every path that leads here",
@@ -241,6 +252,9 @@ int jc_dataflow(jc_t *c)
     f.queued = calloc(n + 1, sizeof *f.queued);
     f.work = calloc(n + 1, sizeof *f.work);
     int rv = f.in && f.reached && f.queued && f.work ? 0 : lc_jp_oom(&c->jp);
+    for (uint32_t v = 0; p->n_luas > 0 && v < p->n_vars; v++)
+        if (jc_lua_sets(c, p->vars[v]))
+            vs_add(&f.lua_defs, v);
     for (size_t j = 0; rv == 0 && j < p->n_journeys; j++) {
         memset(f.reached, 0, (n + 1) * sizeof *f.reached);
         flow_journey(&f, &p->journeys[j]);

@@ -30,6 +30,10 @@ typedef struct jc_s {
     unsigned depth;           /* nesting of the step being compiled */
     unsigned frames;          /* loops and groups around it: each holds a user's frame */
     lc_tpl_names_t names;
+    json_t *root;             /* the scenario: its "script" and "modules" (lua steps) */
+    char **lua_vars;          /* the names the script mentions as u.vars.x (jc_lua_scan) */
+    size_t n_lua_vars, cap_lua_vars;
+    size_t cap_luas;
 } jc_t;
 
 /* lc_journey.c */
@@ -45,11 +49,23 @@ int jc_on_error(jc_t *c, json_t *obj, const char *parent, uint8_t *out);
 /* The timer of group name (created on first use). */
 int jc_group(jc_t *c, const char *name, const char *path, uint32_t *index);
 
+/* The endpoint named name (created with method on first use); errors name parent.key. */
+int jc_endpoint(jc_t *c, const char *name, const char *method, const char *parent,
+                const char *key, uint32_t *index);
+
 /* lc_journey_steps.c: compiles a steps array at parent into ops. */
 int jc_steps(jc_t *c, json_t *steps, const char *parent);
 /* lc_journey_request.c: a request step (obj has "path") into a new request and its op. */
 int jc_request(jc_t *c, json_t *obj, const char *path);
 void jc_request_free(lc_jreq_t *r);
+/* lc_journey_lua.c: a lua step ({"lua": "fname", ...}) into a new lua step and its op. */
+int jc_lua_step(jc_t *c, json_t *obj, const char *path);
+/* The names root's script and modules mention as vars.x or vars["x"], into c->lua_vars. */
+int jc_lua_scan(jc_t *c);
+/* Whether the script mentions variable name (a lua step may set it). */
+bool jc_lua_sets(const jc_t *c, const char *name);
+void jc_lua_free(jc_t *c);
+
 /* lc_journey_dataflow.c: every variable is set on every path that reaches its use. */
 int jc_dataflow(jc_t *c);
 

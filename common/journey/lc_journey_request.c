@@ -37,20 +37,20 @@ static json_t *merged_headers(const jc_t *c, json_t *step)
     return all;
 }
 
-static int add_endpoint(jc_t *c, const char *name, const char *method, const char *path,
-                        uint32_t *index)
+int jc_endpoint(jc_t *c, const char *name, const char *method, const char *path,
+                const char *key, uint32_t *index)
 {
     lc_program_t *p = c->prog;
     if (strncmp(name, "iteration:", 10) == 0 || strncmp(name, "group:", 6) == 0)
-        return lc_jp_fail(&c->jp, path, "name", "\"iteration:\" and \"group:\" name the "
-                                                "journeys' and groups' series; pick another name");
+        return lc_jp_fail(&c->jp, path, key, "\"iteration:\" and \"group:\" name the "
+                                             "journeys' and groups' series; pick another name");
     int found = lc_program_endpoint(p, name);
     if (found >= 0) {
         *index = (uint32_t)found;
         return 0;
     }
     if (p->n_endpoints >= LC_JOURNEY_ENDPOINTS_MAX)
-        return lc_jp_fail(&c->jp, path, "name", "more than %u distinct request names",
+        return lc_jp_fail(&c->jp, path, key, "more than %u distinct request names",
                           LC_JOURNEY_ENDPOINTS_MAX);
     int rv = jc_grow(c, (void **)&p->endpoints, &c->cap_endpoints, p->n_endpoints,
                      sizeof *p->endpoints);
@@ -483,7 +483,7 @@ static int compile_request(jc_t *c, json_t *step, const char *path, lc_task_t *t
     t->expect_status = NULL;
     t->expect_body_contains = NULL;
     r->needs_body = r->expect_body_contains != NULL;
-    if ((rv = add_endpoint(c, t->name, r->method, path, &r->endpoint)) != 0 ||
+    if ((rv = jc_endpoint(c, t->name, r->method, path, "name", &r->endpoint)) != 0 ||
         (rv = compile_options(c, step, path, r)) != 0 ||
         (rv = compile_target(c, step, path, t, r)) != 0 ||
         (rv = compile_headers(c, path, t, r)) != 0 || (rv = compile_body(c, step, path, t, r)) != 0)

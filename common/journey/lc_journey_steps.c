@@ -1,5 +1,6 @@
 /* lc_journey_steps.c — compiles a journey's steps (think, set, feed, if, repeat, while,
- * foreach, random, group, exit; requests in lc_journey_request.c) into ops with jumps. */
+ * foreach, random, group, exit; requests in lc_journey_request.c, lua steps in
+ * lc_journey_lua.c) into ops with jumps. */
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -312,7 +313,7 @@ static const char *step_kind(jc_t *c, json_t *obj, const char *path, int *rv)
     if (kind == NULL)
         *rv = lc_jp_fail(&c->jp, path, NULL, "expected a step: an object with path (a request), "
                                              "think_ms, set, feed, if, repeat, while, foreach, "
-                                             "random, group or exit");
+                                             "random, group, exit or lua");
     return kind;
 }
 
@@ -340,8 +341,7 @@ static int step(jc_t *c, json_t *obj, const char *path)
     if (strcmp(kind, "path") == 0)
         return jc_request(c, obj, path);
     if (strcmp(kind, "lua") == 0)
-        return lc_jp_fail(&c->jp, path, "lua", "lua steps come with scripting, which this "
-                                               "version does not have yet");
+        return jc_lua_step(c, obj, path);
     if (strcmp(kind, "if") == 0)
         return step_if(c, obj, path);
     if (strcmp(kind, "repeat") == 0)

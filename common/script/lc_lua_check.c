@@ -3,6 +3,7 @@
 
 #include <assert.h>
 #include <stdio.h>
+#include <stdlib.h>
 
 #include "lc_err.h"
 
@@ -67,5 +68,50 @@ int lc_lua_check(const char *script, size_t len, const lc_lua_module_t *modules,
         return rv;
     rv = check_functions(s, functions, n_functions, errmsg, errlen);
     lc_lua_free(s);
+    return rv;
+}
+
+int lc_lua_scenario_modules(const lc_scenario_t *sc, lc_lua_module_t **out, size_t *n)
+{
+    assert(sc != NULL && out != NULL && n != NULL);
+    *out = NULL;
+    *n = 0;
+    if (sc->n_modules == 0)
+        return 0;
+    if ((*out = calloc(sc->n_modules, sizeof **out)) == NULL)
+        return LC_ENOMEM;
+    for (size_t i = 0; i < sc->n_modules; i++)
+        (*out)[i] = (lc_lua_module_t){sc->modules[i].name, sc->modules[i].src, sc->modules[i].len};
+    *n = sc->n_modules;
+    return 0;
+}
+
+int lc_lua_check_scenario(const lc_scenario_t *sc, char *errmsg, size_t errlen)
+{
+    assert(sc != NULL);
+    if (sc->script == NULL)
+        return 0;
+    const lc_program_t *p = sc->program;
+    lc_lua_module_t *mods;
+    size_t n_mods;
+    lc_lua_fn_ref_t *fns = calloc(p != NULL && p->n_luas > 0 ? p->n_luas : 1, sizeof *fns);
+    if (fns == NULL || lc_lua_scenario_modules(sc, &mods, &n_mods) != 0) {
+        free(fns);
+        return lc_errf(errmsg, errlen, LC_ENOMEM, "script: out of memory");
+    }
+    size_t n_fns = 0;
+    int rv = 0;
+    for (; rv == 0 && p != NULL && n_fns < p->n_luas; n_fns++) {
+        char *where = NULL; /* "journeys[0].steps[2].lua", the member that names it */
+        if (asprintf(&where, "%s.lua", p->luas[n_fns].path_json) < 0)
+            rv = lc_errf(errmsg, errlen, LC_ENOMEM, "script: out of memory");
+        fns[n_fns] = (lc_lua_fn_ref_t){rv == 0 ? where : NULL, p->luas[n_fns].fn};
+    }
+    if (rv == 0)
+        rv = lc_lua_check(sc->script, sc->script_len, mods, n_mods, fns, n_fns, errmsg, errlen);
+    for (size_t i = 0; i < n_fns; i++)
+        free((char *)fns[i].where);
+    free(mods);
+    free(fns);
     return rv;
 }

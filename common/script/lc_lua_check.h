@@ -6,6 +6,7 @@
 #include <stddef.h>
 
 #include "lc_lua_sandbox.h"
+#include "lc_scenario.h"
 
 #define LC_LUA_CHECK_DEADLINE_US 50000u /* for the top level */
 
@@ -25,5 +26,13 @@ typedef struct lc_lua_fn_ref_s {
 int lc_lua_check(const char *script, size_t len, const lc_lua_module_t *modules, size_t n,
                  const lc_lua_fn_ref_t *functions, size_t n_functions, char *errmsg,
                  size_t errlen);
+
+/* The scenario's modules as the sandbox takes them: a malloc'd array (free it) pointing into
+ * sc, or NULL with *n = 0 when it has none. LC_ENOMEM or 0. */
+int lc_lua_scenario_modules(const lc_scenario_t *sc, lc_lua_module_t **out, size_t *n);
+
+/* lc_lua_check of a parsed scenario's script with the functions its lua steps name (the
+ * master before it accepts a run, the worker before it runs one). 0 when sc has no script. */
+int lc_lua_check_scenario(const lc_scenario_t *sc, char *errmsg, size_t errlen);
 
 #endif

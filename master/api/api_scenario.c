@@ -1,4 +1,4 @@
-/* api_scenario.c — a request body to a checked scenario: its content type, YAML to JSON on a read_pool thread, the token's tenant, lc_scenario_parse, the tenant checks. */
+/* api_scenario.c — a request body to a checked scenario: its content type, YAML to JSON on a read_pool thread, the token's tenant, lc_scenario_parse, the tenant checks, and a script loaded in the sandbox on a read_pool thread. */
 #include "api_scenario.h"
 
 #include <assert.h>
@@ -11,6 +11,7 @@
 
 #include "api_internal.h"
 #include "lc_err.h"
+#include "lc_lua_check.h"
 #include "read_pool.h"
 #include "store.h"
 #include "yaml_json.h"
@@ -85,15 +86,89 @@ static bool parse_checked(master_t *m, lc_http_exchange_t *ex, const auth_identi
     return false;
 }
 
-/* Parses in and calls cb with it, or answers why not (and frees in). */
+/* ---- a script, loaded in the sandbox on a read_pool thread ---- */
+
+/* Compiling a script of up to 1 MiB and running its top level (up to 50 ms, the sandbox's
+ * load deadline) is not for the loop. */
+typedef struct script_job_s {
+    read_job_t job; /* first: the pool hands back this pointer */
+    master_t *m;
+    lc_http_exchange_t *ex;
+    auth_identity_t who;
+    api_scenario_cb cb;
+    api_scenario_t in; /* the job's own: in.json is in.text */
+    int rv;
+    char why[512];
+} script_job_t;
+
+static void script_work(read_job_t *job, store_t *reader)
+{
+    script_job_t *j = (script_job_t *)job;
+    j->rv = lc_lua_check_scenario(&j->in.sc, j->why, sizeof j->why);
+}
+
+static void script_done(read_job_t *job)
+{
+    script_job_t *j = (script_job_t *)job;
+    if (job->cancelled) {
+        api_respond_error(j->ex, 503, "the master is shutting down");
+    } else if (j->rv != 0) {
+        /* Syntax and load errors, a missing function, the top level over its deadline or
+         * the memory cap: the tenant's script, refused as any other scenario error. */
+        api_respond_error(j->ex, 400, "%s", j->why);
+    } else {
+        j->cb(j->m, j->ex, &j->who, &j->in); /* takes in */
+        free(j);
+        return;
+    }
+    api_scenario_free(&j->in);
+    free(j);
+}
+
+/* Takes in (parsed, with a script); answers now or once the check is done. */
+static void check_script(master_t *m, lc_http_exchange_t *ex, const auth_identity_t *who,
+                         api_scenario_t *in, api_scenario_cb cb)
+{
+    script_job_t *j = calloc(1, sizeof *j);
+    char *text = in->text;
+    if (text == NULL && (text = malloc(in->len + 1)) != NULL) { /* the body is the request's */
+        memcpy(text, in->json, in->len);
+        text[in->len] = '\0';
+    }
+    if (j == NULL || text == NULL) {
+        if (text != in->text)
+            free(text);
+        free(j);
+        api_scenario_free(in);
+        api_respond_error(ex, 503, "scenario: out of memory");
+        return;
+    }
+    *j = (script_job_t){.m = m, .ex = ex, .who = *who, .cb = cb, .in = *in};
+    j->in.text = text;
+    j->in.json = text;
+    memset(in, 0, sizeof *in); /* the job's now */
+    j->job.work = script_work;
+    j->job.done = script_done;
+    if (read_pool_submit(m->reads, &j->job) != 0) { /* done is not called */
+        api_respond_error(ex, 503, "busy: %d reads are waiting; try again", READ_POOL_MAX_QUEUED);
+        api_scenario_free(&j->in);
+        free(j);
+    }
+}
+
+/* Parses in and calls cb with it (after the script's check, when it has one), or answers
+ * why not (and frees in). */
 static void finish(master_t *m, lc_http_exchange_t *ex, const auth_identity_t *who,
                    api_scenario_t *in, api_scenario_cb cb)
 {
-    if (parse_checked(m, ex, who, in)) {
-        cb(m, ex, who, in);
+    if (!parse_checked(m, ex, who, in)) {
+        free(in->text);
         return;
     }
-    free(in->text);
+    if (in->sc.script != NULL)
+        check_script(m, ex, who, in, cb);
+    else
+        cb(m, ex, who, in);
 }
 
 /* ---- YAML, converted on a read_pool thread ---- */

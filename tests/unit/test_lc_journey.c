@@ -218,7 +218,9 @@ static void test_bad_journeys(void **state)
                  "journeys[0].steps[0].extract.x.json");
     expect_error("'journeys':[{'name':'a','steps':[{'path':'/','extract':{'x':{'regex':'('}}}]}]",
                  "journeys[0].steps[0].extract.x.regex");
-    expect_error("'journeys':[{'name':'a','steps':[{'lua':'f'}]}]", "lua steps come with");
+    expect_error("'journeys':[{'name':'a','steps':[{'lua':'f'}]}]",
+                 "journeys[0].steps[0].lua: a lua step runs a function of the scenario's "
+                 "\"script\"");
     expect_error("'journeys':[{'name':'a','steps':[{'path':'/','name':'iteration:x'}]}]",
                  "name the journeys' and groups' series");
     expect_error("'journeys':[{'name':'a','steps':[{'feed':'nope'}]}]",
@@ -296,13 +298,138 @@ static void test_journey_thresholds(void **state)
                  "'thresholds':{'iteration_duration':['rate<1']}", "iteration_duration");
 }
 
+
+/* Lua steps: their op, function, endpoints (their own, and those their requests may name),
+ * options and the journey's defaults. */
+static void test_lua_steps(void **state)
+{
+    (void)state;
+    lc_scenario_t s;
+    const lc_program_t *p = ok(
+        "'script':'function a(u) end function b(u) end',"
+        "'defaults':{'timeout_ms':700,'cookies':false},"
+        "'journeys':[{'name':'j','on_error':'stop_user','steps':["
+        "{'name':'login','method':'POST','path':'/login'},"
+        "{'lua':'a'},"
+        "{'lua':'b','name':'bee','endpoints':['login','me'],'timeout_ms':50,'cookies':true,"
+        "'on_error':'continue'}]}]",
+        &s);
+    const lc_op_t *ops = p->ops + p->journeys[0].steps;
+    assert_int_equal(ops[0].code, LC_OP_REQ);
+    assert_int_equal(ops[1].code, LC_OP_LUA);
+    assert_int_equal(ops[1].a, 0);
+    assert_int_equal(ops[2].code, LC_OP_LUA);
+    assert_int_equal(ops[2].a, 1);
+    assert_int_equal(p->n_luas, 2);
+    const lc_jlua_t *a = &p->luas[0], *b = &p->luas[1];
+    assert_string_equal(a->fn, "a");
+    assert_string_equal(a->path_json, "journeys[0].steps[1]");
+    assert_string_equal(p->endpoints[a->endpoint].name, "lua a");
+    assert_string_equal(p->endpoints[a->endpoint].method, LC_LUA_METHOD);
+    assert_int_equal(a->timeout_ms, 700);
+    assert_false(a->cookies);
+    assert_int_equal(a->on_error, LC_ON_ERROR_STOP_USER);
+    assert_string_equal(p->endpoints[b->endpoint].name, "bee");
+    assert_int_equal(b->timeout_ms, 50);
+    assert_true(b->cookies);
+    assert_true(p->uses_cookies);
+    assert_int_equal(b->on_error, LC_ON_ERROR_CONTINUE);
+    /* login keeps its request step's method; me is new, a LUA series */
+    assert_string_equal(p->endpoints[lc_program_endpoint(p, "login")].method, "POST");
+    assert_string_equal(p->endpoints[lc_program_endpoint(p, "me")].method, LC_LUA_METHOD);
+    assert_int_equal(p->n_endpoints, 4); /* login, lua a, bee, me */
+    assert_int_equal(lc_scenario_series_count(&s), 4 + 1);
+    assert_non_null(s.script);
+    assert_int_equal(s.script_len, strlen("function a(u) end function b(u) end"));
+    lc_scenario_free(&s);
+}
+
+/* What a script names as u.vars.x counts as set after a lua step. */
+static void test_lua_dataflow(void **state)
+{
+    (void)state;
+    lc_scenario_t s;
+    ok("'script':'function login(u) u.vars.tok = 1 u.vars[\\\"id\\\"] = 2 "
+       "local vars = u.vars vars . other = 3 end',"
+       "'journeys':[{'name':'j','on_start':[{'lua':'login'}],"
+       "'steps':[{'path':'/${tok}/${id}/${other}'}]}]",
+       &s);
+    lc_scenario_free(&s);
+    /* A module's mentions count too. */
+    ok("'script':'function f(u) require(\\\"m\\\").set(u) end',"
+       "'modules':{'m':'return {set = function(u) u.vars.m = 1 end}'},"
+       "'journeys':[{'name':'j','steps':[{'lua':'f'},{'path':'/${m}'}]}]",
+       &s);
+    /* The variables slots are shared: the script's u.vars.m is the template's ${m}. */
+    assert_int_equal(lc_program_slot(s.program, "m", 1), 0);
+    assert_int_equal(lc_program_slot(s.program, "nope", 4), -1);
+    lc_scenario_free(&s);
+    expect_error("'script':'function f(u) u.vars.tok = 1 end',"
+                 "'journeys':[{'name':'j','steps':[{'lua':'f'},{'path':'/${tak}'}]}]",
+                 "journeys[0].steps[1]: uses ${tak}, which no step sets (by set, extract, "
+                 "foreach or a lua step's u.vars.tak)");
+    /* Before the lua step, or on one path only: not set. */
+    expect_error("'script':'function f(u) u.vars.tok = 1 end',"
+                 "'journeys':[{'name':'j','steps':[{'path':'/${tok}'},{'lua':'f'}]}]",
+                 "journeys[0].steps[0]: uses ${tok}, which may be unset here: it is set at "
+                 "journeys[0].steps[1]");
+    expect_error("'script':'function f(u) u.vars.tok = 1 end',"
+                 "'journeys':[{'name':'j','steps':[{'random':[{'steps':[{'lua':'f'}]},"
+                 "{'steps':[{'think_ms':1}]}]},{'path':'/${tok}'}]}]",
+                 "it is set at journeys[0].steps[0].random[0].steps[0]");
+    /* A step that goes on after a script error may leave them unset. */
+    expect_error("'script':'function f(u) u.vars.tok = 1 end',"
+                 "'journeys':[{'name':'j','steps':[{'lua':'f','on_error':'continue'},"
+                 "{'path':'/${tok}'}]}]",
+                 "uses ${tok}, which may be unset here");
+}
+
+static void test_bad_lua_steps(void **state)
+{
+    (void)state;
+    const char *j = "'journeys':[{'name':'j','steps':[%s]}]";
+    char members[1024];
+    struct {
+        const char *step, *want;
+    } cases[] = {
+        {"{'lua':'f'}", NULL}, /* no script: below */
+        {"{'lua':'f-g'}", "journeys[0].steps[0].lua: expected the name of a global function"},
+        {"{'lua':3}", "journeys[0].steps[0].lua: expected the name of a global function"},
+        {"{'lua':'f','path':'/'}", "has both path and lua"},
+        {"{'lua':'f','max':1}", "journeys[0].steps[0].max: unknown field"},
+        {"{'lua':'f','endpoints':'me'}", "journeys[0].steps[0].endpoints: expected an array"},
+        {"{'lua':'f','endpoints':['']}", "journeys[0].steps[0].endpoints[0]: expected a name"},
+        {"{'lua':'f','endpoints':['group:x']}", "journeys[0].steps[0].endpoints[0]: "
+                                                "\"iteration:\" and \"group:\" name"},
+        {"{'lua':'f','name':'iteration:x'}", "journeys[0].steps[0].name: \"iteration:\""},
+        {"{'lua':'f','timeout_ms':0}", "journeys[0].steps[0].timeout_ms"},
+        {"{'lua':'f','on_error':'retry'}", "journeys[0].steps[0].on_error: expected one of"},
+    };
+    snprintf(members, sizeof members, j, cases[0].step);
+    expect_error(members, "journeys[0].steps[0].lua: a lua step runs a function of the "
+                          "scenario's \"script\" (Lua source text), which it lacks");
+    for (size_t i = 1; i < sizeof cases / sizeof cases[0]; i++) {
+        int n = snprintf(members, sizeof members, "'script':'function f(u) end',");
+        snprintf(members + n, sizeof members - (size_t)n, j, cases[i].step);
+        expect_error(members, cases[i].want);
+    }
+    char many[2048] = "{'lua':'f','endpoints':[";
+    for (int i = 0; i <= 64; i++)
+        snprintf(many + strlen(many), sizeof many - strlen(many), "%s'e%d'", i ? "," : "", i);
+    strcat(many, "]}");
+    int n = snprintf(members, sizeof members, "'script':'function f(u) end',");
+    snprintf(members + n, sizeof members - (size_t)n, j, many);
+    expect_error(members, "journeys[0].steps[0].endpoints: expected an array of at most 64");
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_sections_and_series), cmocka_unit_test(test_control_flow_jumps),
         cmocka_unit_test(test_bodies_and_extracts), cmocka_unit_test(test_tasks_become_journeys),
         cmocka_unit_test(test_dataflow),            cmocka_unit_test(test_bad_journeys),
-        cmocka_unit_test(test_journey_thresholds),
+        cmocka_unit_test(test_journey_thresholds), cmocka_unit_test(test_lua_steps),
+        cmocka_unit_test(test_lua_dataflow),       cmocka_unit_test(test_bad_lua_steps),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

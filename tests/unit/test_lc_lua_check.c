@@ -5,6 +5,7 @@
 #include <stdarg.h>
 #include <stddef.h>
 #include <stdint.h>
+#include <stdio.h>
 #include <string.h>
 
 #include <cmocka.h>
@@ -132,6 +133,45 @@ static void test_modules(void **state)
     assert_string_equal(err, "script: boom:2: attempt to index local 't' (a nil value)");
 }
 
+
+/* A parsed scenario: its script, its modules and the functions its lua steps name. */
+static int check_scenario(const char *script, const char *modules, char *err, size_t errlen)
+{
+    char doc[2048];
+    snprintf(doc, sizeof doc, "{\"name\":\"s\",\"target\":\"http://127.0.0.1:1\",\"duration\":5,"
+             "\"script\":\"%s\",%s\"journeys\":[{\"name\":\"j\",\"steps\":[{\"lua\":\"a\"},"
+             "{\"path\":\"/\"},{\"lua\":\"b\"}]}]}", script, modules);
+    lc_scenario_t sc;
+    char perr[512];
+    if (lc_scenario_parse(doc, strlen(doc), &sc, perr, sizeof perr) != 0)
+        fail_msg("%s", perr);
+    int rv = lc_lua_check_scenario(&sc, err, errlen);
+    lc_scenario_free(&sc);
+    return rv;
+}
+
+static void test_scenario_check(void **state)
+{
+    char err[512] = "";
+    assert_int_equal(check_scenario("function a(u) end function b(u) end", "", err, sizeof err), 0);
+    assert_int_equal(check_scenario("function a(u) end", "", err, sizeof err), LC_EINVAL);
+    assert_string_equal(err, "script: journeys[0].steps[2].lua: no function named b (the "
+                             "script's global functions: a)");
+    assert_int_equal(check_scenario("a, b = require('m').a, require('m').b",
+                                    "\"modules\":{\"m\":\"return {a = print, b = function() end}\"},",
+                                    err, sizeof err), 0);
+    assert_int_equal(check_scenario("require('m')", "\"modules\":{\"m\":\"x = = 1\"},", err,
+                                    sizeof err), LC_EINVAL);
+    assert_string_equal(err, "script: m:1: unexpected symbol near '='");
+    /* No script: nothing to check. */
+    lc_scenario_t sc;
+    const char *plain = "{\"name\":\"s\",\"target\":\"http://127.0.0.1:1\",\"duration\":5,"
+                        "\"tasks\":[{\"path\":\"/\"}]}";
+    assert_int_equal(lc_scenario_parse(plain, strlen(plain), &sc, err, sizeof err), 0);
+    assert_int_equal(lc_lua_check_scenario(&sc, err, sizeof err), 0);
+    lc_scenario_free(&sc);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -141,6 +181,7 @@ int main(void)
         cmocka_unit_test(test_limits_at_the_top_level),
         cmocka_unit_test(test_functions_named_by_steps),
         cmocka_unit_test(test_modules),
+        cmocka_unit_test(test_scenario_check),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

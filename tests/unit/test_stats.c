@@ -4,6 +4,7 @@
 #include <stdarg.h>
 #include <stddef.h>
 #include <stdint.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -149,12 +150,50 @@ static void test_empty_batch(void **state)
     worker_stats_free(s);
 }
 
+
+/* Scripts' checks, by name: merged by name, cut names, "(other)" past the table's room. */
+static void test_checks(void **state)
+{
+    (void)state;
+    worker_stats_t *a = worker_stats_new(1), *b = worker_stats_new(1);
+    assert_null(a->checks);
+    worker_stats_check(a, "logged in", 9, true);
+    worker_stats_check(a, "logged in", 9, false);
+    worker_stats_check(b, "logged in", 9, true);
+    worker_stats_check(b, "paid", 4, false);
+    worker_stats_merge(a, b);
+    assert_int_equal(a->checks->n, 2);
+    assert_string_equal(a->checks->c[0].name, "logged in");
+    assert_int_equal(a->checks->c[0].passed, 2);
+    assert_int_equal(a->checks->c[0].failed, 1);
+    assert_string_equal(a->checks->c[1].name, "paid");
+    assert_int_equal(a->checks->c[1].failed, 1);
+    char long_name[200];
+    memset(long_name, 'x', sizeof long_name);
+    worker_stats_check(b, long_name, sizeof long_name, true);
+    assert_int_equal(strlen(b->checks->c[2].name), WORKER_CHECK_NAME_MAX);
+    worker_stats_reset(b);
+    assert_int_equal(b->checks->n, 0);
+    for (int i = 0; i < 100; i++) {
+        char name[16];
+        int n = snprintf(name, sizeof name, "c%d", i);
+        worker_stats_check(b, name, (size_t)n, i % 2 == 0);
+    }
+    assert_int_equal(b->checks->n, WORKER_CHECKS_MAX);
+    const worker_check_t *other = &b->checks->c[WORKER_CHECKS_MAX - 1];
+    assert_string_equal(other->name, "(other)");
+    assert_int_equal(other->passed + other->failed, 100 - (WORKER_CHECKS_MAX - 1));
+    worker_stats_free(a);
+    worker_stats_free(b);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_merge_is_exact),
         cmocka_unit_test(test_batch_round_trip),
         cmocka_unit_test(test_empty_batch),
+        cmocka_unit_test(test_checks),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -1,0 +1,297 @@
+/* journey_lua.c — lua steps on an engine: the run's sandbox, each user's coroutine, starting
+ * a step's function, resuming it when its request or sleep is done, and what a script error
+ * does to the user (kind script on the step's endpoint, then the step's on_error). */
+#include "journey_lua.h"
+
+#include <assert.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include <lauxlib.h>
+
+#include "journey.h"
+#include "journey_http.h"
+#include "journey_lua_internal.h"
+#include "lc_err.h"
+#include "lc_log.h"
+#include "rng.h"
+#include "stats.h"
+#include "user_internal.h"
+
+/* The CPU deadline bounds one run of a function, not a user that runs many without waiting
+ * (a loop of lua steps, a journey without requests: libuv 1.44 runs a 0 ms timer started
+ * from a timer callback in the same turn, so "wait 0" does not let the loop poll). A lua
+ * step that would start after the loop's turn has run this long waits 1 ms first, which
+ * does end the turn. The loop's clock is coarse (up to ~4 ms behind), hence the margin. */
+#define TURN_BUDGET_MS 10u
+
+static const lc_program_t *prog_of(const worker_user_t *u)
+{
+    return u->run->plan->program;
+}
+
+static bool turn_over_budget(worker_user_t *u)
+{
+    uv_loop_t *loop = &u->run->engine->loop;
+    return uv_hrtime() / 1000000u > uv_now(loop) + TURN_BUDGET_MS;
+}
+
+static void on_turn(uv_timer_t *t)
+{
+    worker_journey_resume(t->data); /* the lua step again, on a fresh turn */
+}
+
+/* print() and log() lines, already rate limited by the sandbox. */
+static void on_log(void *ud, const char *line, size_t len)
+{
+    worker_lua_run_t *lr = ud;
+    lc_info("script", "run=%llu line=\"%.*s\"", (unsigned long long)lr->run->id, (int)len, line);
+    if (lr->run->plan->trace != NULL)
+        worker_trace_note(lr->run->plan->trace, "print: %.*s", (int)len, line);
+}
+
+int worker_lua_run_open(engine_run_t *r)
+{
+    const worker_plan_t *pl = r->plan;
+    assert(pl->scenario.script != NULL && r->lua == NULL);
+    worker_lua_run_t *lr = calloc(1, sizeof *lr);
+    if (lr == NULL)
+        return LC_ENOMEM;
+    lr->run = r;
+    lc_lua_config_t cfg = {
+        .script = pl->scenario.script,
+        .script_len = pl->scenario.script_len,
+        .modules = pl->lua_modules,
+        .n_modules = pl->n_lua_modules,
+        .seed = worker_rng_next(&r->engine->rng) ^ r->id,
+        .log = on_log,
+        .log_ud = lr,
+        .host = worker_lua_host_fns,
+        .n_host = worker_lua_n_host_fns,
+        .host_ud = lr,
+    };
+    char err[512];
+    if (lc_lua_new(&lr->lua, &cfg, err, sizeof err) != 0) {
+        /* The plan's check loaded it: this is memory, or a top level that takes its time. */
+        lc_error("engine", "msg=\"the run's script does not load here: its lua steps fail\" "
+                 "run=%llu error=\"%s\"", (unsigned long long)r->id, err);
+        lr->lua = NULL;
+    }
+    r->lua = lr;
+    return 0;
+}
+
+void worker_lua_run_close(engine_run_t *r)
+{
+    worker_lua_run_t *lr = r->lua;
+    if (lr == NULL)
+        return;
+    assert(lr->current == NULL);
+    lc_lua_free(lr->lua);
+    free(lr);
+    r->lua = NULL;
+}
+
+worker_user_t *worker_lua_current(lua_State *L, const char *fn)
+{
+    worker_lua_run_t *lr = lc_lua_host_ud(lc_lua_from(L));
+    if (lr->current == NULL)
+        worker_lua_error(L, "%s: only inside a lua step's function, not at the script's top "
+                         "level", fn);
+    return lr->current;
+}
+
+/* The coroutine is gone (it died of an error, or it waited and the user winds down): the
+ * user's next lua step makes a new one; its u table stays. */
+static void drop_coroutine(worker_user_t *u)
+{
+    worker_lua_run_t *lr = u->run->lua;
+    worker_lua_user_t *lu = u->js->lua;
+    if (lu == NULL || lu->co == NULL)
+        return;
+    assert(lr != NULL && lr->lua != NULL && lr->current == NULL);
+    lc_lua_thread_free(lr->lua, lu->co_ref);
+    lu->co = NULL;
+    lu->co_ref = LUA_NOREF;
+    lu->wait = WORKER_LUA_IDLE;
+}
+
+/* A step's function failed: kind script on its endpoint, logged for the first few. */
+static void script_failed(worker_user_t *u, uint32_t step, const char *err)
+{
+    worker_lua_run_t *lr = u->run->lua;
+    const lc_jlua_t *l = &prog_of(u)->luas[step];
+    worker_stats_error(u->run->stats, l->endpoint, WORKER_ERR_SCRIPT);
+    drop_coroutine(u);
+    if (u->run->plan->trace != NULL)
+        worker_trace_note(u->run->plan->trace, "%s: %s: error script", l->path_json, err);
+    if (lr == NULL || lr->errors_logged >= WORKER_LUA_ERRORS_LOGGED)
+        return;
+    lr->errors_logged++;
+    lc_warn("engine", "msg=\"script error%s\" run=%llu step=%s error=\"%s\"",
+            lr->errors_logged == WORKER_LUA_ERRORS_LOGGED ? " (the last logged for this run on "
+                                                            "this engine; the rest are counted)"
+                                                          : "",
+            (unsigned long long)u->run->id, l->path_json, err);
+}
+
+/* After a start or resume returned rv: true when the user goes on with its next op now. */
+static bool after_run(worker_user_t *u, uint32_t step, int rv, const char *err)
+{
+    if (rv == LC_EAGAIN)
+        return false; /* in http or sleep */
+    if (rv == LC_OK) {
+        u->js->pc++;
+        return true;
+    }
+    script_failed(u, step, err);
+    return worker_journey_fail(u, prog_of(u)->luas[step].on_error);
+}
+
+static worker_lua_user_t *lua_user(worker_user_t *u)
+{
+    worker_lua_user_t *lu = u->js->lua;
+    if (lu == NULL && (lu = calloc(1, sizeof *lu)) != NULL) {
+        lu->co_ref = LUA_NOREF;
+        lu->u_ref = LUA_NOREF;
+        u->js->lua = lu;
+    }
+    return lu;
+}
+
+/* Starts step's function in u's coroutine (made when it has none). */
+static int start(worker_lua_run_t *lr, worker_user_t *u, uint32_t step, char *err, size_t len)
+{
+    worker_lua_user_t *lu = lua_user(u);
+    if (lr == NULL || lr->lua == NULL)
+        return lc_errf(err, len, LC_ESTATE, "script: the run's script did not load on this "
+                       "engine (the worker's log says why)");
+    if (lu == NULL)
+        return lc_errf(err, len, LC_ENOMEM, "script: out of memory");
+    if (lu->co == NULL && (lu->co = lc_lua_thread_new(lr->lua, &lu->co_ref, err, len)) == NULL)
+        return LC_ENOMEM;
+    lu->step = step;
+    lu->wait = WORKER_LUA_IDLE;
+    lr->current = u;
+    int rv = lc_lua_start(lr->lua, lu->co, prog_of(u)->luas[step].fn, worker_lua_push_user, u,
+                          err, len);
+    lr->current = NULL;
+    return rv;
+}
+
+bool worker_journey_lua(worker_user_t *u, uint32_t step)
+{
+    char err[512] = "";
+    assert(step < prog_of(u)->n_luas);
+    if (turn_over_budget(u)) {
+        worker_user_wait_cb(u, 1, on_turn);
+        return false;
+    }
+    if (u->run->plan->trace != NULL)
+        worker_trace_note(u->run->plan->trace, "%s: lua %s()", prog_of(u)->luas[step].path_json,
+                          prog_of(u)->luas[step].fn);
+    int rv = start(u->run->lua, u, step, err, sizeof err);
+    return after_run(u, step, rv, err);
+}
+
+/* Resumes u's coroutine, suspended in http or sleep, with what push pushes. */
+static int resume(worker_user_t *u, lc_lua_push_cb push, void *ud, char *err, size_t len)
+{
+    worker_lua_run_t *lr = u->run->lua;
+    worker_lua_user_t *lu = u->js->lua;
+    assert(lr != NULL && lr->lua != NULL && lu != NULL && lu->co != NULL);
+    lu->wait = WORKER_LUA_IDLE;
+    lr->current = u;
+    int rv = lc_lua_resume(lr->lua, lu->co, push, ud, err, len);
+    lr->current = NULL;
+    return rv;
+}
+
+/* The user stops or the run's stop deadline passed while it waited: as worker_journey_done
+ * does for a step's request. True when u was dealt with. */
+static bool ended_waiting(worker_user_t *u)
+{
+    if (worker_user_ending_now(u)) {
+        worker_lua_abandon(u);
+        worker_user_finish(u);
+        return true;
+    }
+    if (worker_user_ending(u) && u->js->section < WORKER_SECTION_STOP) {
+        worker_journey_wind_down(u); /* drops the coroutine */
+        return true;
+    }
+    return false;
+}
+
+void worker_lua_on_sleep(uv_timer_t *t)
+{
+    worker_user_t *u = t->data;
+    worker_lua_user_t *lu = u->js->lua;
+    char err[512] = "";
+    assert(lu != NULL && lu->wait == WORKER_LUA_SLEEP);
+    if (ended_waiting(u))
+        return;
+    uint32_t step = lu->step;
+    int rv = resume(u, NULL, NULL, err, sizeof err); /* sleep returns nothing */
+    if (after_run(u, step, rv, err))
+        worker_journey_resume(u);
+}
+
+void worker_lua_send(worker_user_t *u)
+{
+    const worker_lua_user_t *lu = u->js->lua;
+    assert(lu != NULL && lu->wait == WORKER_LUA_HTTP);
+    /* u->req when the request waited for its connection; else the rendering just made */
+    const lc_buf_t *req = u->req.data != NULL ? &u->req : &u->run->engine->req_scratch;
+    worker_conn_send(&u->conn, req->data, req->len, lu->head, true, lu->timeout_ms);
+    lc_buf_free(&u->req); /* the transport copied what it could not send at once */
+}
+
+void worker_lua_done(worker_user_t *u, const worker_conn_result_t *res)
+{
+    worker_lua_user_t *lu = u->js->lua;
+    assert(lu != NULL && lu->co != NULL && lu->wait == WORKER_LUA_HTTP);
+    const lc_jlua_t *l = &prog_of(u)->luas[lu->step];
+    worker_lua_answer_t a = {.u = u, .res = res, .kind = res->kind};
+    if (a.kind == WORKER_KIND_OK && res->status >= 400)
+        a.kind = WORKER_ERR_STATUS; /* counted as a step's would be; the script goes on */
+    worker_journey_script_answered(u, res, l->cookies);
+    worker_stats_record(u->run->stats, lu->endpoint, a.kind, worker_journey_latency(u, res),
+                        res->bytes);
+    if (ended_waiting(u)) {
+        worker_conn_release(&u->conn);
+        return;
+    }
+    char err[512] = "";
+    uint32_t step = lu->step;
+    int rv = resume(u, worker_lua_push_response, &a, err, sizeof err);
+    worker_conn_release(&u->conn); /* done by the push already, unless it failed */
+    if (after_run(u, step, rv, err))
+        worker_journey_resume(u);
+}
+
+void worker_lua_abandon(worker_user_t *u)
+{
+    worker_lua_user_t *lu = u->js != NULL ? u->js->lua : NULL;
+    if (lu == NULL || lu->wait == WORKER_LUA_IDLE)
+        return;
+    /* A connect the user stopped waiting for finishes unheard (user.c): what comes next is
+     * not the script's. */
+    u->js->script_req = false;
+    drop_coroutine(u);
+}
+
+void worker_lua_user_free(worker_user_t *u)
+{
+    worker_lua_user_t *lu = u->js != NULL ? u->js->lua : NULL;
+    if (lu == NULL)
+        return;
+    worker_lua_run_t *lr = u->run->lua;
+    if (lr != NULL && lr->lua != NULL) {
+        drop_coroutine(u);
+        lc_lua_thread_free(lr->lua, lu->u_ref); /* a registry anchor, as the coroutine's */
+    }
+    free(lu);
+    u->js->lua = NULL;
+}
