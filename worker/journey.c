@@ -7,6 +7,7 @@
 #include <string.h>
 #include <time.h>
 
+#include "journey_feed.h"
 #include "journey_http.h"
 #include "journey_lua.h"
 #include "lc_cond.h"

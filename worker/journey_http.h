@@ -1,6 +1,6 @@
 /* journey_http.h — engine thread: a journey user's requests: rendering (templates, cookies,
- * bodies), redirects, the response's cookies, checks and extracted values; and the
- * helpers the op machine shares with it (feeder rows, list elements, failures). */
+ * bodies), redirects, the response's cookies, checks and extracted values; a script's
+ * requests; and the helpers the op machine lends it (its env, session, failures). */
 #ifndef WORKER_JOURNEY_HTTP_H
 #define WORKER_JOURNEY_HTTP_H
 
@@ -49,18 +49,5 @@ uint64_t worker_journey_latency(worker_user_t *u, const worker_conn_result_t *re
 void worker_journey_env(worker_user_t *u, lc_tpl_env_t *env, const char **missing);
 worker_session_t *worker_journey_session(worker_user_t *u);
 bool worker_journey_fail(worker_user_t *u, uint8_t on_error);
-
-/* The next row of feeder f for this worker (plan.h's cursors); false when exhausted and
- * the feeder's policy is not wrap. */
-bool worker_feed_next(engine_run_t *r, uint32_t f, uint64_t *rng, uint32_t *row);
-
-/* Per-user rows in sequential or shuffle order: user_id's own row (${user_id} is unique in
- * the cluster, so no two users take one row); false past the end unless the policy wraps. */
-bool worker_feed_of_user(engine_run_t *r, uint32_t f, uint64_t user_id, uint32_t *row);
-
-/* Element at of the JSON array text list (and their count); a string element is raw
- * (elem->escaped: decode it). 0 or LC_EINVAL. */
-int worker_json_element(const char *list, size_t len, uint32_t at, uint32_t *count,
-                        lc_jmatch_t *elem);
 
 #endif
