@@ -17,6 +17,7 @@
 static void close_loop_handles(worker_engine_t *e)
 {
     uv_close((uv_handle_t *)&e->lag_timer, NULL);
+    uv_close((uv_handle_t *)&e->pass_check, NULL);
     worker_mailbox_close(&e->inbox, NULL);
 }
 
@@ -478,9 +479,19 @@ uint64_t worker_engine_take_lag_us(worker_engine_t *e)
     return atomic_exchange_explicit(&e->lag_max_us, 0, memory_order_relaxed);
 }
 
+static void on_pass(uv_check_t *c)
+{
+    worker_engine_t *e = c->data;
+    e->pass++;
+}
+
 static void engine_main(void *arg)
 {
     worker_engine_t *e = arg;
+    uv_check_init(&e->loop, &e->pass_check);
+    e->pass_check.data = e;
+    uv_unref((uv_handle_t *)&e->pass_check);
+    uv_check_start(&e->pass_check, on_pass);
     uv_timer_init(&e->loop, &e->lag_timer);
     uv_unref((uv_handle_t *)&e->lag_timer); /* never what keeps the loop alive */
     e->lag_due_ns = uv_hrtime() + LAG_TICK_MS * 1000000ull;

@@ -69,6 +69,8 @@ struct worker_engine_s {
     uv_timer_t lag_timer;      /* ticks to measure how late callbacks run */
     uint64_t lag_due_ns;       /* when its next tick is due (uv_hrtime) */
     _Atomic uint64_t lag_max_us; /* worst lateness since the last take */
+    uv_check_t pass_check;     /* counts the loop's passes (after each poll) */
+    uint8_t pass;              /* which pass this is, mod 256: see worker_user_wait_cb */
     lc_buf_t body_scratch; /* request bodies are rendered here first */
     lc_buf_t req_scratch;  /* templated requests are rendered here, sent from here */
     worker_bufpool_t pool;     /* capture buffers lent to connections (bufpool.h) */

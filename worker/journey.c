@@ -406,7 +406,7 @@ void worker_journey_wind_down(worker_user_t *u)
     js->pc = j->on_stop;
     js->depth = 0;
     js->fresh = false;
-    worker_user_wait(u, 0); /* on the loop's next turn, not inside the caller */
+    worker_user_wait(u, WORKER_YIELD_MS); /* on a later turn of the loop, not inside the caller */
 }
 
 /* Runs one op that does not wait. Returns false when the user now waits or ended. */
@@ -498,5 +498,5 @@ void worker_journey_resume(worker_user_t *u)
     for (unsigned n = 0; n < OPS_PER_RESUME; n++)
         if (!run_op(u))
             return;
-    worker_user_wait_cb(u, 0, on_resume); /* give the loop a turn */
+    worker_user_wait_cb(u, WORKER_YIELD_MS, on_resume); /* give the loop a turn */
 }

@@ -256,7 +256,7 @@ static void send_now(worker_user_t *u)
         free(u->js->target);
         u->js->target = NULL;
         if (worker_journey_fail(u, r->on_error))
-            worker_user_wait(u, 0);
+            worker_user_wait(u, WORKER_YIELD_MS); /* a step that never renders: not in a loop */
         return;
     }
     if (u->run->plan->trace != NULL)

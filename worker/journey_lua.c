@@ -185,7 +185,7 @@ bool worker_journey_lua(worker_user_t *u, uint32_t step)
     char err[512] = "";
     assert(step < prog_of(u)->n_luas);
     if (turn_over_budget(u)) {
-        worker_user_wait_cb(u, 1, on_turn);
+        worker_user_wait_cb(u, WORKER_YIELD_MS, on_turn);
         return false;
     }
     if (u->run->plan->trace != NULL)

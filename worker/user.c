@@ -364,6 +364,15 @@ static void on_done(worker_conn_t *c, const worker_conn_result_t *r)
 void worker_user_wait_cb(worker_user_t *u, uint64_t ms, uv_timer_cb cb)
 {
     assert(u->phase != WORKER_USER_FINISH);
+    if (ms == 0) {
+        /* A second 0 ms wait in one pass of the loop came from a timer callback: libuv 1.44
+         * would run it in this pass again (see WORKER_YIELD_MS), and a journey whose
+         * iterations never wait on I/O would hold the loop for good. */
+        uint8_t pass = u->run->engine->pass;
+        if (u->zero_pass == pass)
+            ms = WORKER_YIELD_MS;
+        u->zero_pass = pass;
+    }
     u->phase = WORKER_USER_THINK;
     uv_timer_start(&u->think, cb, ms, 0);
 }

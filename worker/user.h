@@ -67,6 +67,7 @@ struct worker_user_s {
     uint8_t phase;
     uint8_t handles;
     bool retiring;
+    uint8_t zero_pass;    /* the engine's pass of the user's last 0 ms wait */
     worker_user_t *idle_next; /* open model: the run's pool of idle users */
     uint64_t intended_ns; /* open model: when the request should have started (uv_hrtime) */
     uv_timer_t think;

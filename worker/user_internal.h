@@ -9,6 +9,12 @@
 
 #include "user.h"
 
+/* The shortest wait that gives the loop a turn. libuv 1.44 (Debian 12) runs a timer started
+ * with 0 ms inside a timer callback again in the same pass of its timers, so a user that keeps
+ * yielding with 0 ms (ops that never wait, a request that cannot be rendered) would hold the
+ * loop: no I/O, no stop, no signal. */
+#define WORKER_YIELD_MS 1u
+
 /* The user waits ms on its timer, then goes on (ending if the run stops meanwhile). */
 void worker_user_wait(worker_user_t *u, uint64_t ms);
 /* The same with another callback (t->data is the user). */

@@ -222,4 +222,26 @@ timeout 30 "$LC_BIN/loadworker" --local "$WORK/reset.json" >"$WORK/reset.out" 2>
 check "the first iteration of each user had on_start's cookie" [ "$(path_count /seen/dark)" = 2 ]
 check "later iterations started with an empty jar" [ "$(path_count /seen/none)" -ge 2 ]
 
+# Journeys that never wait on I/O (only set, and loops of them) must not hold the engine's
+# loop: the run stops on time, and a request journey beside them goes on. (libuv 1.44 runs a
+# 0 ms timer restarted from a timer callback in the same pass; KILL, for TERM needs the loop.)
+cat >"$WORK/spin.json" <<JSON
+{"name": "spin", "target": "http://127.0.0.1:$TARGET_PORT", "duration": "2s", "users": 6,
+ "journeys": [{"name": "sets", "weight": 1, "steps": [{"set": {"a": "1"}}]},
+              {"name": "loops", "weight": 1, "steps": [{"repeat": 10000, "steps": [
+                 {"repeat": 10000, "steps": [{"set": {"b": "2"}}]}]}]},
+              {"name": "echo", "weight": 1, "steps": [{"name": "spin-echo", "path": "/echo"}]}]}
+JSON
+curl -sf -X POST "http://127.0.0.1:$TARGET_PORT/__reset" >/dev/null
+started=$SECONDS
+RC=0
+timeout -s KILL 20 "$LC_BIN/loadworker" --local "$WORK/spin.json" --threads 1 --json \
+    >"$WORK/spin.out" 2>"$WORK/spin.log" || RC=$?
+took=$((SECONDS - started))
+log "journeys that never wait: exit $RC after $took s, iterations of sets: $(jq '[.endpoints[] | select(.name == "iteration:sets") | .requests] | add // 0' "$WORK/spin.out" 2>/dev/null)"
+check "journeys that never wait on I/O do not hold the loop: the 2 s run ends (in $took s)" \
+    [ "$RC" = 0 -a "$took" -le 10 ]
+check "... and the journey beside them made requests, each counted" \
+    sh -c "[ \$(jq '[.endpoints[] | select(.name == \"spin-echo\") | .requests] | add // 0' '$WORK/spin.out') = $(path_count /echo) ] && [ $(path_count /echo) -gt 10 ]"
+
 finish
