@@ -38,7 +38,7 @@ int worker_journey_init(worker_user_t *u)
     assert(p != NULL);
     if ((u->js = calloc(1, sizeof *u->js)) == NULL)
         return LC_ENOMEM;
-    u->js->journey = (uint16_t)lc_program_pick(p, &u->run->engine->rng);
+    u->js->journey = (uint16_t)lc_program_journey_of(p, u->id);
     u->js->section = WORKER_SECTION_START;
     u->js->pc = p->journeys[u->js->journey].on_start;
     u->js->fresh = true;

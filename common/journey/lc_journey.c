@@ -561,12 +561,12 @@ const char *lc_program_slot_name(const lc_program_t *p, uint32_t slot, char *buf
     return buf;
 }
 
-size_t lc_program_pick(const lc_program_t *p, uint64_t *rng)
+size_t lc_program_journey_of(const lc_program_t *p, uint64_t user_id)
 {
     assert(p->n_journeys > 0 && p->total_weight > 0);
     if (p->n_journeys == 1)
         return 0;
-    uint64_t r = lc_rng_next(rng) % p->total_weight;
+    uint64_t r = (user_id > 0 ? user_id - 1 : 0) % p->total_weight;
     size_t i = 0;
     while (r >= p->journeys[i].weight) {
         r -= p->journeys[i].weight;

@@ -230,7 +230,10 @@ int lc_program_slot(const lc_program_t *p, const char *name, size_t len);
 /* The name of slot (a variable, or "feeder.column" written into buf). */
 const char *lc_program_slot_name(const lc_program_t *p, uint32_t slot, char *buf, size_t len);
 
-/* The journey a new iteration runs, by weight. rng: xorshift64 state. */
-size_t lc_program_pick(const lc_program_t *p, uint64_t *rng);
+/* The journey of the user numbered user_id (1, 2, … : ${user_id}, unique in the cluster):
+ * (user_id - 1) mod the total weight falls in one journey's range, so every total_weight
+ * consecutive users divide exactly by weight (weights 3 and 1: users 1-3 buy, user 4
+ * browses), whatever workers they run on. */
+size_t lc_program_journey_of(const lc_program_t *p, uint64_t user_id);
 
 #endif

@@ -86,6 +86,10 @@ static void test_sections_and_series(void **state)
     assert_true(j->on_start < j->steps && j->steps < j->on_stop);
     assert_int_equal(p->ops[j->steps - 1].code, LC_OP_END);
     assert_int_equal(p->ops[j->on_stop - 1].code, LC_OP_END);
+    /* Users divide by weight exactly: 3 buyers, then a viewer, in every 4 consecutive ids. */
+    static const size_t want[] = {0, 0, 0, 1, 0, 0, 0, 1, 0};
+    for (uint64_t id = 1; id <= 9; id++)
+        assert_int_equal(lc_program_journey_of(p, id), want[id - 1]);
     lc_scenario_free(&s);
 }
 
