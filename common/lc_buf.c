@@ -42,7 +42,7 @@ int lc_buf_reserve(lc_buf_t *b, size_t extra)
     return 0;
 }
 
-int lc_buf_append(lc_buf_t *b, const void *data, size_t len)
+int lc_buf_append_grow(lc_buf_t *b, const void *data, size_t len)
 {
     if (lc_buf_reserve(b, len) != 0)
         return LC_ENOMEM;

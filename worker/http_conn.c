@@ -396,8 +396,11 @@ static bool may_be_wanted(const worker_hdr_want_t *w, const char *s, size_t len)
 {
     if (w->all)
         return true;
+    if (len == 0)
+        return true; /* nothing to judge by yet */
+    char first = (char)(s[0] >= 'A' && s[0] <= 'Z' ? s[0] | 0x20 : s[0]);
     for (size_t i = 0; i < w->n; i++)
-        if (w->lens[i] >= len && strncasecmp(w->names[i], s, len) == 0)
+        if (w->lens[i] >= len && w->names[i][0] == first && strncasecmp(w->names[i], s, len) == 0)
             return true;
     return false;
 }
