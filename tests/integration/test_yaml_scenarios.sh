@@ -85,7 +85,7 @@ check "the answer's scenario is the canonical JSON" \
     [ "$(jq -c .scenario "$WORK/v-json.out")" = "$canonical" ]
 check "the summary's shape" jq -e '.summary | .model == "closed" and .users == 4 and
     .arrival_rate == null and .duration_ms == 2000 and .stages == 0 and .tenant == "default" and
-    (.thresholds == ["http_req_failed rate<0.5"]) and .bytes_per_idle_user > 1000 and
+    (.thresholds == ["http_req_failed rate<0.5"]) and .bytes_per_idle_user > 800 and
     .bytes_per_idle_user == (.bytes_per_idle_user_parts | add)' "$WORK/v-json.out"
 code=$(curl -s -o /dev/null -w '%{http_code}' --max-time 5 "$API/api/v1/scenarios/validate")
 check "GET on validate is 405" [ "$code" = 405 ]
