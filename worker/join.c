@@ -268,6 +268,12 @@ static void close_all(join_t *j)
     uv_close((uv_handle_t *)&j->sigint, NULL);
     uv_close((uv_handle_t *)&j->sigterm, NULL);
     uv_close((uv_handle_t *)&j->sighup, NULL);
+    /* Closing them restored the default actions: a signal now (a supervisor that sends TERM
+     * to the process and again to its group, as timeout(1) does) would kill the process in
+     * the middle of its last close instead of letting it exit. */
+    signal(SIGINT, SIG_IGN);
+    signal(SIGTERM, SIG_IGN);
+    signal(SIGHUP, SIG_IGN);
     worker_health_close(j->health);
     j->health = NULL;
     if (j->link_started)

@@ -135,7 +135,10 @@ done
 grace=$(plan '.workers[0].grace')
 if kill -0 "$wpid" 2>/dev/null; then
     t0=$SECONDS
-    kill -TERM "$wpid"
+    # One TERM to the worker itself, as the kubelet sends it (a TERM to timeout(1) would reach
+    # the worker twice: timeout forwards it, then sends it to its process group).
+    wchild=$(pgrep -P "$wpid" | head -1)
+    kill -TERM "${wchild:-$wpid}"
     while kill -0 "$wpid" 2>/dev/null && [ $((SECONDS - t0)) -le "$grace" ]; do sleep 0.2; done
     if kill -0 "$wpid" 2>/dev/null; then rc=running; else rc=0; wait "$wpid" || rc=$?; fi
     check "$wname: exits 0 on SIGTERM within the grace period of ${grace}s (took $((SECONDS - t0))s, status $rc)" \
