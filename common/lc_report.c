@@ -30,6 +30,8 @@ static const lc_table_col_t row_cols[ROW_COLS] = {
 
 static const lc_table_col_t error_cols[] = {
     {"Endpoint", false, NAME_MAX_W}, {"Kind", false, KIND_MAX_W}, {"Count", true, 0}};
+static const lc_table_col_t check_cols[] = {
+    {"Check", false, NAME_MAX_W}, {"Passed", true, 0}, {"Failed", true, 0}};
 
 /* One row's cells as text. */
 typedef struct row_text_s {
@@ -100,26 +102,57 @@ static void put_rows(lc_table_t *t, FILE *out, const lc_report_t *report)
             &report->total);
 }
 
-static void put_error(lc_table_t *t, FILE *out, const lc_report_error_t *e)
+/* The three cells of row i of a small table (errors, checks); num holds their numbers. */
+typedef void (*cells_fn)(const void *rows, size_t i, char num[2][CELL_LEN], const char *cells[3]);
+
+static void error_cells(const void *rows, size_t i, char num[2][CELL_LEN], const char *cells[3])
 {
-    char count[CELL_LEN];
-    const char *cells[] = {or_dash(e->endpoint), or_dash(e->kind), fmt_count(e->count, count)};
-    if (out == NULL)
-        lc_table_fit(t, cells);
-    else
-        lc_table_print_row(out, t, cells);
+    const lc_report_error_t *e = (const lc_report_error_t *)rows + i;
+    cells[0] = or_dash(e->endpoint);
+    cells[1] = or_dash(e->kind);
+    cells[2] = fmt_count(e->count, num[0]);
+}
+
+static void check_cells(const void *rows, size_t i, char num[2][CELL_LEN], const char *cells[3])
+{
+    const lc_report_check_t *c = (const lc_report_check_t *)rows + i;
+    cells[0] = or_dash(c->name);
+    cells[1] = fmt_count(c->passed, num[0]);
+    cells[2] = fmt_count(c->failed, num[1]);
+}
+
+/* "Heading:", the column titles and n rows, the columns fitted to every row first. */
+static void print_small_table(FILE *out, const char *heading, const lc_table_col_t *cols,
+                              const void *rows, size_t n, cells_fn cells_of)
+{
+    lc_table_t t;
+    char num[2][CELL_LEN];
+    const char *cells[3];
+    lc_table_init(&t, cols, 3);
+    for (size_t i = 0; i < n; i++) {
+        cells_of(rows, i, num, cells);
+        lc_table_fit(&t, cells);
+    }
+    fprintf(out, "%s:\n", heading);
+    lc_table_print_titles(out, &t, NULL);
+    for (size_t i = 0; i < n; i++) {
+        cells_of(rows, i, num, cells);
+        lc_table_print_row(out, &t, cells);
+    }
 }
 
 static void print_errors(FILE *out, const lc_report_error_t *errors, size_t n)
 {
-    lc_table_t t;
-    lc_table_init(&t, error_cols, sizeof error_cols / sizeof error_cols[0]);
-    for (size_t i = 0; i < n; i++)
-        put_error(&t, NULL, &errors[i]);
-    fprintf(out, "Errors:\n");
-    lc_table_print_titles(out, &t, NULL);
-    for (size_t i = 0; i < n; i++)
-        put_error(&t, out, &errors[i]);
+    print_small_table(out, "Errors", error_cols, errors, n, error_cells);
+    for (size_t i = 0; i < n; i++) {
+        if (errors[i].message == NULL || errors[i].message[0] == '\0')
+            continue;
+        char line[1024];
+        snprintf(line, sizeof line, "  first %s error on %s: %s", or_dash(errors[i].kind),
+                 or_dash(errors[i].endpoint), errors[i].message);
+        lc_table_print_text(out, line);
+        fputc('\n', out);
+    }
 }
 
 void lc_report_latency_from_hist(const lc_hist_t *h, lc_report_latency_t *out)
@@ -160,4 +193,7 @@ void lc_report_print(FILE *out, const lc_report_t *report)
                 (unsigned long long)report->tls_resumed);
     if (report->n_errors > 0)
         print_errors(out, report->errors, report->n_errors);
+    if (report->n_checks > 0)
+        print_small_table(out, "Checks", check_cols, report->checks, report->n_checks,
+                          check_cells);
 }

@@ -26,7 +26,14 @@ typedef struct lc_report_error_s {
     const char *endpoint;
     const char *kind;
     uint64_t count;
+    const char *message; /* the first one seen (e.g. a script's error), or NULL */
 } lc_report_error_t;
+
+/* A script check's counts. */
+typedef struct lc_report_check_s {
+    const char *name;
+    uint64_t passed, failed;
+} lc_report_check_t;
 
 typedef struct lc_report_s {
     const char *title;      /* e.g. "run 3 checkout: finished" */
@@ -39,6 +46,8 @@ typedef struct lc_report_s {
     uint64_t dropped;        /* open model: starts that found no free user */
     uint64_t tls_handshakes; /* with tls_resumed: printed when non-zero */
     uint64_t tls_resumed;
+    const lc_report_check_t *checks; /* scripts' checks, printed when n_checks > 0 */
+    size_t n_checks;
 } lc_report_t;
 
 /* Fills a latency summary from a histogram of microseconds. */

@@ -24,6 +24,11 @@
     "expected \"<agg><op><number>\" like \"rate>100\" or \"count>1000\" (<agg>: rate or count; "  \
     "<op>: <, <=, >, >=, == or !=)"
 
+#define EXPECT_CHECKS                                                                              \
+    "expected \"rate<op><number>\" like \"rate>0.99\" (the share of checks that passed; "      \
+    "<op>: <, <=, >, >=, == or !=)"
+#define CHECK_NAME_MAX 64 /* bytes of a check's name, as workers keep them */
+
 #define EXPECT_FILTER "expected a filter {endpoint:NAME} or {name:NAME} after the metric"
 
 /* The caller's error buffer. */
@@ -49,7 +54,7 @@ static int no_memory(th_err_t *e)
 }
 
 static const char *const metric_names[] = {"http_req_duration", "http_req_failed", "http_reqs",
-                                           "iteration_duration", "group_duration"};
+                                           "iteration_duration", "group_duration", "checks"};
 
 bool lc_metric_is_duration(enum lc_metric m)
 {
@@ -106,7 +111,9 @@ static int parse_agg(const char **s, enum lc_metric metric, lc_threshold_t *t)
         unsigned metrics; /* bit per enum lc_metric */
     } aggs[] = {{"med", LC_AGG_MED, DURATIONS}, {"avg", LC_AGG_AVG, DURATIONS},
                 {"min", LC_AGG_MIN, DURATIONS}, {"max", LC_AGG_MAX, DURATIONS},
-                {"rate", LC_AGG_RATE, 6u}, {"count", LC_AGG_COUNT, 4u}};
+                {"rate", LC_AGG_RATE, (1u << LC_METRIC_REQ_FAILED) | (1u << LC_METRIC_REQS) |
+                                      (1u << LC_METRIC_CHECKS)},
+                {"count", LC_AGG_COUNT, 1u << LC_METRIC_REQS}};
     if (lc_metric_is_duration(metric) && strncmp(*s, "p(", 2) == 0) {
         const char *p = skip_spaces(*s + 2);
         if (parse_number(&p, &t->pct) != 0 || t->pct <= 0 || t->pct > 100)
@@ -199,6 +206,11 @@ bool lc_threshold_observe(const lc_threshold_t *t, const lc_threshold_data_t *d,
             return false;
         *out = (double)d->failures / (double)d->count;
         return true;
+    case LC_METRIC_CHECKS:
+        if (d->count == 0)
+            return false;
+        *out = (double)(d->count - d->failures) / (double)d->count;
+        return true;
     case LC_METRIC_REQS:
         if (t->agg == LC_AGG_COUNT)
             *out = (double)d->count;
@@ -268,10 +280,14 @@ static char *trimmed_dup(const char *from, const char *to)
  * name takes. */
 static const char *filter_tag(enum lc_metric m, const char **prefix)
 {
-    *prefix = m == LC_METRIC_ITER_DURATION ? "iteration:" : m == LC_METRIC_GROUP_DURATION ? "group:"
-                                                                                          : "";
-    return m == LC_METRIC_ITER_DURATION ? "journey" : m == LC_METRIC_GROUP_DURATION ? "group"
-                                                                                    : "endpoint";
+    *prefix = m == LC_METRIC_ITER_DURATION    ? "iteration:"
+              : m == LC_METRIC_GROUP_DURATION ? "group:"
+              : m == LC_METRIC_CHECKS         ? "check:"
+                                              : "";
+    return m == LC_METRIC_ITER_DURATION    ? "journey"
+           : m == LC_METRIC_GROUP_DURATION ? "group"
+           : m == LC_METRIC_CHECKS         ? "check"
+                                           : "endpoint";
 }
 
 static int parse_filter(th_err_t *e, const char *path, const char *open, const char *end,
@@ -299,6 +315,13 @@ static int parse_filter(th_err_t *e, const char *path, const char *open, const c
     snprintf(series, len, "%s%s", prefix, *endpoint);
     free(*endpoint);
     *endpoint = series;
+    if (metric == LC_METRIC_CHECKS) {
+        /* A script names its checks as it runs: any name a worker can report. */
+        size_t n = strlen(series) - strlen(prefix);
+        if (n == 0 || n > CHECK_NAME_MAX)
+            return fail_at(e, path, "a check's name is 1 to %d bytes", CHECK_NAME_MAX);
+        return 0;
+    }
     for (size_t i = 0; i < n_names; i++)
         if (strcmp(names[i], *endpoint) == 0)
             return 0;
@@ -326,8 +349,8 @@ static int parse_key(th_err_t *e, const char *key, const char *path, const char 
     }
     return fail_at(e, path, "unknown metric or field; expected http_req_duration, "
                    "http_req_failed or http_reqs (optionally with {endpoint:NAME}), "
-                   "iteration_duration{journey:NAME}, group_duration{group:NAME}, or p95_ms, "
-                   "error_rate, abort_on_fail");
+                   "iteration_duration{journey:NAME}, group_duration{group:NAME}, "
+                   "checks (optionally with {check:NAME}), or p95_ms, error_rate, abort_on_fail");
 }
 
 /* ---- one array element: "expr" or {"threshold", "abortOnFail", "delayAbortEval"} ---- */
@@ -428,6 +451,7 @@ static const char *expect_of(enum lc_metric m)
 {
     return lc_metric_is_duration(m) ? EXPECT_DURATION
            : m == LC_METRIC_REQ_FAILED ? EXPECT_FAILED
+           : m == LC_METRIC_CHECKS     ? EXPECT_CHECKS
                                        : EXPECT_REQS;
 }
 

@@ -20,7 +20,8 @@ enum lc_metric {
     LC_METRIC_REQS,         /* requests: count, rate (per second over the run) */
     LC_METRIC_ITER_DURATION, /* journeys: an iteration's duration in ms, as REQ_DURATION;
                               * {journey:NAME} or every journey's */
-    LC_METRIC_GROUP_DURATION /* journeys: a group's duration in ms; {group:NAME} or all */
+    LC_METRIC_GROUP_DURATION, /* journeys: a group's duration in ms; {group:NAME} or all */
+    LC_METRIC_CHECKS          /* scripts' check(): share passed (rate); {check:NAME} or all */
 };
 
 enum lc_agg {
@@ -31,8 +32,8 @@ enum lc_cmp { LC_CMP_LT, LC_CMP_LE, LC_CMP_GT, LC_CMP_GE, LC_CMP_EQ, LC_CMP_NE }
 
 typedef struct lc_threshold_s {
     enum lc_metric metric;
-    char *endpoint;        /* the series: a task or request name, "iteration:<journey>" or
-                            * "group:<name>"; NULL: every request (or iteration, or group,
+    char *endpoint;        /* the series: a task or request name, "iteration:<journey>",
+                            * "group:<name>" or "check:<name>"; NULL: every request (or iteration, or group,
                             * by metric) of the run */
     enum lc_agg agg;
     double pct;            /* LC_AGG_PCT: the percentile, 0 < pct <= 100 */
@@ -58,7 +59,8 @@ void lc_thresholds_free(lc_threshold_t *t, size_t n);
  * and value (spaces between the parts are allowed). Returns 0 or LC_EINVAL. */
 int lc_threshold_parse_expr(const char *text, enum lc_metric metric, lc_threshold_t *t);
 
-/* What a threshold is judged on: the whole run's requests or one endpoint's. */
+/* What a threshold is judged on: the whole run's requests or one endpoint's (checks:
+ * count is passed + failed, failures the failed). */
 typedef struct lc_threshold_data_s {
     uint64_t count, failures;
     const lc_hist_t *hist; /* latencies, microseconds */

@@ -353,12 +353,16 @@ int ctl_print_report(FILE *out, const json_t *run)
     if (!json_is_object(run))
         return -1;
     const json_t *eps = array_field(run, "endpoints"), *errs = array_field(run, "errors");
+    const json_t *chks = array_field(run, "checks");
     size_t n_rows = json_array_size(eps), n_errors = json_array_size(errs);
+    size_t n_checks = json_array_size(chks);
     lc_report_row_t *rows = calloc(n_rows ? n_rows : 1, sizeof(*rows));
     lc_report_error_t *errors = calloc(n_errors ? n_errors : 1, sizeof(*errors));
-    if (rows == NULL || errors == NULL) {
+    lc_report_check_t *checks = calloc(n_checks ? n_checks : 1, sizeof(*checks));
+    if (rows == NULL || errors == NULL || checks == NULL) {
         free(rows);
         free(errors);
+        free(checks);
         return -1;
     }
     for (size_t i = 0; i < n_rows; i++) {
@@ -369,14 +373,20 @@ int ctl_print_report(FILE *out, const json_t *run)
     }
     for (size_t i = 0; i < n_errors; i++) {
         const json_t *e = json_array_get(errs, i);
-        errors[i] = (lc_report_error_t){jstr(e, "endpoint"), jstr(e, "kind"), jcount(e, "count")};
+        errors[i] = (lc_report_error_t){jstr(e, "endpoint"), jstr(e, "kind"), jcount(e, "count"),
+                                        jstr(e, "first_message")};
+    }
+    for (size_t i = 0; i < n_checks; i++) {
+        const json_t *c = json_array_get(chks, i);
+        checks[i] = (lc_report_check_t){jstr(c, "name"), jcount(c, "passed"), jcount(c, "failed")};
     }
     char id[32], title[512];
     snprintf(title, sizeof(title), "run %s %s: %s", scalar(run, "id", id, sizeof(id)),
              jstr(run, "name") ? jstr(run, "name") : "-",
              ctl_run_state(run) ? ctl_run_state(run) : "-");
     lc_report_t report = {.title = title, .duration_s = jnum(run, "duration_s"), .rows = rows,
-                          .n_rows = n_rows, .errors = errors, .n_errors = n_errors};
+                          .n_rows = n_rows, .errors = errors, .n_errors = n_errors,
+                          .checks = checks, .n_checks = n_checks};
     const json_t *totals = json_object_get(run, "totals");
     fill_row(totals, &report.total);
     report.total.name = "Total";
@@ -389,6 +399,7 @@ int ctl_print_report(FILE *out, const json_t *run)
     lc_report_print(out, &report);
     free(rows);
     free(errors);
+    free(checks);
     return 0;
 }
 

@@ -160,13 +160,20 @@ export function render(main, {id}) {
     const timers = all.filter(isTimer);
     const journeys = timers.length
       ? [h('h2', 'Journeys and groups'), timerTable(timers)] : [];
+    const checks = Array.isArray(run.checks) && run.checks.length
+      ? [h('h2', 'Checks'), table([
+          {label: 'check', cell: c => c.name},
+          {label: 'passed', num: true, cell: c => fmtInt(c.passed)},
+          {label: 'failed', num: true, cell: c => fmtInt(c.failed)},
+        ], run.checks, {attrs: {id: 'checks-table'}})] : [];
     fill(details, thresholds,
       h('h2', 'Endpoints'), endpointTable(all.filter(e => !isTimer(e))), ...journeys,
       h('h2', 'Errors'), table([
         {label: 'endpoint', cell: e => e.endpoint},
         {label: 'kind', cell: e => e.kind},
         {label: 'count', num: true, cell: e => fmtInt(e.count)},
-      ], run.errors || [], {empty: 'no errors', attrs: {id: 'errors-table'}}));
+        {label: 'first message', cell: e => e.first_message || ''},
+      ], run.errors || [], {empty: 'no errors', attrs: {id: 'errors-table'}}), ...checks);
   }
 
   refresh();

@@ -122,6 +122,7 @@ static void cut_batch(worker_control_t *ctl, worker_run_t *r, bool final)
         .lost_batches = r->lost_batches, .lost_requests = r->lost_requests};
     uint8_t *frame;
     size_t len;
+    worker_stats_notes_once(r->acc, r->notes_sent);
     int rv = worker_stats_encode_batch(r->acc, r->plan->endpoints, &meta, &frame, &len);
     if (rv != 0) {
         /* The counters stay in acc and go out with the next batch. */
@@ -160,6 +161,7 @@ static void run_unref(worker_run_t *r)
         return;
     worker_plan_free(r->plan);
     worker_stats_free(r->acc);
+    free(r->notes_sent);
     free(r->eng_users);
     free(r->eng_conns);
     free(r);
@@ -289,8 +291,10 @@ static worker_run_t *new_run(worker_control_t *ctl, const worker_assign_t *a, wo
     r->acc = worker_stats_new(p->n_endpoints);
     r->eng_users = calloc(ctl->n_engines, sizeof *r->eng_users);
     r->eng_conns = calloc(ctl->n_engines, sizeof *r->eng_conns);
-    if (r->acc == NULL || r->eng_users == NULL || r->eng_conns == NULL) {
+    r->notes_sent = calloc((p->n_endpoints * WORKER_ERR_KINDS + 7) / 8 + 1, 1);
+    if (r->acc == NULL || r->eng_users == NULL || r->eng_conns == NULL || r->notes_sent == NULL) {
         worker_stats_free(r->acc);
+        free(r->notes_sent);
         free(r->eng_users);
         free(r->eng_conns);
         free(r);

@@ -50,6 +50,7 @@ typedef struct worker_run_s {
     enum worker_run_state state;
     worker_plan_t *plan;
     worker_stats_t *acc;      /* merged counters not yet cut into a batch */
+    uint8_t *notes_sent;      /* a bit per (endpoint, error kind) whose message was sent */
     uint64_t seq;             /* its last batch's seq (the control's seqs grow across runs) */
     uint64_t n_batches;       /* batches cut */
     uint64_t final_seq;

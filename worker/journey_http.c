@@ -250,8 +250,12 @@ static void send_now(worker_user_t *u)
             worker_trace_note(u->run->plan->trace, "%s: cannot render the request (an unset "
                               "variable, a CR or LF in a header, a space in the path): template "
                               "error", r->path_json);
-        worker_stats_error(u->run->stats, r->endpoint,
-                           rv == LC_ENOMEM ? WORKER_ERR_ABORTED : WORKER_ERR_TEMPLATE);
+        if (rv == LC_ENOMEM)
+            worker_stats_error(u->run->stats, r->endpoint, WORKER_ERR_ABORTED);
+        else
+            worker_stats_error_note(u->run->stats, r->endpoint, WORKER_ERR_TEMPLATE,
+                                    "%s: cannot render the request (an unset variable, a CR or "
+                                    "LF in a header, a space in the path)", r->path_json);
         lc_buf_free(&u->req);
         free(u->js->target);
         u->js->target = NULL;

@@ -122,7 +122,8 @@ static void script_failed(worker_user_t *u, uint32_t step, const char *err)
 {
     worker_lua_run_t *lr = u->run->lua;
     const lc_jlua_t *l = &prog_of(u)->luas[step];
-    worker_stats_error(u->run->stats, l->endpoint, WORKER_ERR_SCRIPT);
+    worker_stats_error_note(u->run->stats, l->endpoint, WORKER_ERR_SCRIPT, "%s: %s",
+                            l->path_json, err);
     drop_coroutine(u);
     if (u->run->plan->trace != NULL)
         worker_trace_note(u->run->plan->trace, "%s: %s: error script", l->path_json, err);

@@ -70,6 +70,17 @@ static json_t *checks_json(const worker_checks_t *cs)
     return arr;
 }
 
+/* One (endpoint, kind) of the errors, with its first message when one was kept. */
+static json_t *error_json(const worker_stats_t *s, size_t ep, int kind, const char *name)
+{
+    json_t *e = json_pack("{s:s,s:s,s:I}", "endpoint", name, "kind", worker_err_kind_name(kind),
+                          "count", (json_int_t)s->ep[ep].errors[kind]);
+    const char *msg = worker_stats_note(s, ep, kind);
+    if (e != NULL && msg != NULL)
+        json_object_set_new(e, "first_message", json_string(msg));
+    return e;
+}
+
 static void print_json(const worker_run_t *r, double secs, const local_t *lc, json_t *thresholds,
                        const char *verdict)
 {
@@ -88,10 +99,7 @@ static void print_json(const worker_run_t *r, double secs, const local_t *lc, js
         json_array_append_new(eps, e);
         for (int k = 0; k < WORKER_ERR_KINDS; k++)
             if (s->ep[i].errors[k] > 0)
-                json_array_append_new(
-                    errs, json_pack("{s:s,s:s,s:I}", "endpoint", r->plan->endpoints[i].name,
-                                    "kind", worker_err_kind_name(k),
-                                    "count", (json_int_t)s->ep[i].errors[k]));
+                json_array_append_new(errs, error_json(s, i, k, r->plan->endpoints[i].name));
     }
     json_t *totals = counts_json(&total, secs);
     json_object_set_new(totals, "dropped", json_integer((json_int_t)s->dropped));
@@ -117,9 +125,10 @@ static void print_table(const worker_run_t *r, double secs)
     const worker_stats_t *s = r->acc;
     lc_report_row_t *rows = calloc(s->n ? s->n : 1, sizeof *rows);
     lc_report_error_t *errs = calloc((s->n ? s->n : 1) * WORKER_ERR_KINDS, sizeof *errs);
+    lc_report_check_t *checks = calloc(WORKER_CHECKS_MAX, sizeof *checks);
     worker_ep_stats_t total;
     char title[300];
-    if (rows == NULL || errs == NULL)
+    if (rows == NULL || errs == NULL || checks == NULL)
         goto out;
     lc_report_t rep = {.title = title, .duration_s = secs, .rows = rows, .n_rows = s->n,
                        .errors = errs, .dropped = s->dropped,
@@ -136,21 +145,23 @@ static void print_table(const worker_run_t *r, double secs)
             if (e->errors[k] > 0)
                 errs[rep.n_errors++] = (lc_report_error_t){
                     .endpoint = r->plan->endpoints[i].name,
-                    .kind = worker_err_kind_name(k), .count = e->errors[k]};
+                    .kind = worker_err_kind_name(k), .count = e->errors[k],
+                    .message = worker_stats_note(s, i, k)};
     }
     worker_stats_total(s, worker_plan_requests(r->plan), &total);
     rep.total = (lc_report_row_t){.name = "Total", .method = "", .requests = total.count,
                                   .failures = total.failures,
                                   .rps = secs > 0 ? (double)total.count / secs : 0};
     lc_report_latency_from_hist(&total.hist, &rep.total.latency);
-    lc_report_print(stdout, &rep);
     for (size_t i = 0; s->checks != NULL && i < s->checks->n; i++)
-        printf("%s  %-40s passed %llu  failed %llu\n", i == 0 ? "\nchecks\n" : "",
-               s->checks->c[i].name, (unsigned long long)s->checks->c[i].passed,
-               (unsigned long long)s->checks->c[i].failed);
+        checks[rep.n_checks++] = (lc_report_check_t){
+            s->checks->c[i].name, s->checks->c[i].passed, s->checks->c[i].failed};
+    rep.checks = checks;
+    lc_report_print(stdout, &rep);
 out:
     free(rows);
     free(errs);
+    free(checks);
 }
 
 static void on_closed(worker_control_t *ctl) {}

@@ -25,6 +25,23 @@ static const worker_ep_stats_t *series_sum(const worker_run_t *r, const char *me
     return out;
 }
 
+/* A checks threshold's counters: the check named by series ("check:NAME") or every one. */
+static const worker_ep_stats_t *checks_sum(const worker_run_t *r, const char *series,
+                                           worker_ep_stats_t *out)
+{
+    const char *name = series != NULL ? strchr(series, ':') + 1 : NULL;
+    const worker_checks_t *cs = r->acc->checks;
+    memset(out, 0, sizeof *out);
+    lc_hist_init(&out->hist);
+    for (size_t i = 0; cs != NULL && i < cs->n; i++) {
+        if (name != NULL && strcmp(cs->c[i].name, name) != 0)
+            continue;
+        out->count += cs->c[i].passed + cs->c[i].failed;
+        out->failures += cs->c[i].failed;
+    }
+    return out;
+}
+
 /* The counters a threshold looks at: one series', the requests' in *total, or (unfiltered
  * iteration or group durations) every such series' summed into *scratch. */
 static const worker_ep_stats_t *scope_of(const worker_run_t *r, const lc_threshold_t *t,
@@ -32,6 +49,8 @@ static const worker_ep_stats_t *scope_of(const worker_run_t *r, const lc_thresho
                                          worker_ep_stats_t *scratch)
 {
     const char *endpoint = t->endpoint;
+    if (t->metric == LC_METRIC_CHECKS)
+        return checks_sum(r, endpoint, scratch);
     if (endpoint == NULL && lc_metric_series_method(t->metric) != NULL)
         return series_sum(r, lc_metric_series_method(t->metric), scratch);
     if (endpoint == NULL)

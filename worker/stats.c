@@ -2,11 +2,14 @@
 #include "stats.h"
 
 #include <assert.h>
+#include <stdarg.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include "lc_err.h"
 #include "lc_protocol.h"
+#include "lc_utf8.h"
 #include "link_send.h"
 
 /* The names are the protocol's (lc_protocol.h), in the same order. */
@@ -24,14 +27,17 @@ worker_stats_t *worker_stats_new(size_t n)
         return NULL;
     s->n = n;
     s->checks = NULL;
+    s->notes = NULL;
     worker_stats_reset(s);
     return s;
 }
 
 void worker_stats_free(worker_stats_t *s)
 {
-    if (s != NULL)
+    if (s != NULL) {
         free(s->checks);
+        free(s->notes);
+    }
     free(s);
 }
 
@@ -40,6 +46,8 @@ void worker_stats_reset(worker_stats_t *s)
     s->dropped = s->tls_handshakes = s->tls_resumed = 0;
     if (s->checks != NULL)
         s->checks->n = 0;
+    if (s->notes != NULL)
+        s->notes->n = 0;
     for (size_t i = 0; i < s->n; i++) {
         worker_ep_stats_t *e = &s->ep[i];
         e->count = e->failures = e->bytes = 0;
@@ -89,6 +97,70 @@ void worker_stats_error(worker_stats_t *s, size_t ep, int kind)
     s->ep[ep].errors[kind]++;
 }
 
+/* The note slot for (ep, kind): its existing one, a new one, or NULL (noted already, or
+ * no room). */
+static worker_note_t *note_slot(worker_stats_t *s, size_t ep, int kind)
+{
+    if (s->notes == NULL && (s->notes = calloc(1, sizeof *s->notes)) == NULL)
+        return NULL;
+    worker_notes_t *ns = s->notes;
+    for (size_t i = 0; i < ns->n; i++)
+        if (ns->e[i].ep == ep && ns->e[i].kind == kind)
+            return NULL;
+    if (ns->n == WORKER_NOTES_MAX)
+        return NULL;
+    worker_note_t *n = &ns->e[ns->n++];
+    n->ep = (uint32_t)ep;
+    n->kind = (uint8_t)kind;
+    return n;
+}
+
+static void note_set(worker_note_t *n, const char *msg, size_t len)
+{
+    lc_utf8_clean(n->msg, sizeof n->msg, msg, len);
+}
+
+void worker_stats_error_note(worker_stats_t *s, size_t ep, int kind, const char *fmt, ...)
+{
+    worker_stats_error(s, ep, kind);
+    if (s->notes != NULL && s->notes->n == WORKER_NOTES_MAX)
+        return; /* the common case of an error every request: no formatting */
+    worker_note_t *n = note_slot(s, ep, kind);
+    if (n == NULL)
+        return;
+    char text[WORKER_NOTE_MAX * 2];
+    va_list ap;
+    va_start(ap, fmt);
+    int len = vsnprintf(text, sizeof text, fmt, ap);
+    va_end(ap);
+    note_set(n, text, len < 0 ? 0 : (size_t)len < sizeof text ? (size_t)len : sizeof text - 1);
+}
+
+static void notes_merge(worker_stats_t *dst, const worker_notes_t *src)
+{
+    for (size_t i = 0; src != NULL && i < src->n; i++) {
+        worker_note_t *n = note_slot(dst, src->e[i].ep, src->e[i].kind);
+        if (n != NULL)
+            memcpy(n->msg, src->e[i].msg, sizeof n->msg);
+    }
+}
+
+void worker_stats_notes_once(worker_stats_t *s, uint8_t *sent)
+{
+    assert(sent != NULL);
+    worker_notes_t *ns = s->notes;
+    size_t kept = 0;
+    for (size_t i = 0; ns != NULL && i < ns->n; i++) {
+        size_t bit = (size_t)ns->e[i].ep * WORKER_ERR_KINDS + ns->e[i].kind;
+        if (sent[bit / 8] & (1u << (bit % 8)))
+            continue;
+        sent[bit / 8] |= (uint8_t)(1u << (bit % 8));
+        ns->e[kept++] = ns->e[i];
+    }
+    if (ns != NULL)
+        ns->n = kept;
+}
+
 /* The counters of check name (created; past the table's room, "(other)"), or NULL. */
 static worker_check_t *check_of(worker_stats_t *s, const char *name, size_t len)
 {
@@ -118,7 +190,10 @@ static worker_check_t *check_of(worker_stats_t *s, const char *name, size_t len)
 void worker_stats_check(worker_stats_t *s, const char *name, size_t len, bool passed)
 {
     assert(s != NULL && (name != NULL || len == 0));
-    worker_check_t *c = check_of(s, name != NULL ? name : "", len);
+    /* A script's name is any bytes: kept as the text the master accepts. */
+    char clean[WORKER_CHECK_NAME_MAX + 1];
+    size_t n = lc_utf8_clean(clean, sizeof clean, name != NULL ? name : "", len);
+    worker_check_t *c = check_of(s, clean, n);
     if (c != NULL && passed)
         c->passed++;
     else if (c != NULL)
@@ -145,6 +220,7 @@ void worker_stats_merge(worker_stats_t *dst, const worker_stats_t *src)
     for (size_t i = 0; i < n; i++)
         ep_merge(&dst->ep[i], &src->ep[i]);
     checks_merge(dst, src->checks);
+    notes_merge(dst, src->notes);
 }
 
 void worker_stats_total(const worker_stats_t *s, size_t n, worker_ep_stats_t *out)
@@ -163,6 +239,8 @@ typedef struct batch_build_s {
     Lc__EndpointStats **ep_ptrs;
     Lc__ErrorCount *errs;
     Lc__ErrorCount **err_ptrs;
+    Lc__CheckCount *checks;
+    Lc__CheckCount **check_ptrs;
 } batch_build_t;
 
 static void build_free(batch_build_t *b)
@@ -173,11 +251,29 @@ static void build_free(batch_build_t *b)
     free(b->ep_ptrs);
     free(b->errs);
     free(b->err_ptrs);
+    free(b->checks);
+    free(b->check_ptrs);
 }
 
-static int build_endpoint(batch_build_t *b, const worker_ep_stats_t *e,
+const char *worker_stats_note(const worker_stats_t *s, size_t ep, int kind)
+{
+    for (size_t i = 0; s->notes != NULL && i < s->notes->n; i++)
+        if (s->notes->e[i].ep == ep && s->notes->e[i].kind == kind)
+            return s->notes->e[i].msg;
+    return NULL;
+}
+
+/* The noted message of (ep, kind), or "" (protobuf-c's empty string: not sent). */
+static char *note_of(const worker_stats_t *s, size_t ep, int kind)
+{
+    const char *msg = worker_stats_note(s, ep, kind);
+    return (char *)(msg != NULL ? msg : protobuf_c_empty_string);
+}
+
+static int build_endpoint(batch_build_t *b, const worker_stats_t *s, size_t i,
                           const worker_endpoint_t *ep)
 {
+    const worker_ep_stats_t *e = &s->ep[i];
     Lc__EndpointStats *out = &b->eps[b->batch.n_endpoints];
     lc__endpoint_stats__init(out);
     out->name = (char *)ep->name;
@@ -199,8 +295,30 @@ static int build_endpoint(batch_build_t *b, const worker_ep_stats_t *e,
         ec->endpoint = (char *)ep->name;
         ec->kind = (char *)worker_err_kind_name(k);
         ec->count = e->errors[k];
+        ec->message = note_of(s, i, k);
         b->err_ptrs[b->batch.n_errors++] = ec;
     }
+    return 0;
+}
+
+static int build_checks(batch_build_t *b, const worker_checks_t *cs)
+{
+    if (cs == NULL || cs->n == 0)
+        return 0;
+    b->checks = calloc(cs->n, sizeof *b->checks);
+    b->check_ptrs = calloc(cs->n, sizeof *b->check_ptrs);
+    if (b->checks == NULL || b->check_ptrs == NULL)
+        return LC_ENOMEM;
+    for (size_t i = 0; i < cs->n; i++) {
+        Lc__CheckCount *c = &b->checks[i];
+        lc__check_count__init(c);
+        c->name = (char *)cs->c[i].name;
+        c->passed = cs->c[i].passed;
+        c->failed = cs->c[i].failed;
+        b->check_ptrs[i] = c;
+    }
+    b->batch.checks = b->check_ptrs;
+    b->batch.n_checks = cs->n;
     return 0;
 }
 
@@ -240,11 +358,11 @@ static int build_batch(batch_build_t *b, const worker_stats_t *s, const worker_e
     for (size_t i = 0; i < s->n; i++) {
         if (s->ep[i].count == 0 && !has_errors(&s->ep[i]))
             continue;
-        int rv = build_endpoint(b, &s->ep[i], &eps[i]);
+        int rv = build_endpoint(b, s, i, &eps[i]);
         if (rv != 0)
             return rv;
     }
-    return 0;
+    return build_checks(b, s->checks);
 }
 
 int worker_stats_encode_batch(const worker_stats_t *s, const worker_endpoint_t *eps,

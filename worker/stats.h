@@ -56,11 +56,26 @@ typedef struct worker_checks_s {
     worker_check_t c[WORKER_CHECKS_MAX];
 } worker_checks_t;
 
+/* The first message of an error per (endpoint, kind) in a block ("why did my script
+ * fail"): the control thread sends each (endpoint, kind) once per run. */
+#define WORKER_NOTES_MAX 16u     /* per block; later (endpoint, kind)s are not noted */
+#define WORKER_NOTE_MAX 200u     /* bytes of a message kept (cut at a UTF-8 boundary) */
+typedef struct worker_note_s {
+    uint32_t ep;
+    uint8_t kind;
+    char msg[WORKER_NOTE_MAX + 1]; /* printable: control characters became spaces */
+} worker_note_t;
+typedef struct worker_notes_s {
+    size_t n;
+    worker_note_t e[WORKER_NOTES_MAX];
+} worker_notes_t;
+
 typedef struct worker_stats_s {
     uint64_t dropped;         /* open model: starts that found no free user */
     uint64_t tls_handshakes;  /* full TLS handshakes completed */
     uint64_t tls_resumed;     /* TLS handshakes that resumed a session */
     worker_checks_t *checks;  /* NULL until a script checks something */
+    worker_notes_t *notes;    /* NULL until an error with a message */
     size_t n;                 /* endpoints */
     worker_ep_stats_t ep[];
 } worker_stats_t;
@@ -85,6 +100,15 @@ void worker_stats_record_timer(worker_stats_t *s, size_t ep, bool ok, uint64_t u
 /* An error of kind on series ep that is not a request of its own (a step that could not
  * run): the error count only. */
 void worker_stats_error(worker_stats_t *s, size_t ep, int kind);
+/* An error of kind on series ep, as worker_stats_error, whose message is kept when it is
+ * the block's first for (ep, kind) (printf-style; out of memory, only counted). */
+void worker_stats_error_note(worker_stats_t *s, size_t ep, int kind, const char *fmt, ...)
+    __attribute__((format(printf, 4, 5)));
+/* The message noted for (ep, kind), or NULL. */
+const char *worker_stats_note(const worker_stats_t *s, size_t ep, int kind);
+/* Drops the notes whose (ep, kind) bit is set in sent (n_eps * WORKER_ERR_KINDS bits) and
+ * sets the bits of the rest: what a run has already reported is not sent again. */
+void worker_stats_notes_once(worker_stats_t *s, uint8_t *sent);
 /* One check(cond, name) of a script: passed or not. Out of memory, it is not counted. */
 void worker_stats_check(worker_stats_t *s, const char *name, size_t len, bool passed);
 /* dst += src (same endpoint count). */

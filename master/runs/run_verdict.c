@@ -75,6 +75,14 @@ static scope_t *scope_of(eval_t *ev, const char *endpoint, const char *method)
 /* The value the threshold's aggregation observes; false when there is no data for it. */
 static bool observe(eval_t *ev, const lc_threshold_t *t, double *out)
 {
+    if (t->metric == LC_METRIC_CHECKS) {
+        uint64_t passed = 0, failed = 0;
+        const char *name = t->endpoint != NULL ? strchr(t->endpoint, ':') + 1 : NULL;
+        if (store_check_totals(ev->store, ev->run, name, &passed, &failed) != 0)
+            return false;
+        lc_threshold_data_t d = {passed + failed, failed, NULL, ev->elapsed_s};
+        return lc_threshold_observe(t, &d, out);
+    }
     scope_t *sc = scope_of(ev, t->endpoint, t->endpoint ? NULL : lc_metric_series_method(t->metric));
     if (sc == NULL)
         return false;

@@ -13,6 +13,10 @@
  * run's request totals. */
 #define STORE_REQUESTS_ONLY "method NOT IN ('ITERATION', 'GROUP')"
 
+#define STORE_STR_(x) #x
+#define STORE_STR(x) STORE_STR_(x) /* a number macro as SQL text */
+#define STORE_NOTES_MAX 64   /* first error messages kept per run */
+#define STORE_CHECKS_MAX 64  /* check names kept per run, "(other)" included */
 #define STORE_CACHED_MAX 16 /* statements kept prepared (the stats path's) */
 
 struct store_s {

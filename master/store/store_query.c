@@ -196,15 +196,40 @@ static json_t *endpoints_json(store_t *s, uint64_t run, double secs, lc_hist_t *
 static json_t *errors_json(store_t *s, uint64_t run)
 {
     json_t *rows = json_array();
-    sqlite3_stmt *st = store_prepare(s, "SELECT endpoint, kind, count FROM run_errors"
-                                        " WHERE run = ? ORDER BY count DESC, endpoint, kind");
+    sqlite3_stmt *st = store_prepare(
+        s, "SELECT e.endpoint, e.kind, e.count, n.message FROM run_errors e"
+           " LEFT JOIN run_error_notes n ON n.run = e.run AND n.endpoint = e.endpoint"
+           " AND n.kind = e.kind WHERE e.run = ? ORDER BY e.count DESC, e.endpoint, e.kind");
+    if (st == NULL)
+        return rows;
+    sqlite3_bind_int64(st, 1, (sqlite3_int64)run);
+    while (sqlite3_step(st) == SQLITE_ROW) {
+        json_t *row = json_pack("{s:s,s:s,s:I}", "endpoint",
+                                (const char *)sqlite3_column_text(st, 0), "kind",
+                                (const char *)sqlite3_column_text(st, 1), "count",
+                                (json_int_t)sqlite3_column_int64(st, 2));
+        const char *message = (const char *)sqlite3_column_text(st, 3);
+        if (row != NULL && message != NULL)
+            json_object_set_new(row, "first_message", json_string(message));
+        json_array_append_new(rows, row);
+    }
+    sqlite3_finalize(st);
+    return rows;
+}
+
+/* A run's script checks by name: passed and failed counts. */
+static json_t *checks_json(store_t *s, uint64_t run)
+{
+    json_t *rows = json_array();
+    sqlite3_stmt *st = store_prepare(s, "SELECT name, passed, failed FROM run_checks"
+                                        " WHERE run = ? ORDER BY name");
     if (st == NULL)
         return rows;
     sqlite3_bind_int64(st, 1, (sqlite3_int64)run);
     while (sqlite3_step(st) == SQLITE_ROW)
-        json_array_append_new(rows, json_pack("{s:s,s:s,s:I}", "endpoint",
-                                              (const char *)sqlite3_column_text(st, 0), "kind",
-                                              (const char *)sqlite3_column_text(st, 1), "count",
+        json_array_append_new(rows, json_pack("{s:s,s:I,s:I}", "name",
+                                              (const char *)sqlite3_column_text(st, 0), "passed",
+                                              (json_int_t)sqlite3_column_int64(st, 1), "failed",
                                               (json_int_t)sqlite3_column_int64(st, 2)));
     sqlite3_finalize(st);
     return rows;
@@ -358,6 +383,7 @@ json_t *store_run_json(store_t *s, uint64_t id, uint64_t now_ms)
                   "tls_resumed", (json_int_t)tot.tls_resumed, "lost_batches",
                   (json_int_t)tot.lost_batches, "lost_requests", (json_int_t)tot.lost_requests));
     json_object_set_new(run, "errors", errors_json(s, id));
+    json_object_set_new(run, "checks", checks_json(s, id));
     grant_json(s, run, &r);
     json_object_set_new(run, "thresholds", store_run_thresholds_json(s, id));
     json_object_set_new(run, "current", current_json(s, &r));

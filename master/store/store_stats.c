@@ -122,8 +122,45 @@ static int add_total(store_t *s, uint64_t run, const Lc__EndpointStats *e)
         run, 0, e);
 }
 
+/* The first message of (run, endpoint, kind) is kept, for at most STORE_NOTES_MAX pairs. */
+static int add_error_note(store_t *s, uint64_t run, const Lc__ErrorCount *e)
+{
+    sqlite3_stmt *st = store_cached(
+        s, "INSERT OR IGNORE INTO run_error_notes(run, endpoint, kind, message)"
+           " SELECT ?1, ?2, ?3, ?4 WHERE (SELECT COUNT(*) FROM run_error_notes WHERE run = ?1)"
+           " < " STORE_STR(STORE_NOTES_MAX));
+    if (st == NULL)
+        return LC_EIO;
+    sqlite3_bind_int64(st, 1, (sqlite3_int64)run);
+    sqlite3_bind_text(st, 2, e->endpoint, -1, SQLITE_STATIC);
+    sqlite3_bind_text(st, 3, e->kind, -1, SQLITE_STATIC);
+    sqlite3_bind_text(st, 4, e->message, -1, SQLITE_STATIC);
+    return store_cached_step_done(s, st);
+}
+
+/* A script check's counts; past STORE_CHECKS_MAX - 1 names a run's new names count as
+ * "(other)". */
+static int add_check(store_t *s, uint64_t run, const Lc__CheckCount *c)
+{
+    sqlite3_stmt *st = store_cached(
+        s, "INSERT INTO run_checks(run, name, passed, failed) VALUES (?1,"
+           " CASE WHEN EXISTS (SELECT 1 FROM run_checks WHERE run = ?1 AND name = ?2)"
+           " OR (SELECT COUNT(*) FROM run_checks WHERE run = ?1) < "
+           STORE_STR(STORE_CHECKS_MAX) " - 1 THEN ?2 ELSE '(other)' END, ?3, ?4)"
+           " ON CONFLICT(run, name) DO UPDATE SET passed = passed + ?3, failed = failed + ?4");
+    if (st == NULL)
+        return LC_EIO;
+    sqlite3_bind_int64(st, 1, (sqlite3_int64)run);
+    sqlite3_bind_text(st, 2, c->name, -1, SQLITE_STATIC);
+    sqlite3_bind_int64(st, 3, (sqlite3_int64)c->passed);
+    sqlite3_bind_int64(st, 4, (sqlite3_int64)c->failed);
+    return store_cached_step_done(s, st);
+}
+
 static int add_error(store_t *s, uint64_t run, const Lc__ErrorCount *e)
 {
+    if (e->message != NULL && e->message[0] != '\0' && add_error_note(s, run, e) != 0)
+        return LC_EIO;
     sqlite3_stmt *st = store_cached(
         s, "INSERT INTO run_errors(run, endpoint, kind, count) VALUES (?1, ?2, ?3, ?4)"
            " ON CONFLICT(run, endpoint, kind) DO UPDATE SET count = count + ?4");
@@ -174,6 +211,8 @@ static int apply_batch(store_t *s, const Lc__StatsBatch *b)
     int rv = add_second_totals_and_ack(s, b);
     for (size_t i = 0; rv == 0 && i < b->n_errors; i++)
         rv = add_error(s, b->run, b->errors[i]);
+    for (size_t i = 0; rv == 0 && i < b->n_checks; i++)
+        rv = add_check(s, b->run, b->checks[i]);
     return rv;
 }
 

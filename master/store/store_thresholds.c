@@ -29,6 +29,26 @@ int store_threshold_totals(store_t *s, uint64_t run, const char *endpoint, const
     return rc == SQLITE_DONE ? 0 : LC_EIO;
 }
 
+int store_check_totals(store_t *s, uint64_t run, const char *name, uint64_t *passed,
+                       uint64_t *failed)
+{
+    *passed = *failed = 0;
+    sqlite3_stmt *st = store_prepare(s, "SELECT TOTAL(passed), TOTAL(failed) FROM run_checks"
+                                        " WHERE run = ?1 AND (?2 IS NULL OR name = ?2)");
+    if (st == NULL)
+        return LC_EIO;
+    sqlite3_bind_int64(st, 1, (sqlite3_int64)run);
+    if (name != NULL)
+        sqlite3_bind_text(st, 2, name, -1, SQLITE_STATIC);
+    int rc = sqlite3_step(st);
+    if (rc == SQLITE_ROW) {
+        *passed = (uint64_t)sqlite3_column_double(st, 0);
+        *failed = (uint64_t)sqlite3_column_double(st, 1);
+    }
+    sqlite3_finalize(st);
+    return rc == SQLITE_ROW ? 0 : LC_EIO;
+}
+
 int store_apply_run_summary(store_t *s, const Lc__RunFinished *c)
 {
     if (c->summary_json == NULL || c->summary_json[0] == '\0')

@@ -23,6 +23,11 @@
 int store_threshold_totals(store_t *s, uint64_t run, const char *endpoint, const char *method,
                            uint64_t *count, uint64_t *failures, lc_hist_t *h);
 
+/* Sums run's script check counts, of the check named name or (NULL) of every one.
+ * Returns 0 (zeros when there is none) or LC_EIO. */
+int store_check_totals(store_t *s, uint64_t run, const char *name, uint64_t *passed,
+                       uint64_t *failed);
+
 /* For store.c's apply of RunFinished (inside its transaction): keeps
  * c->summary_json with the run when it is not empty. Returns 0 or LC_EIO. */
 int store_apply_run_summary(store_t *s, const Lc__RunFinished *c);

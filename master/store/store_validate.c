@@ -46,7 +46,11 @@ static bool batch_ok(const Lc__StatsBatch *b)
         if (!name_ok(b->endpoints[i]->name) || !name_ok(b->endpoints[i]->method))
             return false;
     for (size_t i = 0; i < b->n_errors; i++)
-        if (!name_ok(b->errors[i]->endpoint) || !name_ok(b->errors[i]->kind))
+        if (!name_ok(b->errors[i]->endpoint) || !name_ok(b->errors[i]->kind) ||
+            !name_ok(b->errors[i]->message))
+            return false;
+    for (size_t i = 0; i < b->n_checks; i++)
+        if (b->checks[i] == NULL || !name_ok(b->checks[i]->name))
             return false;
     return true;
 }

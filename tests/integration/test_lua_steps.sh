@@ -6,6 +6,8 @@
 # naming a missing function) is refused with its line and creates nothing; a script error at
 # run time is counted as kind script, a failed check as kind check; a function that loops
 # forever is cut by the CPU deadline, counted, and a second journey of the same run goes on.
+# The first message of each script error reaches the run (API and loadctl show), the checks
+# are counted by name in the master, and a checks threshold decides the verdict.
 source "$(dirname "$0")/lib.sh"
 
 start_target
@@ -145,6 +147,7 @@ LUA
 jq -n --rawfile s "$WORK/broken.lua" --arg t "$TARGET" '{
   name: "lua-errors", target: $t, duration: "3s", users: 30, spawn_rate: 300, think_time_ms: 50,
   script: $s,
+  thresholds: {"checks{check:item}": ["rate>0.99"], "checks{check:created}": ["rate>0.5"]},
   journeys: [{name: "broken", steps: [{lua: "broken", endpoints: ["echo"]}, {think_ms: 50}]},
              {name: "spin", steps: [{lua: "spin"}, {think_ms: 50}]},
              {name: "steady", steps: [{lua: "steady", endpoints: ["item"]}, {think_ms: 20}]}]}' \
@@ -173,6 +176,27 @@ items=$(ep "$WORK/errors.run.json" item)
 check "the steady journey kept running beside it ($items requests)" [ "$items" -gt 50 ]
 check "its count equals the target's" [ "$items" = "$(path_count /items/:id)" ]
 check "its checks passed" [ "$(errors_of "$WORK/errors.run.json" "lua steady" check)" = 0 ]
+# Why did my script fail: the first message per (endpoint, kind) is kept with the run.
+first_of() { jq -r --arg e "$2" --arg k "$3" '.errors[] | select(.endpoint == $e and .kind == $k) | .first_message // ""' "$1"; }
+log "first messages: $(jq -c '[.errors[] | {endpoint, kind, first_message}]' "$WORK/errors.run.json")"
+check "the first script error is kept with its step and line" \
+    grep -q 'journeys\[0\].steps\[0\]: script:5: attempt to index' <<<"$(first_of "$WORK/errors.run.json" "lua broken" script)"
+check "the deadline's message is kept for the endless loop" \
+    grep -q 'more than 2 ms of CPU' <<<"$(first_of "$WORK/errors.run.json" "lua spin" script)"
+ctl_show() { timeout 10 "$LC_BIN/loadctl" --master "$API" show "$1"; }
+ctl_show "$eid" >"$WORK/errors.show" 2>&1 || true
+check "loadctl show prints the first message" grep -q 'first script error on lua broken: .*script:5:' "$WORK/errors.show"
+check "loadctl show prints the checks" grep -q '^Checks:' "$WORK/errors.show"
+# The checks by name reach the master: "created" always fails, "item" always passes.
+check_count() { jq -r --arg n "$2" --arg f "$3" '[.checks[] | select(.name == $n) | .[$f]] | add // 0' "$1"; }
+check "every check(created) failed, once per error of kind check" \
+    [ "$(check_count "$WORK/errors.run.json" created failed)" = "$(errors_of "$WORK/errors.run.json" "lua broken" check)" ]
+check "and none passed" [ "$(check_count "$WORK/errors.run.json" created passed)" = 0 ]
+check "check(item) passed once per answered request" \
+    within_users "$(check_count "$WORK/errors.run.json" item passed)" "$items"
+check "a checks threshold fails the run" jq -e '.verdict == "fail" and
+  ([.thresholds[] | select(.endpoint == "check:created") | .passed] == [false]) and
+  ([.thresholds[] | select(.endpoint == "check:item") | .passed] == [true])' "$WORK/errors.run.json"
 check "the workers logged the deadline" grep -q 'more than 2 ms of CPU without yielding' "$WORK/w1.log" "$WORK/w2.log"
 
 finish

@@ -121,9 +121,9 @@ static void test_rows_totals_and_errors(void **state)
         {"list", "GET", 7500, 0, 1500.0, lat_a},
         {"create", "POST", 2500, 3, 500.0, {0.30, 1.10, 1.00, 2.00, 2.50, 3.00, 150.0}},
     };
-    lc_report_error_t errors[] = {{"create", "status", 3}};
+    lc_report_error_t errors[] = {{"create", "status", 3, NULL}};
     lc_report_t r = {"run 3 checkout: finished", 5.0, rows, 2,
-                     {"Total", NULL, 10000, 3, 2000.0, lat_a}, errors, 1, 0, 0, 0};
+                     {"Total", NULL, 10000, 3, 2000.0, lat_a}, errors, 1, 0, 0, 0, NULL, 0};
     char *out = render(&r);
     assert_string_equal(out,
         "run 3 checkout: finished  (duration 5.0 s)\n" HEADER
@@ -139,7 +139,7 @@ static void test_rows_totals_and_errors(void **state)
 static void test_no_errors_section_and_no_title(void **state)
 {
     lc_report_row_t rows[] = {{"list", "GET", 1, 0, 1.0, lat_a}};
-    lc_report_t r = {NULL, 1.0, rows, 1, {NULL, NULL, 1, 0, 1.0, lat_a}, NULL, 0, 0, 0, 0};
+    lc_report_t r = {NULL, 1.0, rows, 1, {NULL, NULL, 1, 0, 1.0, lat_a}, NULL, 0, 0, 0, 0, NULL, 0};
     char *out = render(&r);
     assert_null(strstr(out, "Errors"));
     assert_memory_equal(out, "Name   Method  Requests", strlen("Name   Method  Requests"));
@@ -150,9 +150,9 @@ static void test_no_errors_section_and_no_title(void **state)
 static void test_missing_values_print_dashes(void **state)
 {
     lc_report_row_t rows[] = {{NULL, NULL, UINT64_MAX, UINT64_MAX, NAN, lat_unknown}};
-    lc_report_error_t errors[] = {{NULL, "connect", UINT64_MAX}};
+    lc_report_error_t errors[] = {{NULL, "connect", UINT64_MAX, NULL}};
     lc_report_t r = {"run 9 x: running", NAN, rows, 1,
-                     {"Total", NULL, UINT64_MAX, 0, NAN, lat_unknown}, errors, 1, 7, 3, 2};
+                     {"Total", NULL, UINT64_MAX, 0, NAN, lat_unknown}, errors, 1, 7, 3, 2, NULL, 0};
     char *out = render(&r);
     assert_string_equal(out,
         "run 9 x: running  (duration -)\n"
@@ -174,7 +174,7 @@ static void test_names_truncated_and_cleaned(void **state)
          lat_a},
         {"caf\xc3\xa9\n\x1b[2J\xff", "GET", 1, 0, 1.0, lat_a},
     };
-    lc_report_t r = {NULL, 1.0, rows, 2, {"Total", NULL, 2, 0, 2.0, lat_a}, NULL, 0, 0, 0, 0};
+    lc_report_t r = {NULL, 1.0, rows, 2, {"Total", NULL, 2, 0, 2.0, lat_a}, NULL, 0, 0, 0, 0, NULL, 0};
     char *out = render(&r);
     /* Cut at 40 columns ending in an ellipsis; OPTIONS fits its column. */
     assert_non_null(strstr(out, "\na-very-long-endpoint-name-that-goes-on-\xe2\x80\xa6  OPTIONS  "));
@@ -189,7 +189,7 @@ static void test_large_latencies_keep_width(void **state)
 {
     lc_report_latency_t big = {99.99, 123.0, 999.94, 1500.0, 12345.0, 99999.0, 100000.0};
     lc_report_row_t rows[] = {{"slow", "GET", 1, 1, 0.1, big}};
-    lc_report_t r = {NULL, 1.0, rows, 1, {"Total", NULL, 1, 1, 0.1, big}, NULL, 0, 0, 0, 0};
+    lc_report_t r = {NULL, 1.0, rows, 1, {"Total", NULL, 1, 1, 0.1, big}, NULL, 0, 0, 0, 0, NULL, 0};
     char *out = render(&r);
     assert_non_null(strstr(out,
         "\nslow   GET            1         1  0.1  99.99  123.0  999.9  1500  12345  99999  100000\n"));
@@ -207,10 +207,10 @@ static void test_huge_values_keep_columns_apart(void **state)
         {"idle", "GET", 0, 0, 0.0, zero},
         {"an-endpoint-name-of-sixty-characters-0123456789-abcdefghijkl", "POST", 7, 0, 0.5, lat_a},
     };
-    lc_report_error_t errors[] = {{"list", "status", 291439},
-                                  {rows[2].name, "connect_refused", 1000000000000ull}};
+    lc_report_error_t errors[] = {{"list", "status", 291439, NULL},
+                                  {rows[2].name, "connect_refused", 1000000000000ull, NULL}};
     lc_report_t r = {"run 1 big: finished", 3600.0, rows, 3,
-                     {"Total", NULL, 1000000000007ull, 291439, 145647.2, slow}, errors, 2, 0, 0, 0};
+                     {"Total", NULL, 1000000000007ull, 291439, 145647.2, slow}, errors, 2, 0, 0, 0, NULL, 0};
     char *out = render(&r);
     assert_null(strstr(out, "291439145646.7"));
     assert_non_null(strstr(out, " 1000000000000    291439  145646.7 "));
@@ -218,6 +218,27 @@ static void test_huge_values_keep_columns_apart(void **state)
     assert_aligned(out, report_titles, report_right, 12, 4, (const bool[]){false, true, false});
     const char *const error_titles[] = {"Endpoint", "Kind", "Count"};
     assert_aligned(out, error_titles, (const bool[]){false, false, true}, 3, 2, NULL);
+    free(out);
+}
+
+/* A first error message and the checks table; a message's control characters and
+ * escapes never reach the terminal. */
+static void test_first_messages_and_checks(void **state)
+{
+    lc_report_row_t rows[] = {{"login", "POST", 4, 2, 1.0, lat_a}};
+    lc_report_error_t errors[] = {
+        {"login", "script", 2, "journeys[0].steps[1]: [string \"journey\"]:3: boom\x1b[2J"},
+        {"login", "status", 1, NULL}};
+    lc_report_check_t checks[] = {{"status is 200", 3, 1}, {"has token", 4, 0}};
+    lc_report_t r = {NULL, 1.0, rows, 1, {"Total", NULL, 4, 2, 1.0, lat_a}, errors, 2, 0, 0, 0,
+                     checks, 2};
+    char *out = render(&r);
+    assert_non_null(strstr(out, "  first script error on login: journeys[0].steps[1]: "
+                                "[string \"journey\"]:3: boom?[2J\n"));
+    assert_null(strstr(out, "first status error"));
+    assert_null(strchr(out, '\x1b'));
+    assert_non_null(strstr(out, "Checks:\nCheck          Passed  Failed\n"
+                                "status is 200       3       1\nhas token           4       0\n"));
     free(out);
 }
 
@@ -230,7 +251,7 @@ static void test_labels_with_spaces_align(void **state)
         {"GET /items/${item}", "GET", 5, 5, 0.1, lat_a},
     };
     lc_report_t r = {NULL, 1.0, rows, 3, {"Total", NULL, 1012349, 17, 3374.6, lat_a}, NULL, 0, 0,
-                     0, 0};
+                     0, 0, NULL, 0};
     char *out = render(&r);
     assert_non_null(strstr(out, "\njourney buyer       -          12345"));
     assert_aligned(out, report_titles, report_right, 12, 4, (const bool[]){false, true, false});
@@ -391,6 +412,7 @@ int main(void)
         cmocka_unit_test(test_json_runs_and_workers),
         cmocka_unit_test(test_json_tables_fit_huge_values),
         cmocka_unit_test(test_progress_line),
+        cmocka_unit_test(test_first_messages_and_checks),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

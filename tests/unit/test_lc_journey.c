@@ -300,6 +300,21 @@ static void test_journey_thresholds(void **state)
                  "expected {journey:NAME}");
     expect_error("'journeys':[{'name':'a','steps':[{'path':'/'}]}],"
                  "'thresholds':{'iteration_duration':['rate<1']}", "iteration_duration");
+    /* checks: any name (scripts name them as they run), the share passed only. */
+    ok("'journeys':[{'name':'a','steps':[{'path':'/'}]}],"
+       "'thresholds':{'checks':['rate>0.9'],'checks{check:logged in}':['rate==1']}", &s);
+    assert_int_equal(s.thresholds[0].metric, LC_METRIC_CHECKS);
+    assert_null(s.thresholds[0].endpoint);
+    assert_string_equal(s.thresholds[1].endpoint, "check:logged in");
+    lc_threshold_label(&s.thresholds[1], label, sizeof label);
+    assert_string_equal(label, "checks{check:logged in} rate==1");
+    lc_scenario_free(&s);
+    expect_error("'journeys':[{'name':'a','steps':[{'path':'/'}]}],"
+                 "'thresholds':{'checks':['count>1']}", "rate>0.99");
+    expect_error("'journeys':[{'name':'a','steps':[{'path':'/'}]}],"
+                 "'thresholds':{'checks{check:}':['rate>0']}", "1 to 64 bytes");
+    expect_error("'journeys':[{'name':'a','steps':[{'path':'/'}]}],"
+                 "'thresholds':{'checks{endpoint:a}':['rate>0']}", "expected {check:NAME}");
 }
 
 

@@ -45,6 +45,20 @@ static void set_state(store_t *s, const char *state, uint64_t at, const char *re
     assert_int_equal(test_store_set_state(s, RUN, state, at, reason), 0);
 }
 
+/* A RunSeconds command of run 1 holding batch b alone. */
+static void apply_batch(store_t *s, Lc__StatsBatch *b)
+{
+    Lc__StatsBatch *bs[] = {b};
+    Lc__RunSeconds rs = LC__RUN_SECONDS__INIT;
+    rs.run = RUN;
+    rs.batches = bs;
+    rs.n_batches = 1;
+    Lc__Command cmd = LC__COMMAND__INIT;
+    cmd.cmd_case = LC__COMMAND__CMD_RUN_SECONDS;
+    cmd.run_seconds = &rs;
+    apply(s, &cmd);
+}
+
 /* One endpoint's counters with every request at latency_us; ep->hist.data is malloc'd. */
 static void endpoint(Lc__EndpointStats *ep, const char *name, uint64_t count, uint64_t failures,
                      uint64_t latency_us)
@@ -70,7 +84,6 @@ static store_t *store_with_run(uint64_t started_ms)
     store_t *s = test_store_open();
     assert_int_equal(test_store_create_run(s, RUN, "t", "{}", 2, started_ms), 0);
     set_state(s, "running", started_ms, "");
-    Lc__Command cmd = LC__COMMAND__INIT;
     Lc__EndpointStats list, create;
     endpoint(&list, "list", 100, 0, 2000);
     endpoint(&create, "create", 50, 5, 300000);
@@ -81,14 +94,7 @@ static store_t *store_with_run(uint64_t started_ms)
     b.seq = 1;
     b.endpoints = eps;
     b.n_endpoints = 2;
-    Lc__StatsBatch *bs[] = {&b};
-    Lc__RunSeconds rs = LC__RUN_SECONDS__INIT;
-    rs.run = RUN;
-    rs.batches = bs;
-    rs.n_batches = 1;
-    cmd.cmd_case = LC__COMMAND__CMD_RUN_SECONDS;
-    cmd.run_seconds = &rs;
-    apply(s, &cmd);
+    apply_batch(s, &b);
     free(list.hist.data);
     free(create.hist.data);
     return s;
@@ -249,6 +255,48 @@ static void test_aborted_run_fails(void **state)
     store_close(s);
 }
 
+/* checks: the share of script checks that passed, of one name or all; no check yet is no
+ * data (and fails); a name need not be known when the scenario is parsed. */
+static void test_checks_thresholds(void **state)
+{
+    store_t *s = store_with_run(1000);
+    Lc__CheckCount a = LC__CHECK_COUNT__INIT, b = LC__CHECK_COUNT__INIT;
+    a.name = "status 200";
+    a.passed = 99;
+    a.failed = 1;
+    b.name = "has token";
+    b.passed = 50;
+    b.failed = 50;
+    Lc__CheckCount *cs[] = {&a, &b};
+    Lc__StatsBatch batch = LC__STATS_BATCH__INIT;
+    batch.run = RUN;
+    batch.worker_id = "w1";
+    batch.seq = 2;
+    batch.checks = cs;
+    batch.n_checks = 2;
+    apply_batch(s, &batch);
+    lc_scenario_t sc;
+    parse_scenario("{\"checks\":[\"rate>0.9\"],\"checks{check:status 200}\":[\"rate>=0.99\"],"
+                   "\"checks{check:has token}\":[{\"threshold\":\"rate>0.9\","
+                   "\"abortOnFail\":true}],\"checks{check:never}\":[\"rate>0\"]}",
+                   &sc);
+    bool all;
+    json_t *res = run_thresholds_eval(s, RUN, &sc, 10000, &all);
+    assert_int_equal(json_array_size(res), 4);
+    expect_result(res, 0, NULL, "rate>0.9", 149.0 / 200, false);
+    expect_result(res, 1, "check:status 200", "rate>=0.99", 0.99, true);
+    expect_result(res, 2, "check:has token", "rate>0.9", 0.5, false);
+    expect_result(res, 3, "check:never", "rate>0", NAN, false);
+    assert_string_equal(json_string_value(json_object_get(json_array_get(res, 0), "metric")),
+                        "checks");
+    json_decref(res);
+    char why[256];
+    assert_true(run_thresholds_should_abort(s, RUN, &sc, 10000, why, sizeof why));
+    assert_non_null(strstr(why, "checks{check:has token} rate>0.9"));
+    lc_scenario_free(&sc);
+    store_close(s);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -256,6 +304,7 @@ int main(void)
         cmocka_unit_test(test_verdict_and_summary),
         cmocka_unit_test(test_abort_on_fail),
         cmocka_unit_test(test_aborted_run_fails),
+        cmocka_unit_test(test_checks_thresholds),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -187,6 +187,72 @@ static void test_checks(void **state)
     worker_stats_free(b);
 }
 
+/* A check name with control bytes and invalid UTF-8 is kept as text the master accepts;
+ * checks and first error messages go into the batch, and a run sends each (endpoint, kind)'s
+ * message once. */
+static void test_notes_and_checks_in_batch(void **state)
+{
+    (void)state;
+    worker_stats_t *eng = worker_stats_new(2), *acc = worker_stats_new(2);
+    worker_stats_check(eng, "bad\n\xff name", 10, false);
+    assert_string_equal(eng->checks->c[0].name, "bad \xef\xbf\xbd name");
+    worker_stats_error_note(eng, 1, WORKER_ERR_SCRIPT, "step %d: %s", 3, "boom\x01");
+    worker_stats_error_note(eng, 1, WORKER_ERR_SCRIPT, "second %s", "ignored");
+    assert_int_equal(eng->ep[1].errors[WORKER_ERR_SCRIPT], 2);
+    assert_string_equal(worker_stats_note(eng, 1, WORKER_ERR_SCRIPT), "step 3: boom ");
+    char big[1000];
+    memset(big, 'y', sizeof big - 1);
+    big[sizeof big - 1] = '\0';
+    worker_stats_error_note(eng, 0, WORKER_ERR_TEMPLATE, "%s", big);
+    assert_int_equal(strlen(worker_stats_note(eng, 0, WORKER_ERR_TEMPLATE)), WORKER_NOTE_MAX);
+    worker_stats_merge(acc, eng);
+    uint8_t sent[(2 * WORKER_ERR_KINDS + 7) / 8 + 1] = {0};
+    worker_stats_notes_once(acc, sent);
+    const worker_endpoint_t eps[2] = {{"a", "GET"}, {"b", "GET"}};
+    worker_batch_meta_t meta = {.run = 1, .worker_id = "w", .seq = 1};
+    uint8_t *frame;
+    size_t len;
+    assert_int_equal(worker_stats_encode_batch(acc, eps, &meta, &frame, &len), 0);
+    Lc__Envelope *env = decode_frame(frame, len);
+    Lc__StatsBatch *b = env->stats;
+    assert_int_equal(b->n_checks, 1);
+    assert_int_equal(b->checks[0]->failed, 1);
+    assert_int_equal(b->n_errors, 2);
+    for (size_t i = 0; i < b->n_errors; i++)
+        assert_true(strcmp(b->errors[i]->kind, "script") == 0
+                        ? strcmp(b->errors[i]->message, "step 3: boom ") == 0
+                        : strlen(b->errors[i]->message) == WORKER_NOTE_MAX);
+    lc__envelope__free_unpacked(env, NULL);
+    free(frame);
+    /* The next interval: the same errors again, their messages not sent a second time. */
+    worker_stats_reset(acc);
+    worker_stats_error_note(eng, 1, WORKER_ERR_SCRIPT, "again");
+    worker_stats_merge(acc, eng);
+    worker_stats_notes_once(acc, sent);
+    assert_null(worker_stats_note(acc, 1, WORKER_ERR_SCRIPT));
+    assert_int_equal(worker_stats_encode_batch(acc, eps, &meta, &frame, &len), 0);
+    env = decode_frame(frame, len);
+    for (size_t i = 0; i < env->stats->n_errors; i++)
+        assert_string_equal(env->stats->errors[i]->message, "");
+    lc__envelope__free_unpacked(env, NULL);
+    free(frame);
+    worker_stats_free(eng);
+    worker_stats_free(acc);
+}
+
+/* Past WORKER_NOTES_MAX (endpoint, kind)s a block notes no more, but counts every error. */
+static void test_notes_bounded(void **state)
+{
+    (void)state;
+    worker_stats_t *s = worker_stats_new(WORKER_NOTES_MAX + 4);
+    for (size_t ep = 0; ep < s->n; ep++)
+        worker_stats_error_note(s, ep, WORKER_ERR_SCRIPT, "ep %zu", ep);
+    assert_int_equal(s->notes->n, WORKER_NOTES_MAX);
+    assert_null(worker_stats_note(s, WORKER_NOTES_MAX, WORKER_ERR_SCRIPT));
+    assert_int_equal(s->ep[WORKER_NOTES_MAX + 3].errors[WORKER_ERR_SCRIPT], 1);
+    worker_stats_free(s);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -194,6 +260,8 @@ int main(void)
         cmocka_unit_test(test_batch_round_trip),
         cmocka_unit_test(test_empty_batch),
         cmocka_unit_test(test_checks),
+        cmocka_unit_test(test_notes_and_checks_in_batch),
+        cmocka_unit_test(test_notes_bounded),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -168,10 +168,151 @@ static void test_summed_command_equals_batch_by_batch(void **state)
     free(x);
 }
 
+/* One batch of RUN from worker "w" with seq, an error with message, and checks. */
+static void apply_noted_batch(store_t *s, uint64_t seq, const char *endpoint, const char *kind,
+                              const char *message, Lc__CheckCount **checks, size_t n_checks)
+{
+    Lc__ErrorCount err = LC__ERROR_COUNT__INIT;
+    err.endpoint = (char *)endpoint;
+    err.kind = (char *)kind;
+    err.count = 2;
+    err.message = (char *)message;
+    Lc__ErrorCount *errp[1] = {&err};
+    Lc__StatsBatch b = LC__STATS_BATCH__INIT;
+    b.run = RUN;
+    b.worker_id = "w";
+    b.seq = seq;
+    b.interval = 1;
+    b.n_errors = 1;
+    b.errors = errp;
+    b.n_checks = n_checks;
+    b.checks = checks;
+    Lc__StatsBatch *bp = &b;
+    apply_seconds(s, &bp, 1);
+}
+
+static const json_t *error_row(const json_t *run, const char *endpoint, const char *kind)
+{
+    size_t i;
+    const json_t *e;
+    json_array_foreach(json_object_get(run, "errors"), i, e)
+        if (strcmp(json_string_value(json_object_get(e, "endpoint")), endpoint) == 0 &&
+            strcmp(json_string_value(json_object_get(e, "kind")), kind) == 0)
+            return e;
+    return NULL;
+}
+
+/* The first message of (endpoint, kind) is kept and later ones ignored; past
+ * STORE_NOTES_MAX pairs a run keeps no more messages, but counts every error. */
+static void test_first_error_messages(void **state)
+{
+    (void)state;
+    store_t *s = store_with_run();
+    apply_noted_batch(s, 1, "login", "script", "journeys[0].steps[1]: boom at line 3", NULL, 0);
+    apply_noted_batch(s, 2, "login", "script", "a later message", NULL, 0);
+    apply_noted_batch(s, 3, "login", "status", "", NULL, 0);
+    for (int i = 0; i < STORE_NOTES_MAX + 5; i++) {
+        char ep[32];
+        snprintf(ep, sizeof ep, "ep%d", i);
+        apply_noted_batch(s, 10 + (uint64_t)i, ep, "script", "noted", NULL, 0);
+    }
+    json_t *run = store_run_json(s, RUN, 5000);
+    const json_t *e = error_row(run, "login", "script");
+    assert_non_null(e);
+    assert_int_equal(json_integer_value(json_object_get(e, "count")), 4);
+    assert_string_equal(json_string_value(json_object_get(e, "first_message")),
+                        "journeys[0].steps[1]: boom at line 3");
+    assert_null(json_object_get(error_row(run, "login", "status"), "first_message"));
+    size_t noted = 0, i;
+    json_array_foreach(json_object_get(run, "errors"), i, e)
+        noted += json_object_get(e, "first_message") != NULL;
+    assert_int_equal(noted, STORE_NOTES_MAX);
+    assert_non_null(error_row(run, "ep68", "script")); /* counted all the same */
+    json_decref(run);
+    store_close(s);
+}
+
+/* Checks sum by name across batches; a replay adds nothing; past STORE_CHECKS_MAX - 1 names
+ * new ones count as "(other)". */
+static void test_checks_summed_and_bounded(void **state)
+{
+    (void)state;
+    store_t *s = store_with_run();
+    Lc__CheckCount c[STORE_CHECKS_MAX + 10], *cp[STORE_CHECKS_MAX + 10];
+    char names[STORE_CHECKS_MAX + 10][16];
+    for (size_t i = 0; i < STORE_CHECKS_MAX + 10; i++) {
+        lc__check_count__init(&c[i]);
+        snprintf(names[i], sizeof names[i], "c%02zu", i);
+        c[i].name = names[i];
+        c[i].passed = 3;
+        c[i].failed = 1;
+        cp[i] = &c[i];
+    }
+    apply_noted_batch(s, 1, "login", "check", "", cp, 2);
+    apply_noted_batch(s, 2, "login", "check", "", cp, 1);
+    apply_noted_batch(s, 2, "login", "check", "", cp, 1); /* a replay */
+    apply_noted_batch(s, 3, "login", "check", "", cp, STORE_CHECKS_MAX + 10);
+    json_t *run = store_run_json(s, RUN, 5000);
+    const json_t *checks = json_object_get(run, "checks");
+    assert_int_equal(json_array_size(checks), STORE_CHECKS_MAX);
+    uint64_t passed = 0, c00 = 0, other = 0;
+    size_t i;
+    const json_t *row;
+    json_array_foreach(checks, i, row) {
+        const char *name = json_string_value(json_object_get(row, "name"));
+        uint64_t p = (uint64_t)json_integer_value(json_object_get(row, "passed"));
+        passed += p;
+        if (strcmp(name, "c00") == 0)
+            c00 = p;
+        if (strcmp(name, "(other)") == 0)
+            other = p;
+    }
+    assert_int_equal(c00, 9);
+    assert_int_equal(other, 3 * 11); /* c63 .. c73 */
+    assert_int_equal(passed, 3 * (2 + 1 + STORE_CHECKS_MAX + 10));
+    json_decref(run);
+    store_close(s);
+}
+
+/* Text a worker sends is checked like every other name: a control character in a message
+ * or a check name refuses the command. */
+static void test_hostile_texts_refused(void **state)
+{
+    (void)state;
+    Lc__ErrorCount err = LC__ERROR_COUNT__INIT;
+    err.endpoint = "login";
+    err.kind = "script";
+    err.message = "line 1\nline 2";
+    Lc__ErrorCount *errp[1] = {&err};
+    Lc__StatsBatch b = LC__STATS_BATCH__INIT;
+    b.worker_id = "w";
+    b.n_errors = 1;
+    b.errors = errp;
+    Lc__StatsBatch *bp = &b;
+    Lc__RunSeconds rs = LC__RUN_SECONDS__INIT;
+    rs.n_batches = 1;
+    rs.batches = &bp;
+    Lc__Command cmd = LC__COMMAND__INIT;
+    cmd.cmd_case = LC__COMMAND__CMD_RUN_SECONDS;
+    cmd.run_seconds = &rs;
+    assert_false(store_command_text_ok(&cmd));
+    err.message = "fine";
+    assert_true(store_command_text_ok(&cmd));
+    Lc__CheckCount c = LC__CHECK_COUNT__INIT;
+    c.name = "\x1b[2J";
+    Lc__CheckCount *cp = &c;
+    b.n_checks = 1;
+    b.checks = &cp;
+    assert_false(store_command_text_ok(&cmd));
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_summed_command_equals_batch_by_batch),
+        cmocka_unit_test(test_first_error_messages),
+        cmocka_unit_test(test_checks_summed_and_bounded),
+        cmocka_unit_test(test_hostile_texts_refused),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
