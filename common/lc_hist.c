@@ -248,11 +248,13 @@ int lc_hist_decode_add(lc_hist_t *h, const uint8_t *buf, size_t len)
     if (get_varint(buf, len, &pos, &hd.total) || get_varint(buf, len, &pos, &hd.sum) ||
         get_varint(buf, len, &pos, &hd.min) || get_varint(buf, len, &pos, &hd.max))
         return LC_EPROTO;
-    if (!header_ok(&hd) || walk_buckets(buf, len, pos, &hd, NULL) != 0)
-        return LC_EPROTO;
+    uint64_t total;
+    if (!header_ok(&hd) || walk_buckets(buf, len, pos, &hd, NULL) != 0 ||
+        __builtin_add_overflow(h->total, hd.total, &total))
+        return LC_EPROTO; /* no bucket can overflow if the total does not */
 
     walk_buckets(buf, len, pos, &hd, h);
-    h->total += hd.total;
+    h->total = total;
     h->sum += hd.sum;
     if (hd.min < h->min)
         h->min = hd.min;

@@ -43,7 +43,8 @@ uint64_t lc_hist_bucket_high(uint32_t bucket); /* inclusive */
  * Returns 0 or LC_ENOMEM. */
 int lc_hist_encode(const lc_hist_t *h, uint8_t **out, size_t *out_len);
 /* Decodes an encoding and adds it to h. Returns 0, or LC_EPROTO for a
- * truncated or inconsistent encoding (h unchanged then). */
+ * truncated or inconsistent encoding, or one whose counts would overflow h's
+ * (h unchanged then). */
 int lc_hist_decode_add(lc_hist_t *h, const uint8_t *buf, size_t len);
 /* The encoding of the merge of two encodings (len 0: an empty histogram),
  * exactly what encoding their dense merge gives, made in time linear in

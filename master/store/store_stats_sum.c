@@ -1,8 +1,10 @@
 /* store_stats_sum.c — the endpoint figures of a RunSeconds command's new
  * batches summed by (second, endpoint) and by endpoint before they are
  * written, so that a command of 200 batches upserts each row once, not 200
- * times. Histograms merge as encodings (lc_hist_merge_encoded); the sums are
- * the same whatever the batches' order, so every master writes the same. */
+ * times. Each group's histograms are decoded into one dense histogram and
+ * encoded once (merging encodings one by one cost the square of a group's
+ * size); the sums are the same whatever the batches' order, so every master
+ * writes the same bytes. */
 #include <assert.h>
 #include <stdlib.h>
 #include <string.h>
@@ -34,30 +36,32 @@ static int by_name(const void *pa, const void *pb)
     return c != 0 ? c : (a->order > b->order) - (a->order < b->order);
 }
 
-/* Adds e to sum (sum->e.hist.data malloc'd). A histogram that is not a valid
- * encoding is dropped with a warning, its counts kept, as a batch's alone
- * always was. */
-static int add_into(store_stats_sum_t *sum, const Lc__EndpointStats *e)
+/* Adds e's counts to sum and its histogram to acc (the group's, dense: each batch is
+ * decoded once, however many share the row). A histogram that is not a valid encoding is
+ * dropped with a warning, its counts kept, as a batch's alone always was. */
+static bool add_into(store_stats_sum_t *sum, lc_hist_t *acc, const Lc__EndpointStats *e)
 {
     sum->e.count += e->count;
     sum->e.failures += e->failures;
     sum->e.bytes += e->bytes;
     if (e->hist.len == 0)
+        return false;
+    if (lc_hist_decode_add(acc, e->hist.data, e->hist.len) == 0)
+        return true;
+    lc_warn("store", "msg=\"batch histogram is corrupt; counts kept, latencies dropped\"");
+    return false;
+}
+
+/* The group's histogram as sum's encoding (none when no batch brought one), the bytes
+ * lc_hist_merge_encoded of its batches' encodings would give. */
+static int finish_group(store_stats_sum_t *sum, const lc_hist_t *acc, bool any)
+{
+    if (!any)
         return 0;
-    uint8_t *merged;
-    size_t len;
-    int rv = lc_hist_merge_encoded(sum->e.hist.data, sum->e.hist.len, e->hist.data, e->hist.len,
-                                   &merged, &len);
-    if (rv == LC_EPROTO) {
-        lc_warn("store", "msg=\"batch histogram is corrupt; counts kept, latencies dropped\"");
-        return 0;
-    }
-    if (rv != 0)
-        return rv;
-    free(sum->e.hist.data);
-    sum->e.hist.data = merged;
+    size_t len = 0;
+    int rv = lc_hist_encode(acc, &sum->e.hist.data, &len);
     sum->e.hist.len = len;
-    return 0;
+    return rv;
 }
 
 /* Sums sorted items into *out, one row per run of equal keys (same(a, b)). */
@@ -65,22 +69,34 @@ static int sum_groups(const item_t *items, size_t n, bool by_t, store_stats_sum_
                       size_t *n_out)
 {
     store_stats_sum_t *rows = calloc(n > 0 ? n : 1, sizeof *rows);
-    if (rows == NULL)
+    lc_hist_t *acc = malloc(sizeof *acc);
+    if (rows == NULL || acc == NULL) {
+        free(rows);
+        free(acc);
         return LC_ENOMEM;
+    }
     size_t k = 0;
     int rv = 0;
+    bool any = false; /* the group has a histogram */
     for (size_t i = 0; i < n && rv == 0; i++) {
         bool same = k > 0 && strcmp(rows[k - 1].e.name, items[i].e->name) == 0 &&
                     (!by_t || rows[k - 1].t == items[i].t);
         if (!same) {
+            if (k > 0)
+                rv = finish_group(&rows[k - 1], acc, any);
             store_stats_sum_t *r = &rows[k++];
             lc__endpoint_stats__init(&r->e);
             r->t = by_t ? items[i].t : 0;
             r->e.name = items[i].e->name;     /* points into the command */
             r->e.method = items[i].e->method; /* the first the command gives */
+            lc_hist_init(acc);
+            any = false;
         }
-        rv = add_into(&rows[k - 1], items[i].e);
+        any = add_into(&rows[k - 1], acc, items[i].e) || any;
     }
+    if (rv == 0 && k > 0)
+        rv = finish_group(&rows[k - 1], acc, any);
+    free(acc);
     if (rv != 0) {
         store_stats_sums_free(rows, k);
         return rv;

@@ -494,6 +494,38 @@ static void test_merge_encoded_refuses_corrupt(void **state)
     free(a);
 }
 
+/* Adding an encoding whose total would overflow the histogram's is refused and changes
+ * nothing: as lc_hist_merge_encoded refuses it (the FSM's sums rely on both agreeing). */
+static void test_decode_add_refuses_overflow(void **state)
+{
+    (void)state;
+    lc_hist_t *big = calloc(1, sizeof *big), *h = calloc(1, sizeof *h), *before = malloc(sizeof *before);
+    lc_hist_init(big);
+    big->total = UINT64_MAX - 1;
+    big->counts[lc_hist_bucket_of(100)] = UINT64_MAX - 1;
+    big->min = big->max = 100;
+    big->sum = 100;
+    uint8_t *enc;
+    size_t len;
+    assert_int_equal(lc_hist_encode(big, &enc, &len), 0);
+    lc_hist_init(h);
+    lc_hist_record(h, 100);
+    lc_hist_record(h, 200);
+    memcpy(before, h, sizeof *h);
+    assert_int_equal(lc_hist_decode_add(h, enc, len), LC_EPROTO);
+    assert_memory_equal(h, before, sizeof *h);
+    uint8_t *small, *merged;
+    size_t small_len, merged_len;
+    assert_int_equal(lc_hist_encode(h, &small, &small_len), 0);
+    assert_int_equal(lc_hist_merge_encoded(small, small_len, enc, len, &merged, &merged_len),
+                     LC_EPROTO);
+    free(enc);
+    free(small);
+    free(big);
+    free(h);
+    free(before);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -511,6 +543,7 @@ int main(void)
         cmocka_unit_test(test_decode_bit_flips),
         cmocka_unit_test(test_merge_encoded),
         cmocka_unit_test(test_merge_encoded_refuses_corrupt),
+        cmocka_unit_test(test_decode_add_refuses_overflow),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
