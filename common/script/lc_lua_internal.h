@@ -86,6 +86,8 @@ int lc_lua_env_open(lua_State *L);
 void lc_lua_json_open(lua_State *L);
 /* Sets sha256, hmac_sha256, base64, uuid and time in the globals. */
 void lc_lua_lib_open(lua_State *L);
+/* luaL_error with printf's formats (Lua's own have no %zu or %u): the caller's line first. */
+int lc_lua_errorf(lua_State *L, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
 /* Frees a scratch buffer that grew past 64 KiB (a big document should not stay held). */
 void lc_lua_scratch_trim(lc_buf_t *b);
 

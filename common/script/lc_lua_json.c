@@ -42,7 +42,7 @@ typedef struct dec_s {
 
 static int dec_fail(dec_t *d, const char *what)
 {
-    return luaL_error(d->L, "json.decode: %s at byte %zu", what, d->c.pos + 1);
+    return lc_lua_errorf(d->L, "json.decode: %s at byte %zu", what, d->c.pos + 1);
 }
 
 /* The raw text of a JSON string (between its quotes), decoded, pushed. The sandbox's scratch
@@ -145,14 +145,14 @@ static void dec_object(dec_t *d, int depth)
 
 static void dec_value(dec_t *d, int depth, bool top)
 {
-    if (depth > LC_LUA_JSON_DEPTH_MAX)
-        luaL_error(d->L, "json.decode: nested deeper than %d at byte %zu", LC_LUA_JSON_DEPTH_MAX,
-                   d->c.pos + 1);
     if (++d->values % CHECK_EVERY == 0)
         lc_lua_limits_check(d->s, d->L);
     luaL_checkstack(d->L, 4, "json.decode: nested too deeply");
     jcursor_skip_ws(&d->c);
     int ch = jcursor_peek(&d->c);
+    if ((ch == '[' || ch == '{') && depth >= LC_LUA_JSON_DEPTH_MAX)
+        lc_lua_errorf(d->L, "json.decode: nested deeper than %d at byte %zu", LC_LUA_JSON_DEPTH_MAX,
+                   d->c.pos + 1);
     if (ch == '[')
         dec_array(d, depth);
     else if (ch == '{')
@@ -166,7 +166,7 @@ static void dec_value(dec_t *d, int depth, bool top)
 int lc_lua_json_push(lua_State *L, const char *text, size_t len)
 {
     if (len > LC_LUA_JSON_BYTES_MAX)
-        return luaL_error(L, "json.decode: %zu bytes, more than the %u allowed", len,
+        return lc_lua_errorf(L, "json.decode: %zu bytes, more than the %u allowed", len,
                           LC_LUA_JSON_BYTES_MAX);
     dec_t d = {.L = L, .s = lc_lua_from(L), .c = {text, len, 0}};
     dec_value(&d, 0, true);
@@ -203,7 +203,7 @@ static int enc_fail(enc_t *e, const char *fmt, const char *arg)
 static void enc_add(enc_t *e, const char *s, size_t len)
 {
     if (e->out->len + len > LC_LUA_JSON_BYTES_MAX)
-        luaL_error(e->L, "json.encode: the text would be more than %u bytes",
+        lc_lua_errorf(e->L, "json.encode: the text would be more than %u bytes",
                    LC_LUA_JSON_BYTES_MAX);
     if (lc_buf_append(e->out, s, len) != 0)
         enc_fail(e, "json.encode: %s", "out of memory");
@@ -294,7 +294,7 @@ static void enc_object(enc_t *e, int idx, int depth)
 static void enc_value(enc_t *e, int idx, int depth)
 {
     lua_State *L = e->L;
-    if (depth > LC_LUA_JSON_DEPTH_MAX)
+    if (depth >= LC_LUA_JSON_DEPTH_MAX && lua_type(L, idx) == LUA_TTABLE)
         luaL_error(L, "json.encode: nested deeper than %d (a table that holds itself?)",
                    LC_LUA_JSON_DEPTH_MAX);
     if (++e->values % CHECK_EVERY == 0)

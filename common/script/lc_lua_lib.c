@@ -1,6 +1,8 @@
 /* lc_lua_lib.c — the sandbox's libraries for tenant code beyond Lua's own: sha256, hmac_sha256
  * (hex digests, OpenSSL), base64.encode/decode, uuid() (v4) and time.now_ms(). */
+#include <stdarg.h>
 #include <stdint.h>
+#include <stdio.h>
 #include <string.h>
 #include <time.h>
 
@@ -14,6 +16,19 @@
 #include "lc_value.h"
 
 static const char hex_digits[] = "0123456789abcdef";
+
+int lc_lua_errorf(lua_State *L, const char *fmt, ...)
+{
+    char msg[512];
+    va_list ap;
+    va_start(ap, fmt);
+    vsnprintf(msg, sizeof msg, fmt, ap);
+    va_end(ap);
+    luaL_where(L, 1);
+    lua_pushstring(L, msg);
+    lua_concat(L, 2);
+    return lua_error(L);
+}
 
 /* Pushes n bytes as 2n lowercase hex digits. */
 static void push_hex(lua_State *L, const unsigned char *b, size_t n)
@@ -32,7 +47,7 @@ static const char *checked_bytes(lua_State *L, int arg, const char *fn, size_t *
 {
     const char *s = luaL_checklstring(L, arg, len);
     if (*len > LC_LUA_LIB_BYTES_MAX)
-        luaL_error(L, "%s: argument %d is %zu bytes, more than the %u allowed", fn, arg, *len,
+        lc_lua_errorf(L, "%s: argument %d is %zu bytes, more than the %u allowed", fn, arg, *len,
                    LC_LUA_LIB_BYTES_MAX);
     return s;
 }
@@ -123,7 +138,7 @@ static int l_b64_decode(lua_State *L)
     for (size_t i = 0; i < len; i++) {
         int v = b64_value((unsigned char)s[i]);
         if (v < 0)
-            return luaL_error(L, "base64.decode: not base64 (byte %zu)", i + 1);
+            return lc_lua_errorf(L, "base64.decode: not base64 (byte %zu)", i + 1);
         acc = acc << 6 | (uint32_t)v;
         bits += 6;
         if (bits >= 8) {
@@ -176,8 +191,20 @@ static void set_fn(lua_State *L, int t, const char *name, lua_CFunction fn)
     lua_rawset(L, t);
 }
 
+/* OpenSSL loads its providers and seeds its generator on first use, which takes longer
+ * than a step's deadline: that happens here, when the state is made, not in a user's step. */
+static void warm_up(void)
+{
+    unsigned char md[EVP_MAX_MD_SIZE], r[1];
+    unsigned int n;
+    EVP_Digest("", 0, md, &n, EVP_sha256(), NULL);
+    HMAC(EVP_sha256(), "", 0, (const unsigned char *)"", 0, md, &n);
+    RAND_bytes(r, sizeof r);
+}
+
 void lc_lua_lib_open(lua_State *L)
 {
+    warm_up();
     set_fn(L, LUA_GLOBALSINDEX, "sha256", l_sha256);
     set_fn(L, LUA_GLOBALSINDEX, "hmac_sha256", l_hmac_sha256);
     set_fn(L, LUA_GLOBALSINDEX, "uuid", l_uuid);
