@@ -200,7 +200,8 @@ static int resp_index(lua_State *L)
         lua_pushlightuserdata(L, (void *)&body_key);
         lua_rawget(L, 1);
         const char *b = lua_touserdata(L, -1);
-        lua_pushlstring(L, b != NULL ? b : "", b != NULL ? lua_objlen(L, -2) : 0);
+        size_t len = b != NULL ? lua_objlen(L, -1) : 0;
+        lua_pushlstring(L, b != NULL ? b : "", len);
     } else {
         size_t i = 0;
         while (i < sizeof methods / sizeof methods[0] && strcmp(k, methods[i].name) != 0)
