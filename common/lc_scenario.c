@@ -583,7 +583,7 @@ static int parse_root(lc_jp_t *p, json_t *root, lc_scenario_t *s)
         "name", "tenant", "target", "duration", "users", "spawn_rate", "think_time_ms",
         "arrival_rate", "max_users", "stages", "tls", "tasks", "thresholds", "policy",
         "connect_timeout_ms", "request_timeout_ms", "journeys", "feeders", "defaults", "script",
-        "modules", NULL};
+        "modules", "script_cpu_ms", "seed", NULL};
     int rv;
     if (!json_is_object(root))
         return lc_jp_fail(p, "scenario", NULL, "expected a JSON object");

@@ -20,6 +20,9 @@
 #define LC_SCENARIO_MAX_STAGES 100u
 #define LC_SCENARIO_MAX_HEADERS 64u
 #define LC_SCENARIO_MODULES_MAX 64u     /* as common/script's LC_LUA_MODULES_MAX */
+#define LC_SCENARIO_SCRIPT_CPU_MS_DEFAULT 2u /* as common/script's LC_LUA_DEADLINE_US_DEFAULT */
+#define LC_SCENARIO_SCRIPT_CPU_MS_MAX 50u    /* as its LC_LUA_DEADLINE_US_MAX */
+#define LC_SCENARIO_SEED_MAX ((1ULL << 53) - 1) /* a JSON number any parser keeps exactly */
 #define LC_SCENARIO_MODULE_NAME_MAX 64u /* as LC_LUA_MODULE_NAME_MAX */
 
 typedef struct lc_header_s {
@@ -89,6 +92,11 @@ typedef struct lc_scenario_s {
     size_t script_len;
     lc_script_module_t *modules;
     size_t n_modules;
+    /* "script_cpu_ms": the CPU deadline of each start or resume of a step's function, 1..50,
+     * default 2. "seed": the run's seed (0..2^53-1; default from the name), which seeds each
+     * user's math.random with its ${user_id}: the same seed, the same numbers. */
+    uint32_t script_cpu_ms;
+    uint64_t seed;
 } lc_scenario_t;
 
 /* The methods of the series that are not requests (journeys' iterations and groups). */

@@ -75,17 +75,45 @@ static int parse_modules(lc_jp_t *p, json_t *mods, lc_scenario_t *s)
     return 0;
 }
 
+/* FNV-1a of the scenario's name: the default seed, alike on every worker and every run. */
+static uint64_t name_seed(const char *name)
+{
+    uint64_t h = 0xcbf29ce484222325ULL;
+    for (const char *c = name; c != NULL && *c != '\0'; c++)
+        h = (h ^ (unsigned char)*c) * 0x100000001b3ULL;
+    return h & LC_SCENARIO_SEED_MAX;
+}
+
+/* "script_cpu_ms" (the CPU a step's function may run between two waits) and "seed". */
+static int parse_limits(lc_jp_t *p, json_t *root, lc_scenario_t *s)
+{
+    json_t *seed = json_object_get(root, "seed");
+    s->script_cpu_ms = LC_SCENARIO_SCRIPT_CPU_MS_DEFAULT;
+    s->seed = name_seed(s->name);
+    int rv = lc_jp_uint(p, root, "", "script_cpu_ms", 1, LC_SCENARIO_SCRIPT_CPU_MS_MAX,
+                        &s->script_cpu_ms);
+    if (rv == 0 && seed != NULL)
+        rv = lc_jp_uint_value(p, seed, "", "seed", 0, LC_SCENARIO_SEED_MAX, &s->seed);
+    return rv;
+}
+
 int lc_scenario_parse_script(lc_jp_t *p, json_t *root, lc_scenario_t *s)
 {
     assert(p != NULL && root != NULL && s != NULL);
     json_t *script = json_object_get(root, "script"), *mods = json_object_get(root, "modules");
+    int rv = parse_limits(p, root, s);
+    if (rv != 0)
+        return rv;
+    if (script == NULL && json_object_get(root, "script_cpu_ms") != NULL)
+        return lc_jp_fail(p, "", "script_cpu_ms", "needs a script (it bounds the CPU a lua "
+                                                  "step's function runs between two waits)");
     if (script == NULL)
         return mods == NULL ? 0 : lc_jp_fail(p, "", "modules", "needs a script (the modules "
                                                              "are what its require sees)");
     if (s->program == NULL)
         return lc_jp_fail(p, "", "script", "belongs to journeys (a lua step runs one of its "
                                            "functions; add \"journeys\")");
-    int rv = check_source(p, "", "script", script);
+    rv = check_source(p, "", "script", script);
     if (rv == 0)
         rv = copy_text(p, script, &s->script, &s->script_len);
     if (rv == 0 && mods != NULL)

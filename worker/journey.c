@@ -93,9 +93,7 @@ static void record_timer(worker_user_t *u, uint32_t timer, bool ok, uint64_t us)
     worker_stats_record_timer(u->run->stats, pl->first_timer + timer, ok, us);
 }
 
-/* Takes the feeder's next row for this user; false when the feeder is exhausted and its
- * policy stops the user. */
-static bool take_row(worker_user_t *u, uint32_t f)
+bool worker_journey_take_row(worker_user_t *u, uint32_t f)
 {
     const lc_feeder_t *fd = &prog_of(u)->feeders[f];
     worker_session_t *s = worker_journey_session(u);
@@ -120,7 +118,7 @@ static bool feed_auto(worker_user_t *u, uint8_t mode)
 {
     const lc_program_t *p = prog_of(u);
     for (uint32_t f = 0; f < p->n_feeders; f++)
-        if (p->feeders[f].mode == mode && !take_row(u, f))
+        if (p->feeders[f].mode == mode && !worker_journey_take_row(u, f))
             return false;
     return true;
 }
@@ -432,7 +430,7 @@ static bool run_op(worker_user_t *u)
         js->pc++;
         break;
     case LC_OP_FEED:
-        if (!take_row(u, op->a)) {
+        if (!worker_journey_take_row(u, op->a)) {
             worker_journey_wind_down(u);
             return false;
         }

@@ -343,8 +343,8 @@ static bool find_header(const worker_conn_result_t *res, const char *want, const
 /* A Location of the same origin as the request target made a request target in *out
  * (malloc'd): an absolute URL, a path, or (with r, the step answered) a reference relative to
  * that request's path. False: another origin or not a usable location. */
-static bool same_origin_target(worker_user_t *u, const lc_jreq_t *r, const char *loc, size_t len,
-                               char **out)
+static bool same_origin_target(worker_user_t *u, const lc_jreq_t *r, const char *script_base,
+                               const char *loc, size_t len, char **out)
 {
     const lc_url_t *url = &u->run->plan->scenario.url;
     char origin[320];
@@ -369,7 +369,7 @@ static bool same_origin_target(worker_user_t *u, const lc_jreq_t *r, const char 
         len = rlen == 0 ? 1 : rlen;
     }
     bool relative = lc_url_ref_is_relative(loc, len);
-    if (len == 0 || (relative && r == NULL) ||
+    if (len == 0 || (relative && r == NULL && script_base == NULL) ||
         (!relative && (loc[0] != '/' || (len > 1 && loc[1] == '/'))))
         return false; /* another origin ("//host", "http://other"), or relative to nothing */
     /* A path, or a reference relative to the answered request's: merged, dot segments and
@@ -377,6 +377,8 @@ static bool same_origin_target(worker_user_t *u, const lc_jreq_t *r, const char 
     char base[COOKIE_PATH_MAX] = "/", target[2 * COOKIE_PATH_MAX];
     if (r != NULL)
         answered_path(u, r, base);
+    else if (script_base != NULL)
+        target_path(script_base, strlen(script_base), base);
     if (!lc_url_ref_resolve(base, loc, len, target, sizeof target) ||
         !clean_target(target, strlen(target)))
         return false;
@@ -385,7 +387,13 @@ static bool same_origin_target(worker_user_t *u, const lc_jreq_t *r, const char 
 
 bool worker_journey_same_origin(worker_user_t *u, const char *loc, size_t len, char **out)
 {
-    return same_origin_target(u, NULL, loc, len, out);
+    return same_origin_target(u, NULL, NULL, loc, len, out);
+}
+
+bool worker_journey_script_location(worker_user_t *u, const char *base, const char *loc,
+                                    size_t len, char **out)
+{
+    return same_origin_target(u, NULL, base, loc, len, out);
 }
 
 static bool is_redirect(int status)
@@ -403,7 +411,7 @@ static int follow(worker_user_t *u, const lc_jreq_t *r, const worker_conn_result
     char *target = NULL;
     if (js->hops >= r->follow_redirects)
         return WORKER_ERR_REDIRECT; /* too many */
-    if (!find_header(res, "location", &loc, &len) || !same_origin_target(u, r, loc, len, &target))
+    if (!find_header(res, "location", &loc, &len) || !same_origin_target(u, r, NULL, loc, len, &target))
         return WORKER_ERR_REDIRECT;
     worker_stats_record(u->run->stats, r->endpoint, WORKER_KIND_OK, res->latency_us, res->bytes);
     if (u->run->plan->trace != NULL)

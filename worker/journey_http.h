@@ -41,6 +41,10 @@ void worker_journey_script_answered(worker_user_t *u, const worker_conn_result_t
 /* A Location or a script's URL of the same origin as the run's target as a request target
  * in *out (malloc'd); false: another origin, or not a path. */
 bool worker_journey_same_origin(worker_user_t *u, const char *loc, size_t len, char **out);
+/* The same for the Location of a script's redirect, which may also be relative to base (the
+ * target of the request it answers). */
+bool worker_journey_script_location(worker_user_t *u, const char *base, const char *loc,
+                                    size_t len, char **out);
 /* The latency to record for res (the open model's first request counts from when its
  * iteration was due). */
 uint64_t worker_journey_latency(worker_user_t *u, const worker_conn_result_t *res);
@@ -49,5 +53,8 @@ uint64_t worker_journey_latency(worker_user_t *u, const worker_conn_result_t *re
 void worker_journey_env(worker_user_t *u, lc_tpl_env_t *env, const char **missing);
 worker_session_t *worker_journey_session(worker_user_t *u);
 bool worker_journey_fail(worker_user_t *u, uint8_t on_error);
+/* Takes feeder f's next row for this user (a feed step, or a script's feed()); false when the
+ * feeder is exhausted and its policy stops the user (the run too, for stop_run). */
+bool worker_journey_take_row(worker_user_t *u, uint32_t f);
 
 #endif

@@ -59,17 +59,25 @@ int worker_lua_run_open(engine_run_t *r)
     if (lr == NULL)
         return LC_ENOMEM;
     lr->run = r;
+    lc_lua_host_fn_t host[32]; /* lc_lua_new copies what it needs */
+    size_t n_host = worker_lua_n_http_fns + worker_lua_n_host_fns;
+    assert(n_host <= sizeof host / sizeof host[0]);
+    memcpy(host, worker_lua_http_fns, worker_lua_n_http_fns * sizeof host[0]);
+    memcpy(host + worker_lua_n_http_fns, worker_lua_host_fns,
+           worker_lua_n_host_fns * sizeof host[0]);
     lc_lua_config_t cfg = {
         .script = pl->scenario.script,
         .script_len = pl->scenario.script_len,
         .modules = pl->lua_modules,
         .n_modules = pl->n_lua_modules,
-        .seed = worker_rng_next(&r->engine->rng) ^ r->id,
+        .deadline_us = pl->scenario.script_cpu_ms * 1000u,
+        .seed = pl->scenario.seed, /* the top level's; each user gets its own (lua_user) */
         .log = on_log,
         .log_ud = lr,
-        .host = worker_lua_host_fns,
-        .n_host = worker_lua_n_host_fns,
+        .host = host,
+        .n_host = n_host,
         .host_ud = lr,
+        .host_prelude = worker_lua_prelude,
     };
     char err[512];
     if (lc_lua_new(&lr->lua, &cfg, err, sizeof err) != 0) {
@@ -88,6 +96,7 @@ void worker_lua_run_close(engine_run_t *r)
     if (lr == NULL)
         return;
     assert(lr->current == NULL);
+    worker_lua_cache_free(lr);
     lc_lua_free(lr->lua);
     free(lr);
     r->lua = NULL;
@@ -115,6 +124,7 @@ static void drop_coroutine(worker_user_t *u)
     lu->co = NULL;
     lu->co_ref = LUA_NOREF;
     lu->wait = WORKER_LUA_IDLE;
+    lc_buf_free(&lu->hold);
 }
 
 /* A step's function failed: kind script on its endpoint, logged for the first few. */
@@ -140,14 +150,28 @@ static void script_failed(worker_user_t *u, uint32_t step, const char *err)
 /* After a start or resume returned rv: true when the user goes on with its next op now. */
 static bool after_run(worker_user_t *u, uint32_t step, int rv, const char *err)
 {
+    worker_lua_user_t *lu = u->js->lua;
+    uint8_t exit = lu != NULL ? lu->exit : WORKER_LUA_EXIT_NONE;
+    if (lu != NULL)
+        lu->exit = WORKER_LUA_EXIT_NONE;
     if (rv == LC_EAGAIN)
         return false; /* in http or sleep */
     if (rv == LC_OK) {
         u->js->pc++;
         return true;
     }
+    if (exit == WORKER_LUA_EXIT_USER) { /* feed(): its feeder is exhausted, as a feed step's */
+        drop_coroutine(u);
+        if (u->run->plan->trace != NULL)
+            worker_trace_note(u->run->plan->trace, "%s: %s", prog_of(u)->luas[step].path_json,
+                              err);
+        worker_journey_wind_down(u);
+        return false;
+    }
     script_failed(u, step, err);
-    return worker_journey_fail(u, prog_of(u)->luas[step].on_error);
+    /* fail(msg) ends the iteration whatever the step's on_error says. */
+    return worker_journey_fail(u, exit == WORKER_LUA_EXIT_FAIL ? LC_ON_ERROR_NEXT_ITERATION
+                                                               : prog_of(u)->luas[step].on_error);
 }
 
 static worker_lua_user_t *lua_user(worker_user_t *u)
@@ -156,6 +180,9 @@ static worker_lua_user_t *lua_user(worker_user_t *u)
     if (lu == NULL && (lu = calloc(1, sizeof *lu)) != NULL) {
         lu->co_ref = LUA_NOREF;
         lu->u_ref = LUA_NOREF;
+        /* math.random per user: the run's seed and ${user_id}, so a user draws the same
+         * numbers on any worker, in any run with that seed. */
+        lu->rng = lc_lua_rng_seed(u->run->plan->scenario.seed ^ (u->id * 0x9E3779B97F4A7C15ULL));
         u->js->lua = lu;
     }
     return lu;
@@ -174,9 +201,12 @@ static int start(worker_lua_run_t *lr, worker_user_t *u, uint32_t step, char *er
         return LC_ENOMEM;
     lu->step = step;
     lu->wait = WORKER_LUA_IDLE;
+    lu->exit = WORKER_LUA_EXIT_NONE;
     lr->current = u;
+    uint64_t was = lc_lua_rng_swap(lr->lua, lu->rng);
     int rv = lc_lua_start(lr->lua, lu->co, prog_of(u)->luas[step].fn, worker_lua_push_user, u,
                           err, len);
+    lu->rng = lc_lua_rng_swap(lr->lua, was);
     lr->current = NULL;
     return rv;
 }
@@ -204,7 +234,9 @@ static int resume(worker_user_t *u, lc_lua_push_cb push, void *ud, char *err, si
     assert(lr != NULL && lr->lua != NULL && lu != NULL && lu->co != NULL);
     lu->wait = WORKER_LUA_IDLE;
     lr->current = u;
+    uint64_t was = lc_lua_rng_swap(lr->lua, lu->rng);
     int rv = lc_lua_resume(lr->lua, lu->co, push, ud, err, len);
+    lu->rng = lc_lua_rng_swap(lr->lua, was);
     lr->current = NULL;
     return rv;
 }
@@ -249,17 +281,83 @@ void worker_lua_send(worker_user_t *u)
     lc_buf_free(&u->req); /* the transport copied what it could not send at once */
 }
 
-void worker_lua_done(worker_user_t *u, const worker_conn_result_t *res)
+static bool is_redirect(int status)
+{
+    return status == 301 || status == 302 || status == 303 || status == 307 || status == 308;
+}
+
+enum hop { HOP_NONE, HOP_SENT, HOP_FAILED };
+
+/* The Location of a 3xx the request may follow as a request target of the run's target
+ * (relative to the answered one) in *out; false: none, another origin, too many hops. */
+static bool hop_target(worker_user_t *u, const worker_conn_result_t *res, char **out)
 {
     worker_lua_user_t *lu = u->js->lua;
-    assert(lu != NULL && lu->co != NULL && lu->wait == WORKER_LUA_HTTP);
-    const lc_jlua_t *l = &prog_of(u)->luas[lu->step];
-    worker_lua_answer_t a = {.u = u, .res = res, .kind = res->kind};
-    if (a.kind == WORKER_KIND_OK && res->status >= 400)
-        a.kind = WORKER_ERR_STATUS; /* counted as a step's would be; the script goes on */
-    worker_journey_script_answered(u, res, l->cookies);
-    worker_stats_record(u->run->stats, lu->endpoint, a.kind, worker_journey_latency(u, res),
-                        res->bytes);
+    const char *name, *loc = NULL;
+    size_t pos = 0, len = 0;
+    while (loc == NULL && worker_conn_header_next(res, &pos, &name, &loc, &len))
+        if (strcmp(name, "location") != 0)
+            loc = NULL;
+    char base[1024] = "/";
+    if (lu->hold.data != NULL && lu->hold_target < sizeof base) {
+        memcpy(base, lu->hold.data, lu->hold_target);
+        base[lu->hold_target] = '\0';
+    }
+    return lu->hops < lu->follow && loc != NULL &&
+           worker_journey_script_location(u, base, loc, len, out);
+}
+
+/* Makes target the one the request keeps (for the next relative Location), then sends it. */
+static int send_hop(worker_user_t *u, int status, char *target)
+{
+    worker_lua_user_t *lu = u->js->lua;
+    size_t tlen = strlen(target), rest = lu->hold.len - lu->hold_target;
+    lc_buf_t moved = {0};
+    int rv = lc_buf_append(&moved, target, tlen);
+    if (rv == 0)
+        rv = lc_buf_append(&moved, lu->hold.data + lu->hold_target, rest);
+    free(target);
+    if (rv != 0) {
+        lc_buf_free(&moved);
+        return rv;
+    }
+    lc_buf_free(&lu->hold);
+    lu->hold = moved;
+    lu->hold_target = (uint32_t)tlen;
+    char *t = strndup(moved.data, tlen); /* send_script may not point into what it reads */
+    rv = t != NULL ? worker_lua_send_hop(u, status, t) : LC_ENOMEM;
+    free(t);
+    return rv;
+}
+
+/* A 3xx the request may follow (as a declarative step's: the hop counted on the endpoint,
+ * its cookies in the jar first): HOP_SENT, the next hop is on its way; HOP_FAILED, it could
+ * not be sent (the 3xx is gone); HOP_NONE, the script gets this answer, *kind redirect when
+ * it was one to follow but another origin, without Location or one hop too many. */
+static int follow(worker_user_t *u, const worker_conn_result_t *res, int *kind)
+{
+    worker_lua_user_t *lu = u->js->lua;
+    char *target = NULL;
+    if (*kind != WORKER_KIND_OK || !is_redirect(res->status) || lu->follow == 0 ||
+        worker_user_ending_now(u))
+        return HOP_NONE;
+    if (!hop_target(u, res, &target)) {
+        *kind = WORKER_ERR_REDIRECT;
+        return HOP_NONE;
+    }
+    worker_journey_script_answered(u, res, prog_of(u)->luas[lu->step].cookies);
+    worker_stats_record(u->run->stats, lu->endpoint, WORKER_KIND_OK,
+                        worker_journey_latency(u, res), res->bytes);
+    worker_conn_release(&u->conn);
+    return send_hop(u, res->status, target) == 0 ? HOP_SENT : HOP_FAILED;
+}
+
+/* The script's answer is res (recorded already): resumes its function with it. */
+static void answer(worker_user_t *u, const worker_conn_result_t *res, int kind)
+{
+    worker_lua_user_t *lu = u->js->lua;
+    worker_lua_answer_t a = {.u = u, .res = res, .kind = kind};
+    lc_buf_free(&lu->hold);
     if (ended_waiting(u)) {
         worker_conn_release(&u->conn);
         return;
@@ -270,6 +368,29 @@ void worker_lua_done(worker_user_t *u, const worker_conn_result_t *res)
     worker_conn_release(&u->conn); /* done by the push already, unless it failed */
     if (after_run(u, step, rv, err))
         worker_journey_resume(u);
+}
+
+void worker_lua_done(worker_user_t *u, const worker_conn_result_t *res)
+{
+    worker_lua_user_t *lu = u->js->lua;
+    assert(lu != NULL && lu->co != NULL && lu->wait == WORKER_LUA_HTTP);
+    int kind = res->kind;
+    int hop = follow(u, res, &kind);
+    if (hop == HOP_SENT)
+        return;
+    if (hop == HOP_FAILED) { /* out of memory: what the script sees is an aborted request */
+        static const worker_conn_result_t none = {.kind = WORKER_ERR_ABORTED,
+                                                  .latency_us = WORKER_NO_LATENCY};
+        worker_stats_error(u->run->stats, lu->endpoint, WORKER_ERR_ABORTED);
+        answer(u, &none, WORKER_ERR_ABORTED);
+        return;
+    }
+    if (kind == WORKER_KIND_OK && res->status >= 400)
+        kind = WORKER_ERR_STATUS; /* counted as a step's would be; the script goes on */
+    worker_journey_script_answered(u, res, prog_of(u)->luas[lu->step].cookies);
+    worker_stats_record(u->run->stats, lu->endpoint, kind, worker_journey_latency(u, res),
+                        res->bytes);
+    answer(u, res, kind);
 }
 
 void worker_lua_abandon(worker_user_t *u)

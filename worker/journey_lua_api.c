@@ -1,6 +1,6 @@
-/* journey_lua_api.c — what a lua step's function can call: http.get/post/put/patch/del (they
- * yield until the answer is in), sleep(ms), check(cond, name), and its u table (u.id,
- * u.iteration, u.vars: the user's journey variables, shared with the declarative steps). */
+/* journey_lua_api.c — what a lua step's function can call besides http.*: its u table (u.id,
+ * u.iteration, u.vars: the user's journey variables, shared with the declarative steps),
+ * sleep(ms), check(cond, name), fail(msg), group(name, fn) and feed(name). */
 #include <assert.h>
 #include <math.h>
 #include <stdarg.h>
@@ -26,24 +26,30 @@ static const lc_program_t *prog_of(const worker_user_t *u)
     return u->run->plan->program;
 }
 
-int worker_lua_error(lua_State *L, const char *fmt, ...)
+/* "script:12: " for the script's line: the first caller that is not the sandbox's prelude
+ * (a yielding function is called through one of its wrappers, group through its own). */
+static void where(lua_State *L, char *buf, size_t len)
 {
-    char msg[512];
-    va_list ap;
     lua_Debug ar;
-    va_start(ap, fmt);
-    vsnprintf(msg, sizeof msg, fmt, ap);
-    va_end(ap);
-    /* The script's line: the first caller that is not the sandbox's prelude (a yielding
-     * function is called through one of its wrappers). */
+    buf[0] = '\0';
     for (int level = 1; level <= 3; level++) {
         if (lua_getstack(L, level, &ar) && lua_getinfo(L, "Sl", &ar) && ar.currentline > 0 &&
             strcmp(ar.short_src, "sandbox") != 0) {
-            lua_pushfstring(L, "%s:%d: %s", ar.short_src, ar.currentline, msg);
-            return lua_error(L);
+            snprintf(buf, len, "%s:%d: ", ar.short_src, ar.currentline);
+            return;
         }
     }
-    lua_pushstring(L, msg);
+}
+
+int worker_lua_error(lua_State *L, const char *fmt, ...)
+{
+    char msg[512], at[128];
+    va_list ap;
+    va_start(ap, fmt);
+    vsnprintf(msg, sizeof msg, fmt, ap);
+    va_end(ap);
+    where(L, at, sizeof at);
+    lua_pushfstring(L, "%s%s", at, msg);
     return lua_error(L);
 }
 
@@ -216,267 +222,6 @@ int worker_lua_push_user(lua_State *co, void *ud)
     return 1;
 }
 
-/* ---- http.* ------------------------------------------------------------------------- */
-
-static bool token_char(unsigned char ch)
-{
-    return (ch >= 'a' && ch <= 'z') || (ch >= 'A' && ch <= 'Z') || (ch >= '0' && ch <= '9') ||
-           (ch != '\0' && strchr("!#$%&'*+-.^_`|~", ch) != NULL);
-}
-
-static bool header_name_ok(const char *s, size_t len)
-{
-    for (size_t i = 0; i < len; i++)
-        if (!token_char((unsigned char)s[i]))
-            return false;
-    return len > 0 && len <= HEADER_NAME_MAX;
-}
-
-static bool header_value_ok(const char *s, size_t len)
-{
-    return len <= HEADER_VALUE_MAX && memchr(s, '\r', len) == NULL &&
-           memchr(s, '\n', len) == NULL && memchr(s, '\0', len) == NULL;
-}
-
-/* One "name: value" of opts.headers (key at -2, value at -1) into out. */
-static void add_header(lua_State *L, const char *fn, lc_buf_t *out, worker_script_req_t *sr)
-{
-    static const char *const ours[] = {"Host", "Content-Length", "Transfer-Encoding", NULL};
-    size_t nlen, vlen;
-    if (lua_type(L, -2) != LUA_TSTRING || !(lua_type(L, -1) == LUA_TSTRING ||
-                                            lua_type(L, -1) == LUA_TNUMBER))
-        worker_lua_error(L, "%s: opts.headers: expected name = value strings", fn);
-    const char *name = lua_tolstring(L, -2, &nlen);
-    lua_pushvalue(L, -1); /* tolstring on a copy: converting the value in place is fine, but */
-    const char *value = lua_tolstring(L, -1, &vlen); /* not a habit to have next to lua_next */
-    if (!header_name_ok(name, nlen))
-        worker_lua_error(L, "%s: opts.headers: \"%s\" is not a header name", fn, name);
-    if (!header_value_ok(value, vlen))
-        worker_lua_error(L, "%s: opts.headers.%s: a CR, LF or NUL byte, or longer than %u bytes", fn,
-                   name, HEADER_VALUE_MAX);
-    for (size_t i = 0; ours[i] != NULL; i++)
-        if (strcasecmp(name, ours[i]) == 0)
-            worker_lua_error(L, "%s: opts.headers: %s is set by the worker", fn, ours[i]);
-    sr->sets_user_agent |= strcasecmp(name, "User-Agent") == 0;
-    if (lc_buf_append(out, name, nlen) != 0 || lc_buf_append(out, ": ", 2) != 0 ||
-        lc_buf_append(out, value, vlen) != 0 || lc_buf_append(out, "\r\n", 2) != 0)
-        worker_lua_error(L, "%s: out of memory", fn);
-    lua_pop(L, 1);
-}
-
-/* opts.headers (a table at idx) into the engine's body scratch, free while a host function
- * runs (nothing else renders on this thread meanwhile). */
-static void read_headers(lua_State *L, worker_user_t *u, const char *fn, int idx,
-                         worker_script_req_t *sr)
-{
-    lc_buf_t *out = &u->run->engine->body_scratch;
-    size_t n = 0;
-    out->len = 0;
-    if (lc_buf_append(out, "", 0) != 0)
-        worker_lua_error(L, "%s: out of memory", fn);
-    lua_pushnil(L);
-    while (lua_next(L, idx) != 0) {
-        if (++n > HEADERS_MAX)
-            worker_lua_error(L, "%s: opts.headers: more than %u", fn, HEADERS_MAX);
-        add_header(L, fn, out, sr);
-        lua_pop(L, 1);
-    }
-    sr->headers = out->data;
-    sr->headers_len = out->len;
-}
-
-/* opts: {headers = {...}, name = "endpoint", timeout_ms = n}, read raw. */
-static void read_opts(lua_State *L, worker_user_t *u, const char *fn, int idx,
-                      worker_script_req_t *sr, worker_lua_user_t *lu)
-{
-    if (lua_isnoneornil(L, idx))
-        return;
-    luaL_checktype(L, idx, LUA_TTABLE);
-    lua_pushliteral(L, "name");
-    lua_rawget(L, idx);
-    if (!lua_isnil(L, -1)) {
-        const char *name = lua_tostring(L, -1);
-        int ep = name != NULL ? lc_program_endpoint(prog_of(u), name) : -1;
-        if (ep < 0)
-            worker_lua_error(L, "%s: opts.name: no endpoint named \"%s\" (a lua step's \"endpoints\" "
-                       "names those its requests may be counted under)", fn, name ? name : "?");
-        lu->endpoint = (uint32_t)ep;
-    }
-    lua_pushliteral(L, "timeout_ms");
-    lua_rawget(L, idx);
-    if (!lua_isnil(L, -1)) {
-        lua_Number ms = lua_tonumber(L, -1);
-        if (!(ms >= 1 && ms <= 3600000))
-            worker_lua_error(L, "%s: opts.timeout_ms: expected 1 to 3600000", fn);
-        lu->timeout_ms = (uint32_t)ms;
-    }
-    lua_pushliteral(L, "headers");
-    lua_rawget(L, idx);
-    if (lua_istable(L, -1))
-        read_headers(L, u, fn, lua_gettop(L), sr);
-    else if (!lua_isnil(L, -1))
-        worker_lua_error(L, "%s: opts.headers: expected a table of name = value", fn);
-    lua_pop(L, 3);
-}
-
-/* The request target: a path on the run's target (its base path before it), or a URL of the
- * same origin. Anything else is another host: a script error. *owned: free it after. */
-static void read_target(lua_State *L, worker_user_t *u, const char *fn, worker_script_req_t *sr,
-                        char **owned)
-{
-    size_t len;
-    const char *path = luaL_checklstring(L, 1, &len);
-    const char *base = u->run->plan->scenario.url.base_path;
-    *owned = NULL;
-    if (len > 0 && path[0] == '/' && (len == 1 || path[1] != '/')) {
-        if (base[0] != '\0') {
-            lua_pushstring(L, base);
-            lua_pushvalue(L, 1);
-            lua_concat(L, 2);
-            path = lua_tolstring(L, -1, &len); /* on the stack until the call yields */
-        }
-        sr->target = path;
-        sr->target_len = len;
-        return;
-    }
-    if (!worker_journey_same_origin(u, path, len, owned))
-        worker_lua_error(L, "%s: \"%.200s\" is not a path of the run's target (%.200s): a script "
-                   "reaches its target only", fn, path, u->run->plan->scenario.target);
-    sr->target = *owned;
-    sr->target_len = strlen(*owned);
-}
-
-static int http_call(lua_State *L, const char *fn, const char *method, bool has_body)
-{
-    worker_user_t *u = worker_lua_current(L, fn);
-    worker_lua_user_t *lu = u->js->lua;
-    const lc_jlua_t *l = step_of(u);
-    worker_script_req_t sr = {.method = method, .headers = "", .cookies = l->cookies};
-    char *owned;
-    assert(lu != NULL && lu->wait == WORKER_LUA_IDLE);
-    lu->endpoint = l->endpoint;
-    lu->timeout_ms = l->timeout_ms;
-    lu->head = false;
-    luaL_checklstring(L, 1, NULL);
-    if (has_body) {
-        sr.body = lua_isnoneornil(L, 2) ? "" : luaL_checklstring(L, 2, &sr.body_len);
-    }
-    read_opts(L, u, fn, has_body ? 3 : 2, &sr, lu);
-    read_target(L, u, fn, &sr, &owned); /* last: nothing raises between it and the free */
-    lu->wait = WORKER_LUA_HTTP;
-    int rv = worker_journey_send_script(u, &sr);
-    free(owned);
-    if (rv != 0) {
-        lu->wait = WORKER_LUA_IDLE;
-        return worker_lua_error(L, "%s: %s", fn, rv == LC_EINVAL   ? "a space or a control byte in the path"
-                                           : rv == LC_ETOOBIG ? "the request is over 8 MiB"
-                                                              : "out of memory");
-    }
-    return lua_yield(L, 0);
-}
-
-static int l_get(lua_State *L)
-{
-    return http_call(L, "http.get", "GET", false);
-}
-
-static int l_post(lua_State *L)
-{
-    return http_call(L, "http.post", "POST", true);
-}
-
-static int l_put(lua_State *L)
-{
-    return http_call(L, "http.put", "PUT", true);
-}
-
-static int l_patch(lua_State *L)
-{
-    return http_call(L, "http.patch", "PATCH", true);
-}
-
-static int l_del(lua_State *L)
-{
-    return http_call(L, "http.del", "DELETE", false);
-}
-
-/* ---- the response ----------------------------------------------------------------------- */
-
-/* r.header(name) or r:header(name): the header, any case; nil when it did not come. */
-static int l_header(lua_State *L)
-{
-    int arg = lua_istable(L, 1) && lua_gettop(L) >= 2 ? 2 : 1;
-    size_t len;
-    const char *name = luaL_checklstring(L, arg, &len);
-    char low[HEADER_NAME_MAX + 1];
-    if (len > HEADER_NAME_MAX)
-        return 0;
-    for (size_t i = 0; i < len; i++)
-        low[i] = (char)(name[i] >= 'A' && name[i] <= 'Z' ? name[i] | 0x20 : name[i]);
-    lua_pushlstring(L, low, len);
-    lua_rawget(L, lua_upvalueindex(1));
-    return 1;
-}
-
-/* The response's headers (lowercase names; a repeated one's values joined with ", "). */
-static void push_headers(lua_State *L, const worker_conn_result_t *res)
-{
-    const char *name, *value;
-    size_t vlen, pos = 0;
-    lua_newtable(L);
-    while (worker_conn_header_next(res, &pos, &name, &value, &vlen)) {
-        lua_pushstring(L, name);
-        lua_pushvalue(L, -1);
-        lua_rawget(L, -3);
-        if (lua_isstring(L, -1)) {
-            lua_pushliteral(L, ", ");
-            lua_pushlstring(L, value, vlen);
-            lua_concat(L, 3);
-        } else {
-            lua_pop(L, 1);
-            lua_pushlstring(L, value, vlen);
-        }
-        lua_rawset(L, -3);
-    }
-}
-
-static void set_field(lua_State *L, const char *key)
-{
-    lua_pushstring(L, key);
-    lua_insert(L, -2);
-    lua_rawset(L, -3);
-}
-
-int worker_lua_push_response(lua_State *co, void *ud)
-{
-    const worker_lua_answer_t *a = ud;
-    const worker_conn_result_t *res = a->res;
-    bool complete = res->kind == WORKER_KIND_OK;
-    lua_createtable(co, 0, 8);
-    lua_pushnumber(co, complete ? res->status : 0);
-    set_field(co, "status");
-    lua_pushboolean(co, a->kind == WORKER_KIND_OK);
-    set_field(co, "ok");
-    if (a->kind != WORKER_KIND_OK) {
-        lua_pushstring(co, worker_err_kind_name(a->kind));
-        set_field(co, "error");
-    }
-    if (res->latency_us != WORKER_NO_LATENCY) {
-        lua_pushnumber(co, (double)res->latency_us / 1000.0);
-        set_field(co, "latency_ms");
-    }
-    lua_pushlstring(co, res->body != NULL ? res->body : "", res->body != NULL ? res->body_len : 0);
-    set_field(co, "body");
-    push_headers(co, res);
-    lua_pushliteral(co, "headers");
-    lua_pushvalue(co, -2);
-    lua_rawset(co, -4);
-    lua_pushcclosure(co, l_header, 1); /* takes the headers */
-    set_field(co, "header");
-    worker_conn_release(&a->u->conn); /* copied: the script's next request may reuse them */
-    return 1;
-}
-
 /* ---- sleep, check -------------------------------------------------------------------- */
 
 /* sleep(ms): on the user's timer; the coroutine yields until it fires. At least 1 ms: a
@@ -503,15 +248,106 @@ static int l_check(lua_State *L)
     const char *name = luaL_checklstring(L, 2, &len);
     worker_stats_check(u->run->stats, name, len, ok);
     if (!ok)
-        worker_stats_error(u->run->stats, step_of(u)->endpoint, WORKER_ERR_CHECK);
+        worker_stats_error_note(u->run->stats, step_of(u)->endpoint, WORKER_ERR_CHECK,
+                                "%s: check \"%.*s\" failed", step_of(u)->path_json,
+                                (int)(len < 64 ? len : 64), name);
     lua_pushboolean(L, ok);
     return 1;
 }
 
+/* ---- fail, group, feed ---------------------------------------------------------------- */
+
+/* fail(msg): the step's function ends here as a script error with msg, and so does the
+ * iteration (whatever the step's on_error; in on_stop, the next step runs). pcall cannot
+ * catch it. */
+static int l_fail(lua_State *L)
+{
+    worker_user_t *u = worker_lua_current(L, "fail");
+    const char *msg = lua_isnoneornil(L, 1) ? "failed" : luaL_checkstring(L, 1);
+    char at[128], text[512];
+    where(L, at, sizeof at);
+    snprintf(text, sizeof text, "%sfail: %s", at, msg);
+    u->js->lua->exit = WORKER_LUA_EXIT_FAIL;
+    return lc_lua_abort(L, text);
+}
+
+/* The group's timer and start: the private half of group() (worker_lua_prelude). */
+static int l_group_begin(lua_State *L)
+{
+    worker_user_t *u = worker_lua_current(L, "group");
+    const char *name = luaL_checkstring(L, 1);
+    luaL_checktype(L, 2, LUA_TFUNCTION);
+    int timer = lc_program_timer(prog_of(u), LC_TIMER_GROUP, name);
+    if (timer < 0)
+        return worker_lua_error(L, "group: no group named \"%.128s\" (a lua step's \"groups\" "
+                                "names those its function may use)", name);
+    lua_pushnumber(L, timer);
+    lua_pushnumber(L, (double)(uv_hrtime() / 1000u));
+    return 2;
+}
+
+/* Records the group's time (it ended without an error), returns what its function did. */
+static int l_group_end(lua_State *L)
+{
+    worker_user_t *u = worker_lua_current(L, "group");
+    uint32_t timer = (uint32_t)lua_tonumber(L, 1);
+    uint64_t t0 = (uint64_t)lua_tonumber(L, 2), now = uv_hrtime() / 1000u;
+    assert(timer < prog_of(u)->n_timers);
+    worker_stats_record_timer(u->run->stats, u->run->plan->first_timer + timer, true,
+                              now > t0 ? now - t0 : 0);
+    lua_remove(L, 1);
+    lua_remove(L, 1);
+    return lua_gettop(L);
+}
+
+/* Lua, so that fn may yield (http inside a group): a C function cannot yield across the call
+ * it makes. Errors in fn pass through unrecorded, as a declarative group's do. */
+const char worker_lua_prelude[] =
+    "local p = ...\n"
+    "local begin, finish = p.group_begin, p.group_end\n"
+    "function group(name, fn, ...)\n"
+    "  local g, t0 = begin(name, fn)\n"
+    "  return finish(g, t0, fn(...))\n"
+    "end\n";
+
+/* feed(name): the feeder's next row for this user, as a {column = value} table, taken as a
+ * feed step takes it (its mode and order; ${name.column} sees it too). An exhausted feeder
+ * whose on_exhausted stops the user (or the run) stops the user here. */
+static int l_feed(lua_State *L)
+{
+    worker_user_t *u = worker_lua_current(L, "feed");
+    const lc_program_t *p = prog_of(u);
+    const char *name = luaL_checkstring(L, 1);
+    uint32_t f = 0;
+    while (f < p->n_feeders && strcmp(p->feeders[f].name, name) != 0)
+        f++;
+    if (f == p->n_feeders)
+        return worker_lua_error(L, "feed: no feeder named \"%.128s\" (the scenario's "
+                                "\"feeders\" are those a script may feed from)", name);
+    if (!worker_journey_take_row(u, f)) {
+        char text[256];
+        snprintf(text, sizeof text, "feed: feeder %.128s is exhausted: the user stops", name);
+        u->js->lua->exit = WORKER_LUA_EXIT_USER;
+        return lc_lua_abort(L, text);
+    }
+    const lc_table_t *t = &p->feeders[f].table;
+    uint32_t row = u->js->session->rows[f];
+    lua_createtable(L, 0, (int)t->n_cols);
+    for (size_t c = 0; c < t->n_cols; c++) {
+        lc_value_t v = lc_table_cell(t, row, c);
+        lua_pushstring(L, t->cols[c]);
+        lua_pushlstring(L, v.data, v.len);
+        lua_rawset(L, -3);
+    }
+    return 1;
+}
+
 const lc_lua_host_fn_t worker_lua_host_fns[] = {
-    {"http", "get", l_get, LC_LUA_HOST_YIELDS},     {"http", "post", l_post, LC_LUA_HOST_YIELDS},
-    {"http", "put", l_put, LC_LUA_HOST_YIELDS},     {"http", "patch", l_patch, LC_LUA_HOST_YIELDS},
-    {"http", "del", l_del, LC_LUA_HOST_YIELDS},     {NULL, "sleep", l_sleep, LC_LUA_HOST_YIELDS},
+    {NULL, "sleep", l_sleep, LC_LUA_HOST_YIELDS},
     {NULL, "check", l_check, 0},
+    {NULL, "fail", l_fail, 0},
+    {NULL, "feed", l_feed, 0},
+    {NULL, "group_begin", l_group_begin, LC_LUA_HOST_PRIVATE},
+    {NULL, "group_end", l_group_end, LC_LUA_HOST_PRIVATE},
 };
 const size_t worker_lua_n_host_fns = sizeof worker_lua_host_fns / sizeof worker_lua_host_fns[0];

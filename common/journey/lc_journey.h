@@ -135,12 +135,14 @@ typedef struct lc_jreq_s {
 
 /* A lua step ({"lua": "fname"}): runs global function fn of the scenario's script in the
  * user's coroutine (worker/journey_lua.c). Its requests are counted on endpoint unless they
- * name another (opts.name: any endpoint of the program, "endpoints" adds some). */
+ * name another (opts.name: any endpoint of the program, "endpoints" adds some); "groups"
+ * adds group series its group(name, fn) calls may time (any group of the program). */
 typedef struct lc_jlua_s {
     char *path_json;    /* "journeys[0].steps[2]" */
     char *fn;           /* a Lua identifier */
     uint32_t endpoint;  /* "name", default "lua <fn>"; its script errors are counted here */
     uint32_t timeout_ms;/* of each request it sends */
+    uint32_t follow_redirects; /* hops its requests follow unless opts says; 0: the 3xx */
     bool cookies;       /* its requests send and store the user's cookies */
     uint8_t on_error;   /* enum lc_on_error: after a script error */
 } lc_jlua_t;

@@ -11,7 +11,8 @@
 #define NAME_MAX_LEN 128u
 #define SCAN_NAMES_MAX 4096u /* names past these are not counted as set by a lua step */
 
-static const char *const lua_fields[] = {"lua", "name", "endpoints", "timeout_ms", "cookies",
+static const char *const lua_fields[] = {"lua",     "name",     "endpoints", "groups",
+                                         "timeout_ms", "cookies", "follow_redirects",
                                          "on_error", NULL};
 
 static bool ident_char(char ch, bool first)
@@ -45,36 +46,62 @@ static int fn_name(jc_t *c, json_t *obj, const char *path, lc_jlua_t *l)
     return lc_jp_dup(&c->jp, json_string_value(v), &l->fn);
 }
 
-/* "name" (default "lua <fn>") is the step's endpoint; "endpoints" adds names its requests
- * may be counted under (opts.name), each an endpoint of method LUA unless a request step
- * has it already. */
-static int endpoints(jc_t *c, json_t *obj, const char *path, lc_jlua_t *l)
+/* obj[key], when there: an array of at most max names (1 to NAME_MAX_LEN characters, no
+ * control byte), each given to add (an endpoint or a group) with its JSON path. */
+static int names(jc_t *c, json_t *obj, const char *path, const char *key, size_t max,
+                 int (*add)(jc_t *c, const char *name, const char *where))
 {
-    char sub[JPATH_MAX], def[LC_JOURNEY_LUA_FN_MAX + 8];
-    char *name = NULL;
-    int rv = lc_jp_text(&c->jp, obj, path, "name", 1, NAME_MAX_LEN, &name);
-    snprintf(def, sizeof def, "lua %s", l->fn);
-    if (rv == 0)
-        rv = jc_endpoint(c, name != NULL ? name : def, LC_LUA_METHOD, path, "name", &l->endpoint);
-    free(name);
-    json_t *more = json_object_get(obj, "endpoints");
-    if (rv != 0 || more == NULL)
-        return rv;
-    if (!json_is_array(more) || json_array_size(more) > LC_JOURNEY_LUA_ENDPOINTS_MAX)
-        return lc_jp_fail(&c->jp, path, "endpoints", "expected an array of at most %u names",
-                          LC_JOURNEY_LUA_ENDPOINTS_MAX);
-    for (size_t i = 0; rv == 0 && i < json_array_size(more); i++) {
-        json_t *e = json_array_get(more, i);
-        uint32_t index;
-        jc_path(sub, "%s.endpoints[%zu]", path, i);
+    char sub[JPATH_MAX];
+    json_t *list = json_object_get(obj, key);
+    int rv = 0;
+    if (list == NULL)
+        return 0;
+    if (!json_is_array(list) || json_array_size(list) > max)
+        return lc_jp_fail(&c->jp, path, key, "expected an array of at most %zu names", max);
+    for (size_t i = 0; rv == 0 && i < json_array_size(list); i++) {
+        json_t *e = json_array_get(list, i);
+        jc_path(sub, "%s.%s[%zu]", path, key, i);
         if (!json_is_string(e) || json_string_length(e) == 0 ||
             json_string_length(e) > NAME_MAX_LEN)
             return lc_jp_fail(&c->jp, sub, NULL, "expected a name (1 to %u characters)",
                               NAME_MAX_LEN);
         if ((rv = lc_jp_controls(&c->jp, sub, NULL, "", json_string_value(e),
                                  json_string_length(e))) == 0)
-            rv = jc_endpoint(c, json_string_value(e), LC_LUA_METHOD, sub, NULL, &index);
+            rv = add(c, json_string_value(e), sub);
     }
+    return rv;
+}
+
+static int add_endpoint(jc_t *c, const char *name, const char *where)
+{
+    uint32_t index;
+    return jc_endpoint(c, name, LC_LUA_METHOD, where, NULL, &index);
+}
+
+/* A group group(name, fn) may time: a group series, shared with declarative groups of the
+ * same name. */
+static int add_group(jc_t *c, const char *name, const char *where)
+{
+    uint32_t index;
+    return jc_group(c, name, where, &index);
+}
+
+/* "name" (default "lua <fn>") is the step's endpoint; "endpoints" adds names its requests
+ * may be counted under (opts.name), each an endpoint of method LUA unless a request step
+ * has it already; "groups" adds the groups its function may time. */
+static int endpoints(jc_t *c, json_t *obj, const char *path, lc_jlua_t *l)
+{
+    char def[LC_JOURNEY_LUA_FN_MAX + 8];
+    char *name = NULL;
+    int rv = lc_jp_text(&c->jp, obj, path, "name", 1, NAME_MAX_LEN, &name);
+    snprintf(def, sizeof def, "lua %s", l->fn);
+    if (rv == 0)
+        rv = jc_endpoint(c, name != NULL ? name : def, LC_LUA_METHOD, path, "name", &l->endpoint);
+    free(name);
+    if (rv == 0)
+        rv = names(c, obj, path, "endpoints", LC_JOURNEY_LUA_ENDPOINTS_MAX, add_endpoint);
+    if (rv == 0)
+        rv = names(c, obj, path, "groups", LC_JOURNEY_GROUPS_MAX, add_group);
     return rv;
 }
 
@@ -82,11 +109,14 @@ static int compile_lua(jc_t *c, json_t *obj, const char *path, lc_jlua_t *l)
 {
     int rv;
     l->timeout_ms = c->defaults.timeout_ms;
+    l->follow_redirects = c->defaults.follow_redirects;
     l->cookies = c->defaults.cookies;
     l->on_error = c->defaults.on_error;
     if ((rv = lc_jp_fields(&c->jp, obj, path, lua_fields)) != 0 ||
         (rv = lc_jp_dup(&c->jp, path, &l->path_json)) != 0 || (rv = fn_name(c, obj, path, l)) != 0 ||
         (rv = endpoints(c, obj, path, l)) != 0 ||
+        (rv = lc_jp_uint(&c->jp, obj, path, "follow_redirects", 0, LC_JOURNEY_REDIRECTS_MAX,
+                         &l->follow_redirects)) != 0 ||
         (rv = lc_jp_uint(&c->jp, obj, path, "timeout_ms", 1, TIMEOUT_MAX_MS, &l->timeout_ms)) != 0 ||
         (rv = lc_jp_bool(&c->jp, obj, path, "cookies", &l->cookies)) != 0)
         return rv;

@@ -135,13 +135,21 @@ static int l_collectgarbage(lua_State *L)
 
 /* ---- math.random: the run's own generator ------------------------------------------- */
 
-static uint64_t mix_seed(uint64_t x)
+uint64_t lc_lua_rng_seed(uint64_t x)
 {
     x += 0x9E3779B97F4A7C15ULL; /* splitmix64: any seed, 0 included, gives a good state */
     x = (x ^ (x >> 30)) * 0xBF58476D1CE4E5B9ULL;
     x = (x ^ (x >> 27)) * 0x94D049BB133111EBULL;
     x ^= x >> 31;
     return x != 0 ? x : 1;
+}
+
+uint64_t lc_lua_rng_swap(lc_lua_t *s, uint64_t state)
+{
+    assert(s != NULL && state != 0);
+    uint64_t was = s->rng;
+    s->rng = state;
+    return was;
 }
 
 static int l_random(lua_State *L)
@@ -174,7 +182,7 @@ static int l_randomseed(lua_State *L)
     double x = luaL_checknumber(L, 1);
     uint64_t bits;
     memcpy(&bits, &x, sizeof bits);
-    s->rng = mix_seed(bits);
+    s->rng = lc_lua_rng_seed(bits);
     return 0;
 }
 
@@ -396,12 +404,30 @@ static void push_namespace(lua_State *L, const char *ns)
     lua_rawset(L, LUA_GLOBALSINDEX);
 }
 
+/* Runs the config's host prelude with the private host functions (the table at priv). */
+static void run_host_prelude(lua_State *L, int priv, const lc_lua_config_t *cfg)
+{
+    if (cfg->host_prelude == NULL)
+        return;
+    if (luaL_loadbuffer(L, cfg->host_prelude, strlen(cfg->host_prelude), "=sandbox") != 0)
+        lua_error(L);
+    lua_pushvalue(L, priv);
+    lua_call(L, 1, 0);
+}
+
 /* wrappers: the prelude's table, at index w. */
 static void open_host(lua_State *L, int w, const lc_lua_config_t *cfg)
 {
     int http = 0;
+    lua_newtable(L);
+    int priv = lua_gettop(L);
     for (size_t i = 0; i < cfg->n_host; i++) {
         const lc_lua_host_fn_t *h = &cfg->host[i];
+        if (h->flags & LC_LUA_HOST_PRIVATE) {
+            lua_pushcfunction(L, h->fn);
+            lua_setfield(L, priv, h->name);
+            continue;
+        }
         if (h->ns != NULL) {
             push_namespace(L, h->ns);
             http |= strcmp(h->ns, "http") == 0;
@@ -421,6 +447,8 @@ static void open_host(lua_State *L, int w, const lc_lua_config_t *cfg)
     }
     if (!http)
         open_http_stub(L);
+    run_host_prelude(L, priv, cfg);
+    lua_pop(L, 1);
 }
 
 /* ---- building it ---------------------------------------------------------------------- */
@@ -563,12 +591,14 @@ int lc_lua_env_open(lua_State *L)
     lc_lua_t *s = lc_lua_from(L);
     assert(cfg != NULL && s != NULL);
     lua_settop(L, 0);
-    s->rng = mix_seed(cfg->seed);
+    s->rng = lc_lua_rng_seed(cfg->seed);
     open_libs(L);
     run_prelude(L);
     int w = lua_gettop(L);
     open_lib_tables(L, w);
     open_base(L, w);
+    lc_lua_json_open(L);
+    lc_lua_lib_open(L);
     lua_getfield(L, w, "run");
     s->run_ref = luaL_ref(L, LUA_REGISTRYINDEX);
     open_host(L, w, cfg);

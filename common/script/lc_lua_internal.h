@@ -8,11 +8,16 @@
 
 #include <lua.h>
 
+#include "lc_buf.h"
 #include "lc_lua_sandbox.h"
+
+/* Bytes one call of sha256, hmac_sha256 or base64 may take: a digest is one C call the count
+ * hook cannot interrupt, and 8 MiB hash in ~4 ms here. */
+#define LC_LUA_LIB_BYTES_MAX (8u << 20)
 
 /* Why the running start/resume is being unwound; such an error cannot be caught by the
  * script (pcall and xpcall pass it on). */
-enum { LC_LUA_ABORT_NONE = 0, LC_LUA_ABORT_DEADLINE, LC_LUA_ABORT_CSTACK };
+enum { LC_LUA_ABORT_NONE = 0, LC_LUA_ABORT_DEADLINE, LC_LUA_ABORT_CSTACK, LC_LUA_ABORT_HOST };
 
 typedef struct lc_lua_mod_s {
     char *name;
@@ -37,7 +42,7 @@ struct lc_lua_s {
     const char *armed_what;      /* "the step", "the script's top level" */
     uintptr_t cstack_base;       /* frame address where the run entered Lua */
     int abort;                   /* LC_LUA_ABORT_* */
-    char abort_msg[256];
+    char abort_msg[512];
     uint32_t deadline_us, load_deadline_us;
     uint64_t deadline_hits;
     lua_State *running;          /* the coroutine being started or resumed */
@@ -58,6 +63,8 @@ struct lc_lua_s {
     uint64_t log_refill_ns;
     uint32_t log_burst, log_per_sec;
     uint64_t log_lines, log_dropped, log_unreported;
+    /* json.encode/decode: C buffers the sandbox owns, so an error raised midway leaks nothing */
+    lc_buf_t scratch, json_out;
     /* require() */
     lc_lua_mod_t *mods;
     size_t n_mods;
@@ -74,6 +81,15 @@ lc_lua_t *lc_lua_self(lua_State *L);
 /* Builds the globals: the allowed libraries, the wrappers, print, random, require, the host
  * functions. Runs in a protected call on s->L with cfg on the stack as a light userdata. */
 int lc_lua_env_open(lua_State *L);
+
+/* Sets json (json.encode, json.decode, json.null) in the globals. */
+void lc_lua_json_open(lua_State *L);
+/* Sets sha256, hmac_sha256, base64, uuid and time in the globals. */
+void lc_lua_lib_open(lua_State *L);
+/* luaL_error with printf's formats (Lua's own have no %zu or %u): the caller's line first. */
+int lc_lua_errorf(lua_State *L, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+/* Frees a scratch buffer that grew past 64 KiB (a big document should not stay held). */
+void lc_lua_scratch_trim(lc_buf_t *b);
 
 /* Replaces string.find/match/gmatch/gsub (table at the top of L's stack) with versions
  * that count their steps against the deadline. */

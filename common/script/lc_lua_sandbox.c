@@ -156,6 +156,17 @@ static int raise_abort(lc_lua_t *s, lua_State *L, int why, int level)
     return lua_error(L);
 }
 
+int lc_lua_abort(lua_State *L, const char *msg)
+{
+    lc_lua_t *s = lc_lua_from(L);
+    assert(s != NULL && msg != NULL);
+    if (s->abort == LC_LUA_ABORT_NONE) {
+        s->abort = LC_LUA_ABORT_HOST;
+        snprintf(s->abort_msg, sizeof s->abort_msg, "%s", msg);
+    }
+    return raise_abort(s, L, s->abort, 1);
+}
+
 static int check(lc_lua_t *s, lua_State *L, int level)
 {
     if (s->abort != LC_LUA_ABORT_NONE)
@@ -173,6 +184,11 @@ static int check(lc_lua_t *s, lua_State *L, int level)
 void lc_lua_limits_check(lc_lua_t *s, lua_State *L)
 {
     check(s, L, 1);
+}
+
+void lc_lua_check_limits(lua_State *L)
+{
+    check(lc_lua_from(L), L, 1);
 }
 
 static void count_hook(lua_State *L, lua_Debug *ar)
@@ -247,6 +263,8 @@ static void error_text(lc_lua_t *s, lua_State *L, int status, uint64_t refused_b
 
 static int status_code(int status, int why)
 {
+    if (why == LC_LUA_ABORT_HOST)
+        return LC_EINVAL;
     if (why != LC_LUA_ABORT_NONE)
         return LC_ETOOBIG;
     return status == LUA_ERRMEM ? LC_ENOMEM : LC_EINVAL;
@@ -476,6 +494,8 @@ void lc_lua_free(lc_lua_t *s)
         free(s->mods[i].src);
     }
     free(s->mods);
+    lc_buf_free(&s->scratch);
+    lc_buf_free(&s->json_out);
     free(s);
 }
 

@@ -19,6 +19,8 @@
 #define LC_LUA_CSTACK_MAX ((size_t)1 << 20) /* C stack a resume may use (gsub callbacks...) */
 #define LC_LUA_MODULES_MAX 64u
 #define LC_LUA_MODULE_NAME_MAX 64u
+#define LC_LUA_JSON_DEPTH_MAX 64        /* arrays and objects nested, encode and decode */
+#define LC_LUA_JSON_BYTES_MAX (8u << 20) /* a text json.decode reads or json.encode writes */
 
 typedef struct lc_lua_s lc_lua_t;
 
@@ -41,7 +43,7 @@ typedef int (*lc_lua_push_cb)(lua_State *co, void *ud);
 /* A host function flagged YIELDS ends with `return lua_yield(L, 0)` (or raises); the engine
  * later calls lc_lua_resume with a push callback, and what that pushes is what the call
  * returns to the script. Unflagged functions return normally. */
-enum { LC_LUA_HOST_YIELDS = 1u };
+enum { LC_LUA_HOST_YIELDS = 1u, LC_LUA_HOST_PRIVATE = 2u };
 
 typedef struct lc_lua_host_fn_s {
     const char *ns;   /* global table it goes in ("http"), created if absent; NULL: a global */
@@ -69,6 +71,11 @@ typedef struct lc_lua_config_s {
     const lc_lua_host_fn_t *host;
     size_t n_host;
     void *host_ud;
+    /* Trusted Lua (the engine's: chunk "sandbox", so errors point at the script's line, not
+     * here) run once before the script, with a table of the PRIVATE host functions (name ->
+     * function) as its argument: for globals that must be Lua to yield through (group).
+     * Globals it sets count as the sandbox's own. NULL: none. */
+    const char *host_prelude;
     /* Tests: 1 wraps LuaJIT's own allocator (the path for builds that refuse lua_newstate
      * with ours) even where ours is accepted. */
     int force_wrapped_alloc;
@@ -115,6 +122,29 @@ int lc_lua_start(lc_lua_t *s, lua_State *co, const char *fn, lc_lua_push_cb push
  * same results as lc_lua_start. Must not be called from inside a host function. */
 int lc_lua_resume(lc_lua_t *s, lua_State *co, lc_lua_push_cb push, void *ud, char *errmsg,
                   size_t errlen);
+
+/* In a host function: raises msg as an error the script cannot catch (pcall and xpcall pass
+ * it on, as they do the deadline); the start or resume then returns LC_EINVAL with errmsg
+ * "script: <msg>". For fail(): it ends the step whatever the script wraps it in. */
+int lc_lua_abort(lua_State *L, const char *msg);
+
+/* In a host function that worked long in C (a regex over a big body): raises the deadline's
+ * error when it has passed, as the count hook would at the next instruction. */
+void lc_lua_check_limits(lua_State *L);
+
+/* Decodes text as JSON and pushes the value (tables for objects and arrays, json.null for
+ * null), as json.decode does; raises "json.decode: ..." on bad or oversized input. Only
+ * inside a run (a host function, a push callback). */
+int lc_lua_json_push(lua_State *L, const char *text, size_t len);
+
+/* Pushes the value at idx as JSON text, as json.encode does (raises "json.encode: ..."). */
+int lc_lua_json_encode(lua_State *L, int idx);
+
+/* math.random's generator: the state a seed starts it in, and a swap of the state in use
+ * (the engine keeps one per user and swaps it in around each start and resume, so a user's
+ * numbers depend on its seed only). Returns the state that was in use. */
+uint64_t lc_lua_rng_seed(uint64_t seed);
+uint64_t lc_lua_rng_swap(lc_lua_t *s, uint64_t state);
 
 /* In a host function: the sandbox L belongs to, and the config's host_ud. */
 lc_lua_t *lc_lua_from(lua_State *L);

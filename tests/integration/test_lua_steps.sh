@@ -183,6 +183,8 @@ check "the first script error is kept with its step and line" \
     grep -q 'journeys\[0\].steps\[0\]: script:5: attempt to index' <<<"$(first_of "$WORK/errors.run.json" "lua broken" script)"
 check "the deadline's message is kept for the endless loop" \
     grep -q 'more than 2 ms of CPU' <<<"$(first_of "$WORK/errors.run.json" "lua spin" script)"
+check "a failed check keeps its name as the first message" \
+    grep -q 'journeys\[0\].steps\[0\]: check "created" failed' <<<"$(first_of "$WORK/errors.run.json" "lua broken" check)"
 ctl_show() { timeout 10 "$LC_BIN/loadctl" --master "$API" show "$1"; }
 ctl_show "$eid" >"$WORK/errors.show" 2>&1 || true
 check "loadctl show prints the first message" grep -q 'first script error on lua broken: .*script:5:' "$WORK/errors.show"

@@ -14,10 +14,14 @@
 
 #include <cmocka.h>
 
+#include <pthread.h>
+#include <stdatomic.h>
+
 #include "engine.h"
 #include "journey.h"
 #include "journey_lua.h"
 #include "lc_err.h"
+#include "lc_http_server.h"
 #include "plan.h"
 #include "stats.h"
 #include "user.h"
@@ -35,12 +39,12 @@ typedef struct fx_s {
     FILE *trace_out;
 } fx_t;
 
-/* A scenario (JSON with ' for ") against 127.0.0.1:1, where nothing listens. */
-static void fx_open(fx_t *f, const char *script, const char *journeys)
+/* A scenario (JSON with ' for ") against 127.0.0.1:port (1: nothing listens there). */
+static void fx_open_at(fx_t *f, uint16_t port, const char *script, const char *journeys)
 {
     char doc[DOC_MAX], err[512];
-    int n = snprintf(doc, sizeof doc, "{'name':'t','target':'http://127.0.0.1:1','duration':5,"
-                                      "'connect_timeout_ms':2000,'script':'%s',%s}", script,
+    int n = snprintf(doc, sizeof doc, "{'name':'t','target':'http://127.0.0.1:%u','duration':5,"
+                                      "'connect_timeout_ms':2000,'script':'%s',%s}", port, script,
                      journeys);
     assert_true(n > 0 && (size_t)n < sizeof doc);
     for (char *c = doc; *c != '\0'; c++)
@@ -51,7 +55,7 @@ static void fx_open(fx_t *f, const char *script, const char *journeys)
         fail_msg("parse: %s", err);
     if (worker_plan_build(&f->plan, &sc, err, sizeof err) != 0)
         fail_msg("plan: %s", err);
-    uv_ip4_addr("127.0.0.1", 1, (struct sockaddr_in *)&f->plan->addr);
+    uv_ip4_addr("127.0.0.1", port, (struct sockaddr_in *)&f->plan->addr);
     f->trace_out = open_memstream(&f->trace_text, &f->trace_len);
     worker_trace_init(&f->trace, f->trace_out);
     f->plan->trace = &f->trace;
@@ -67,6 +71,11 @@ static void fx_open(fx_t *f, const char *script, const char *journeys)
     f->r->t0_ns = uv_hrtime();
     assert_non_null(f->r->stats = worker_stats_new(f->plan->n_endpoints));
     assert_int_equal(worker_lua_run_open(f->r), 0);
+}
+
+static void fx_open(fx_t *f, const char *script, const char *journeys)
+{
+    fx_open_at(f, 1, script, journeys);
 }
 
 /* One user, id 1, through one iteration until it is freed. */
@@ -266,6 +275,257 @@ static void test_top_level(void **state)
     lc_scenario_free(&sc);
 }
 
+/* ---- against a server: a thread of its own with lc_http_server ------------------------ */
+
+typedef struct srv_s {
+    uv_loop_t loop;
+    uv_async_t stop;
+    lc_http_server_t *http;
+    pthread_t thread;
+    uint16_t port;
+    atomic_uint hits;
+} srv_t;
+
+static void srv_handle(void *arg, lc_http_exchange_t *ex, const lc_http_request_t *req)
+{
+    srv_t *sv = arg;
+    char body[512];
+    atomic_fetch_add(&sv->hits, 1);
+    if (strcmp(req->method, "HEAD") == 0) {
+        lc_http_exchange_respond(ex, 200, "text/plain", "", 0, "X-Head: 1\r\n");
+    } else if (strcmp(req->path, "/json") == 0) {
+        static const char doc[] = "{\"items\":[{\"id\":7},{\"id\":8}],\"name\":\"x\",\"ok\":true,"
+                                  "\"n\":null}";
+        lc_http_exchange_respond(ex, 200, "application/json", doc, sizeof doc - 1,
+                                 "X-Trace: abc\r\nSet-Cookie: sid=s1; Path=/\r\n");
+    } else if (strcmp(req->path, "/echo") == 0) {
+        int n = snprintf(body, sizeof body, "%s %s", req->method, req->body);
+        lc_http_exchange_respond(ex, 200, "text/plain", body, (size_t)n, NULL);
+    } else if (strcmp(req->path, "/r302") == 0) {
+        lc_http_exchange_respond(ex, 302, "text/plain", "", 0, "Location: /json\r\n");
+    } else if (strcmp(req->path, "/r302p") == 0) {
+        lc_http_exchange_respond(ex, 302, "text/plain", "", 0, "Location: echo\r\n");
+    } else if (strcmp(req->path, "/r307") == 0) {
+        lc_http_exchange_respond(ex, 307, "text/plain", "", 0, "Location: echo\r\n");
+    } else if (strcmp(req->path, "/away") == 0) {
+        lc_http_exchange_respond(ex, 302, "text/plain", "", 0,
+                                 "Location: http://other.example/x\r\n");
+    } else if (strcmp(req->path, "/loop") == 0) {
+        lc_http_exchange_respond(ex, 302, "text/plain", "", 0, "Location: /loop\r\n");
+    } else {
+        lc_http_exchange_respond(ex, 404, "text/plain", "no", 2, NULL);
+    }
+}
+
+static void srv_on_stop(uv_async_t *a)
+{
+    srv_t *sv = a->data;
+    lc_http_server_close(sv->http);
+    uv_close((uv_handle_t *)&sv->stop, NULL);
+}
+
+static void *srv_main(void *arg)
+{
+    srv_t *sv = arg;
+    uv_run(&sv->loop, UV_RUN_DEFAULT);
+    return NULL;
+}
+
+static void srv_start(srv_t *sv)
+{
+    char err[256];
+    memset(sv, 0, sizeof *sv);
+    assert_int_equal(uv_loop_init(&sv->loop), 0);
+    assert_int_equal(uv_async_init(&sv->loop, &sv->stop, srv_on_stop), 0);
+    sv->stop.data = sv;
+    if (lc_http_server_init(&sv->http, &sv->loop, "127.0.0.1", 0, 65536, srv_handle, sv, err,
+                            sizeof err) != 0)
+        fail_msg("server: %s", err);
+    sv->port = lc_http_server_port(sv->http);
+    assert_int_equal(pthread_create(&sv->thread, NULL, srv_main, sv), 0);
+}
+
+static void srv_stop(srv_t *sv)
+{
+    uv_async_send(&sv->stop);
+    pthread_join(sv->thread, NULL);
+    assert_int_equal(uv_loop_close(&sv->loop), 0);
+}
+
+/* Runs script's f (one lua step, options in step) for one user against the server. */
+static void run_served(fx_t *f, srv_t *sv, const char *script, const char *more)
+{
+    char journeys[2048];
+    snprintf(journeys, sizeof journeys, "'journeys':[{'name':'j','steps':[%s]}]", more);
+    srv_start(sv);
+    fx_open_at(f, sv->port, script, journeys);
+    fx_run_user(f);
+}
+
+/* Lua strings are long brackets here: the fixture turns every ' into ". */
+static void test_response_object(void **state)
+{
+    fx_t f = {0};
+    srv_t sv;
+    run_served(&f, &sv,
+               "function f(u) local r = http.get([=[/json]=]) "
+               "check(r.status == 200 and r.ok and r.error == nil, [=[status]=]) "
+               "check(r.latency_ms > 0, [=[latency]=]) "
+               "check(r:header([=[x-trace]=]) == [=[abc]=] and r.header([=[X-TRACE]=]) == [=[abc]=], [=[header]=]) "
+               "check(r:header([=[nope]=]) == nil, [=[no header]=]) "
+               "check(r:cookie([=[sid]=]) == [=[s1]=] and r.cookie([=[other]=]) == nil, [=[cookie]=]) "
+               "check(r:json([=[$.items[1].id]=]) == 8, [=[json number]=]) "
+               "check(r:json([=[$.name]=]) == [=[x]=] and r:json([=[$.ok]=]) == true, [=[json types]=]) "
+               "check(r:json([=[$.n]=]) == nil and r:json([=[$.missing]=]) == nil, [=[json nil]=]) "
+               "local all = r:json([=[$.items[*].id]=], [=[all]=]) "
+               "check(#all == 2 and all[1] == 7 and all[2] == 8, [=[json all]=]) "
+               "check(r:json([=[$.items[*]]=], [=[count]=]) == 2, [=[json count]=]) "
+               "check(r:json([=[$.items]=])[2].id == 8, [=[json table]=]) "
+               "check(r:regex([=[name.{3}([a-z]+)]=]) == [=[x]=], [=[regex]=]) "
+               "check(r:regex([=[absent(x)]=]) == nil, [=[regex miss]=]) "
+               "check(rawget(r, [=[body]=]) == nil, [=[lazy]=]) "
+               "check(r.body:find([=[items]=]) ~= nil and rawget(r, [=[body]=]) ~= nil, [=[body]=]) "
+               "local ok, e = pcall(r.json, r, [=[$.items[]=]) "
+               "check(not ok and e:find([=[json: ]=]) ~= nil, [=[bad path]=]) "
+               "ok, e = pcall(r.regex, r, [=[(unclosed]=]) "
+               "check(not ok and e:find([=[regex: ]=]) ~= nil, [=[bad regex]=]) "
+               "ok, e = pcall(r.json, r, [=[$.x]=], [=[most]=]) "
+               "check(not ok, [=[bad pick]=]) end",
+               "{'lua':'f'}");
+    assert_checks_passed(&f, 18);
+    assert_int_equal(atomic_load(&sv.hits), 1);
+    fx_close(&f);
+    srv_stop(&sv);
+}
+
+static void test_redirects(void **state)
+{
+    fx_t f = {0};
+    srv_t sv;
+    run_served(&f, &sv,
+               "function f(u) local r = http.get([=[/r302]=]) "
+               "check(r.status == 200 and r:json([=[$.name]=]) == [=[x]=], [=[followed]=]) "
+               "r = http.get([=[/r302]=], {follow_redirects = 0}) "
+               "check(r.status == 302 and r.ok and r:header([=[location]=]) == [=[/json]=], [=[kept]=]) "
+               "r = http.post([=[/r307]=], [=[payload]=]) "
+               "check(r.body == [=[POST payload]=], [=[307 keeps the method and body]=]) "
+               "r = http.post([=[/r302p]=], [=[payload]=]) "
+               "check(r.body == [=[GET ]=], [=[302 turns into GET]=]) "
+               "r = http.get([=[/away]=]) "
+               "check(r.status == 302 and not r.ok and r.error == [=[redirect]=], [=[other origin]=]) "
+               "r = http.get([=[/loop]=], {follow_redirects = 3}) "
+               "check(r.error == [=[redirect]=], [=[too many]=]) end",
+               "{'lua':'f','follow_redirects':5}");
+    assert_checks_passed(&f, 6);
+    /* 2 + 1 + 2 + 2 + 1 + 4 requests reached the server, each counted on the step */
+    assert_int_equal(atomic_load(&sv.hits), 12);
+    assert_int_equal(ep(&f, "lua f")->count, 12);
+    assert_int_equal(ep(&f, "lua f")->errors[WORKER_ERR_REDIRECT], 2);
+    fx_close(&f);
+    srv_stop(&sv);
+}
+
+static void test_request_head_group_feed_fail(void **state)
+{
+    fx_t f = {0};
+    srv_t sv;
+    srv_start(&sv);
+    fx_open_at(&f, sv.port,
+               "function f(u) local r = http.request([=[put]=], [=[/echo]=], {body = [=[b1]=]}) "
+               "check(r.body == [=[PUT b1]=], [=[request]=]) "
+               "r = http.request([=[POST]=], [=[/echo]=], {json = {a = 1}}) "
+               "check(r.body == [=[POST {\\\"a\\\":1}]=], [=[json body]=]) "
+               "r = http.head([=[/json]=]) "
+               "check(r.status == 200 and r.body == [=[]=] and r:header([=[x-head]=]) == [=[1]=], [=[head]=]) "
+               "local v = group([=[g1]=], function(x) http.get([=[/echo]=]) return x + 1 end, 41) "
+               "check(v == 42, [=[group returns]=]) "
+               "local row = feed([=[acc]=]) "
+               "check(row.user == [=[ann]=] and u.vars[ [=[acc.user]=] ] == [=[ann]=], [=[feed]=]) "
+               "local ok = pcall(fail, [=[nope]=]) check(false, [=[after fail]=]) end "
+               "function g(u) check(false, [=[next step]=]) end "
+               "function h(u) group([=[undeclared]=], function() end) end",
+               "'feeders':{'acc':{'rows':[{'user':'ann'}]}},"
+               "'journeys':[{'name':'j','steps':[{'lua':'f','groups':['g1'],'on_error':'continue'},"
+               "{'lua':'g'}]}]");
+    fx_run_user(&f);
+    assert_checks_passed(&f, 5);
+    assert_int_equal(atomic_load(&sv.hits), 4);
+    int g1 = lc_program_timer(f.plan->program, LC_TIMER_GROUP, "g1");
+    assert_true(g1 >= 0);
+    assert_int_equal(f.r->stats->ep[f.plan->first_timer + (size_t)g1].count, 1);
+    /* fail: kind script, the message in the trace, and the iteration over despite continue */
+    assert_int_equal(ep(&f, "lua f")->errors[WORKER_ERR_SCRIPT], 1);
+    assert_non_null(strstr(f.trace_text, "script:1: fail: nope"));
+    assert_non_null(strstr(f.trace_text, "iteration failed"));
+    fx_close(&f);
+    srv_stop(&sv);
+    expect_script_error("group(\\\"nope\\\", function() end)", "group: no group named \"nope\"");
+    expect_script_error("feed(\\\"nope\\\")", "feed: no feeder named \"nope\"");
+    expect_script_error("http.request(\\\"BREW\\\", \\\"/\\\")", "http.request: method \"BREW\"");
+    expect_script_error("http.get(\\\"/\\\", {follow_redirects = 99})",
+                        "opts.follow_redirects: expected 0 to 20");
+    expect_script_error("http.post(\\\"/\\\", nil, {json = {f = print}})",
+                        "json.encode: a function has no JSON form");
+}
+
+/* A feeder that stops users when exhausted stops the user in feed(), without an error (its
+ * one row went to the iteration's start). */
+static void test_feed_exhausted(void **state)
+{
+    fx_t f = {0};
+    fx_open(&f, "function f(u) feed(\\\"acc\\\") check(false, \\\"reached\\\") end",
+            "'feeders':{'acc':{'rows':[{'user':'ann'}],'mode':'per_iteration',"
+            "'on_exhausted':'stop_user'}},"
+            "'journeys':[{'name':'j','steps':[{'lua':'f'}]}]");
+    fx_run_user(&f);
+    assert_checks_passed(&f, 0);
+    assert_int_equal(ep(&f, "lua f")->errors[WORKER_ERR_SCRIPT], 0);
+    assert_non_null(strstr(f.trace_text, "feed: feeder acc is exhausted"));
+    fx_close(&f);
+}
+
+/* math.random: the same seed and user, the same numbers; another seed, others. */
+static void random_line(const char *seed, char *out, size_t len)
+{
+    char journeys[512];
+    snprintf(journeys, sizeof journeys, "%s'journeys':[{'name':'j','steps':[{'lua':'f'}]}]", seed);
+    fx_t f = {0};
+    fx_open(&f, "function f(u) print(math.random(1, 1000000000), math.random()) end", journeys);
+    fx_run_user(&f);
+    const char *p = strstr(f.trace_text, "print: ");
+    assert_non_null(p);
+    snprintf(out, len, "%.*s", (int)strcspn(p, "\n"), p);
+    fx_close(&f);
+}
+
+static void test_random_per_user(void **state)
+{
+    char a[128], b[128], c[128];
+    random_line("'seed':5,", a, sizeof a);
+    random_line("'seed':5,", b, sizeof b);
+    random_line("'seed':6,", c, sizeof c);
+    assert_string_equal(a, b);
+    assert_string_not_equal(a, c);
+}
+
+/* script_cpu_ms moves the deadline: 8 ms of work fails at the default 2, passes at 30. */
+static void test_script_cpu_ms(void **state)
+{
+    static const char busy[] = "function f(u) local t = time.now_ms() "
+                               "while time.now_ms() - t < 8 do end end";
+    fx_t f = {0};
+    fx_open(&f, busy, "'script_cpu_ms':30,'journeys':[{'name':'j','steps':[{'lua':'f'}]}]");
+    fx_run_user(&f);
+    assert_int_equal(ep(&f, "lua f")->errors[WORKER_ERR_SCRIPT], 0);
+    fx_close(&f);
+    fx_t g = {0};
+    fx_open(&g, busy, "'journeys':[{'name':'j','steps':[{'lua':'f'}]}]");
+    fx_run_user(&g);
+    assert_int_equal(ep(&g, "lua f")->errors[WORKER_ERR_SCRIPT], 1);
+    assert_non_null(strstr(g.trace_text, "more than 2 ms of CPU"));
+    fx_close(&g);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -276,6 +536,12 @@ int main(void)
         cmocka_unit_test(test_what_a_script_may_not_do),
         cmocka_unit_test(test_journey_variable_types),
         cmocka_unit_test(test_top_level),
+        cmocka_unit_test(test_response_object),
+        cmocka_unit_test(test_redirects),
+        cmocka_unit_test(test_request_head_group_feed_fail),
+        cmocka_unit_test(test_feed_exhausted),
+        cmocka_unit_test(test_random_per_user),
+        cmocka_unit_test(test_script_cpu_ms),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

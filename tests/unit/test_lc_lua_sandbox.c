@@ -200,20 +200,22 @@ static void test_reachable_functions(void **state)
         "table.sort(out)\n"
         "return table.concat(out, ' ')";
     static const char want[] =
-        "_G.assert _G.bit.arshift _G.bit.band _G.bit.bnot _G.bit.bor _G.bit.bswap _G.bit.bxor "
+        "_G.assert _G.base64.decode _G.base64.encode _G.bit.arshift _G.bit.band _G.bit.bnot _G.bit.bor _G.bit.bswap _G.bit.bxor "
         "_G.bit.lshift _G.bit.rol _G.bit.ror _G.bit.rshift _G.bit.tobit _G.bit.tohex "
-        "_G.collectgarbage _G.error _G.getmetatable _G.http<mt>.__index _G.ipairs _G.log "
+        "_G.collectgarbage _G.error _G.getmetatable _G.hmac_sha256 _G.http<mt>.__index _G.ipairs "
+        "_G.json.decode _G.json.encode _G.log "
         "_G.math.abs _G.math.acos _G.math.asin _G.math.atan _G.math.atan2 _G.math.ceil "
         "_G.math.cos _G.math.cosh _G.math.deg _G.math.exp _G.math.floor _G.math.fmod "
         "_G.math.frexp _G.math.ldexp _G.math.log _G.math.log10 _G.math.max _G.math.min "
         "_G.math.modf _G.math.pow _G.math.rad _G.math.random _G.math.randomseed _G.math.sin "
         "_G.math.sinh _G.math.sqrt _G.math.tan _G.math.tanh _G.next _G.pairs _G.pcall _G.print "
-        "_G.probe _G.rawequal _G.rawget _G.rawset _G.require _G.select _G.setmetatable _G.string.byte "
+        "_G.probe _G.rawequal _G.rawget _G.rawset _G.require _G.select _G.setmetatable _G.sha256 "
+        "_G.string.byte "
         "_G.string.char _G.string.find _G.string.format _G.string.gmatch _G.string.gsub "
         "_G.string.len _G.string.lower _G.string.match _G.string.rep _G.string.reverse "
         "_G.string.sub _G.string.upper _G.table.concat _G.table.insert _G.table.maxn "
         "_G.table.remove _G.table.sort _G.test.echo _G.test.maybe_park _G.test.park "
-        "_G.tonumber _G.tostring _G.type _G.unpack _G.xpcall";
+        "_G.time.now_ms _G.tonumber _G.tostring _G.type _G.unpack _G.uuid _G.xpcall";
     char out[4096];
     assert_int_equal(probe(walk, out, sizeof out), 0);
     assert_string_equal(out, want);

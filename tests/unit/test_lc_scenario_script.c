@@ -95,11 +95,40 @@ static void test_script_refused(void **state)
     expect_error(JOURNEY, "journeys[0].steps[0].lua: a lua step runs a function");
 }
 
+/* script_cpu_ms: 1..50, default 2, only with a script; seed: 0..2^53-1, default from the
+ * name (the same name, the same seed). */
+static void test_cpu_ms_and_seed(void **state)
+{
+    lc_scenario_t s, t;
+    char err[512];
+    assert_int_equal(parse("'script':'function f() end'," JOURNEY, &s, err, sizeof err), 0);
+    assert_int_equal(s.script_cpu_ms, 2);
+    assert_int_equal(parse("'script':'function f() end'," JOURNEY, &t, err, sizeof err), 0);
+    assert_true(s.seed == t.seed && s.seed <= LC_SCENARIO_SEED_MAX);
+    lc_scenario_free(&s);
+    lc_scenario_free(&t);
+    assert_int_equal(parse("'script':'function f() end','script_cpu_ms':50,'seed':9007199254740991,"
+                           JOURNEY, &s, err, sizeof err), 0);
+    assert_int_equal(s.script_cpu_ms, 50);
+    assert_true(s.seed == LC_SCENARIO_SEED_MAX);
+    lc_scenario_free(&s);
+    expect_error("'script':'x = 1','script_cpu_ms':0," JOURNEY, "script_cpu_ms");
+    expect_error("'script':'x = 1','script_cpu_ms':51," JOURNEY, "script_cpu_ms");
+    expect_error("'script':'x = 1','script_cpu_ms':'2'," JOURNEY, "script_cpu_ms");
+    expect_error("'script':'x = 1','script_cpu_ms':2.5," JOURNEY, "script_cpu_ms");
+    expect_error("'script_cpu_ms':5,'journeys':[{'name':'j','steps':[{'path':'/'}]}]",
+                 "script_cpu_ms: needs a script");
+    expect_error("'script':'x = 1','seed':-1," JOURNEY, "seed");
+    expect_error("'script':'x = 1','seed':9007199254740992," JOURNEY, "seed");
+    expect_error("'script':'x = 1','seed':'7'," JOURNEY, "seed");
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_script_and_modules_kept),
         cmocka_unit_test(test_script_refused),
+        cmocka_unit_test(test_cpu_ms_and_seed),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

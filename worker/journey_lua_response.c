@@ -1,0 +1,306 @@
+/* journey_lua_response.c — the response a script's http.* call returns: status, ok, error,
+ * latency_ms, headers, and on demand body, header(n), cookie(n) (the user's jar), json(path)
+ * (lc_json_scan, no tree) and regex(re) (PCRE2 with its match limits, as declarative
+ * extracts), with the compiled paths and patterns cached per run on each engine. */
+#include <assert.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+#include <lauxlib.h>
+
+#include "journey_http.h"
+#include "journey_lua_internal.h"
+#include "lc_err.h"
+#include "lc_extract.h"
+#include "stats.h"
+#include "user_internal.h"
+
+#define HEADER_NAME_MAX 256u
+#define SOURCE_MAX 1024u /* bytes of a json path or a regex */
+
+static const char body_key; /* its address keys a response's captured body (a userdata) */
+static const char meta_key; /* and the responses' shared metatable in the registry */
+
+/* ---- the extractor cache -------------------------------------------------------------- */
+
+static const char *const pick_names[] = {"first", "last", "random", "all", "count", NULL};
+
+/* The compiled json path or regex for (kind, pick, src): from the run's cache, or compiled
+ * (and cached while there is room; else *temp says the caller frees it). */
+static lc_extractor_t *extractor(lua_State *L, worker_lua_run_t *lr, char kind, int pick,
+                                 const char *src, size_t len, bool *temp)
+{
+    char err[256];
+    *temp = false;
+    for (uint32_t i = 0; i < lr->n_cache; i++) {
+        const worker_lua_xcache_t *c = &lr->cache[i];
+        if (c->kind == kind && c->pick == pick && c->len == len && memcmp(c->src, src, len) == 0)
+            return c->x;
+    }
+    lc_extractor_t *x = NULL;
+    int rv = kind == 'j' ? lc_extractor_json(&x, src, (enum lc_pick)pick, err, sizeof err)
+                         : lc_extractor_regex(&x, src, NULL, (enum lc_pick)pick, err, sizeof err);
+    if (rv != 0)
+        worker_lua_error(L, "%s: %s", kind == 'j' ? "json" : "regex",
+                         rv == LC_ENOMEM ? "out of memory" : err);
+    char *copy = lr->n_cache < WORKER_LUA_XCACHE_MAX ? malloc(len + 1) : NULL;
+    if (copy == NULL) {
+        *temp = true;
+        return x;
+    }
+    memcpy(copy, src, len + 1);
+    lr->cache[lr->n_cache++] = (worker_lua_xcache_t){copy, len, kind, (uint8_t)pick, x};
+    return x;
+}
+
+void worker_lua_cache_free(worker_lua_run_t *lr)
+{
+    for (uint32_t i = 0; i < lr->n_cache; i++) {
+        free(lr->cache[i].src);
+        lc_extractor_free(lr->cache[i].x);
+    }
+    lr->n_cache = 0;
+}
+
+/* ---- methods ---------------------------------------------------------------------------- */
+
+/* Methods are closures over their response (upvalue 1), so r.json(p) and r:json(p) both
+ * work: the first argument is skipped when it is the response itself. */
+static int first_arg(lua_State *L)
+{
+    return lua_rawequal(L, 1, lua_upvalueindex(1)) ? 2 : 1;
+}
+
+/* The captured body of the response (upvalue 1): bytes and length. */
+static const char *body_of(lua_State *L, size_t *len)
+{
+    lua_pushlightuserdata(L, (void *)&body_key);
+    lua_rawget(L, lua_upvalueindex(1));
+    const char *b = lua_touserdata(L, -1);
+    *len = b != NULL ? lua_objlen(L, -1) : 0;
+    lua_pop(L, 1); /* the response holds it: the bytes stay valid meanwhile */
+    return b != NULL ? b : "";
+}
+
+/* A value out of lc_extractor_run as Lua has it: numbers and booleans typed, null as nil,
+ * lists and objects (and pick "all") decoded into tables. */
+static int push_extracted(lua_State *L, const lc_buf_t *out, uint8_t type)
+{
+    const char *d = out->data != NULL ? out->data : "";
+    switch (type) {
+    case LC_V_NUMBER:
+        lua_pushnumber(L, strtod(d, NULL));
+        return 1;
+    case LC_V_BOOL:
+        lua_pushboolean(L, d[0] == 't');
+        return 1;
+    case LC_V_NULL:
+        lua_pushnil(L);
+        return 1;
+    case LC_V_JSON:
+        return lc_lua_json_push(L, d, out->len);
+    default:
+        lua_pushlstring(L, d, out->len);
+        return 1;
+    }
+}
+
+/* r:json(path [, pick]) and r:regex(re [, pick]): the first match (or pick's: "last",
+ * "random", "all" as a list, "count"); nil when nothing matches. */
+static int extract(lua_State *L, char kind)
+{
+    const char *fn = kind == 'j' ? "json" : "regex";
+    worker_user_t *u = worker_lua_current(L, fn);
+    int a = first_arg(L);
+    size_t len, blen;
+    const char *src = luaL_checklstring(L, a, &len);
+    int pick = luaL_checkoption(L, a + 1, "first", pick_names);
+    if (len > SOURCE_MAX || strlen(src) != len)
+        return worker_lua_error(L, "%s: at most %u bytes, without NUL", fn, SOURCE_MAX);
+    const char *body = body_of(L, &blen); /* first: nothing raises once x is compiled */
+    bool temp;
+    lc_extractor_t *x = extractor(L, u->run->lua, kind, pick, src, len, &temp);
+    lc_buf_t *out = &u->run->engine->body_scratch; /* free while the script runs */
+    uint8_t type = LC_V_STRING;
+    out->len = 0;
+    int rv = lc_extractor_run(x, body, blen, &u->run->engine->rng, out, &type);
+    if (temp)
+        lc_extractor_free(x);
+    lc_lua_check_limits(L); /* a long match: the deadline is met here */
+    if (rv == LC_ENOTFOUND)
+        return 0;
+    if (rv != 0)
+        return worker_lua_error(L, "%s: %s", fn, rv == LC_ENOMEM ? "out of memory"
+                                : kind == 'j' ? "the body is not JSON where the path goes"
+                                              : "the pattern reached its match limit");
+    return push_extracted(L, out, type);
+}
+
+static int l_json(lua_State *L)
+{
+    return extract(L, 'j');
+}
+
+static int l_regex(lua_State *L)
+{
+    return extract(L, 'r');
+}
+
+/* r:header(name): the header, any case (a repeated one's values joined by ", "); nil when
+ * it did not come. */
+static int l_header(lua_State *L)
+{
+    size_t len;
+    const char *name = luaL_checklstring(L, first_arg(L), &len);
+    char low[HEADER_NAME_MAX];
+    if (len > HEADER_NAME_MAX)
+        return 0;
+    for (size_t i = 0; i < len; i++)
+        low[i] = (char)(name[i] >= 'A' && name[i] <= 'Z' ? name[i] | 0x20 : name[i]);
+    lua_getfield(L, lua_upvalueindex(1), "headers");
+    if (!lua_istable(L, -1))
+        return 0;
+    lua_pushlstring(L, low, len);
+    lua_rawget(L, -2);
+    return 1;
+}
+
+/* r:cookie(name): the cookie as the user's jar holds it now (the run's target, path "/", as
+ * a declarative cookie extract reads it); nil when it has none. */
+static int l_cookie(lua_State *L)
+{
+    worker_user_t *u = worker_lua_current(L, "cookie");
+    size_t len;
+    const char *name = luaL_checklstring(L, first_arg(L), &len);
+    const worker_session_t *s = u->js->session;
+    const lc_url_t *url = &u->run->plan->scenario.url;
+    struct timespec ts;
+    lc_value_t v;
+    clock_gettime(CLOCK_REALTIME_COARSE, &ts);
+    uint64_t now = (uint64_t)ts.tv_sec * 1000u + (uint64_t)ts.tv_nsec / 1000000u;
+    if (s == NULL || !lc_cookie_jar_get(&s->jar, name, len, url->hp.host, "/", url->tls, now, &v))
+        return 0;
+    lua_pushlstring(L, v.data, v.len);
+    return 1;
+}
+
+/* r.body (made a string on first use and kept), and the methods (made on first use). */
+static int resp_index(lua_State *L)
+{
+    static const struct {
+        const char *name;
+        lua_CFunction fn;
+    } methods[] = {{"header", l_header}, {"cookie", l_cookie}, {"json", l_json},
+                   {"regex", l_regex}};
+    if (lua_type(L, 2) != LUA_TSTRING)
+        return 0;
+    const char *k = lua_tostring(L, 2);
+    if (strcmp(k, "body") == 0) {
+        lua_pushlightuserdata(L, (void *)&body_key);
+        lua_rawget(L, 1);
+        const char *b = lua_touserdata(L, -1);
+        size_t len = b != NULL ? lua_objlen(L, -1) : 0;
+        lua_pushlstring(L, b != NULL ? b : "", len);
+    } else {
+        size_t i = 0;
+        while (i < sizeof methods / sizeof methods[0] && strcmp(k, methods[i].name) != 0)
+            i++;
+        if (i == sizeof methods / sizeof methods[0])
+            return 0;
+        lua_pushvalue(L, 1);
+        lua_pushcclosure(L, methods[i].fn, 1);
+    }
+    lua_pushvalue(L, 2);
+    lua_pushvalue(L, -2);
+    lua_rawset(L, 1); /* cached in the response */
+    return 1;
+}
+
+/* ---- the response --------------------------------------------------------------------- */
+
+/* The response's headers (lowercase names; a repeated one's values joined with ", "). */
+static void push_headers(lua_State *L, const worker_conn_result_t *res)
+{
+    const char *name, *value;
+    size_t vlen, pos = 0;
+    lua_newtable(L);
+    while (worker_conn_header_next(res, &pos, &name, &value, &vlen)) {
+        lua_pushstring(L, name);
+        lua_pushvalue(L, -1);
+        lua_rawget(L, -3);
+        if (lua_isstring(L, -1)) {
+            lua_pushliteral(L, ", ");
+            lua_pushlstring(L, value, vlen);
+            lua_concat(L, 3);
+        } else {
+            lua_pop(L, 1);
+            lua_pushlstring(L, value, vlen);
+        }
+        lua_rawset(L, -3);
+    }
+}
+
+static void set_field(lua_State *L, const char *key)
+{
+    lua_pushstring(L, key);
+    lua_insert(L, -2);
+    lua_rawset(L, -3);
+}
+
+static void push_meta(lua_State *L)
+{
+    lua_pushlightuserdata(L, (void *)&meta_key);
+    lua_rawget(L, LUA_REGISTRYINDEX);
+    if (lua_istable(L, -1))
+        return;
+    lua_pop(L, 1);
+    lua_createtable(L, 0, 2);
+    lua_pushcfunction(L, resp_index);
+    lua_setfield(L, -2, "__index");
+    lua_pushliteral(L, "response");
+    lua_setfield(L, -2, "__metatable");
+    lua_pushlightuserdata(L, (void *)&meta_key);
+    lua_pushvalue(L, -2);
+    lua_rawset(L, LUA_REGISTRYINDEX);
+}
+
+/* The body is copied into a userdata the response holds (counted against the run's memory
+ * cap), and becomes a Lua string only if the script reads r.body: json() and regex() read
+ * the bytes where they are. */
+static void keep_body(lua_State *L, const worker_conn_result_t *res)
+{
+    if (res->body == NULL || res->body_len == 0)
+        return;
+    lua_pushlightuserdata(L, (void *)&body_key);
+    char *b = lua_newuserdata(L, res->body_len);
+    memcpy(b, res->body, res->body_len);
+    lua_rawset(L, -3);
+}
+
+int worker_lua_push_response(lua_State *co, void *ud)
+{
+    const worker_lua_answer_t *a = ud;
+    const worker_conn_result_t *res = a->res;
+    bool complete = res->kind == WORKER_KIND_OK;
+    lua_createtable(co, 0, 6);
+    lua_pushnumber(co, complete ? res->status : 0);
+    set_field(co, "status");
+    lua_pushboolean(co, a->kind == WORKER_KIND_OK);
+    set_field(co, "ok");
+    if (a->kind != WORKER_KIND_OK) {
+        lua_pushstring(co, worker_err_kind_name(a->kind));
+        set_field(co, "error");
+    }
+    if (res->latency_us != WORKER_NO_LATENCY) {
+        lua_pushnumber(co, (double)res->latency_us / 1000.0);
+        set_field(co, "latency_ms");
+    }
+    push_headers(co, res);
+    set_field(co, "headers");
+    keep_body(co, res);
+    push_meta(co);
+    lua_setmetatable(co, -2);
+    worker_conn_release(&a->u->conn); /* copied: the script's next request may reuse them */
+    return 1;
+}
