@@ -242,7 +242,13 @@ int worker_h2_feed(worker_conn_t *c, const char *data, size_t len)
         (void)flush(c); /* best effort: the GOAWAY nghttp2 queued says why */
         return n == NGHTTP2_ERR_NOMEM ? WORKER_ERR_ABORTED : WORKER_ERR_PARSE;
     }
-    return flush(c);
+    int kind = flush(c);
+    /* nghttp2 ends a session on a protocol error (after its GOAWAY) without closing the
+     * streams it leaves: the one in flight would wait for the timeout. */
+    bool dead = !nghttp2_session_want_read(h->s) && !nghttp2_session_want_write(h->s);
+    if (kind == 0 && dead && c->state == WORKER_CONN_BUSY && !h->ended)
+        kind = WORKER_ERR_PARSE;
+    return kind;
 }
 
 bool worker_h2_take_end(worker_conn_t *c, int *kind, int *status)
