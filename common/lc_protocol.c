@@ -8,6 +8,7 @@ const char *const lc_protocol_error_kinds[LC_PROTOCOL_ERROR_KINDS] = {
     "parse",           "status",          "expect", "aborted",
     "extract",         "template",        "redirect",
     "script",          "check",
+    "h2_refused",      "h2_reset",
 };
 
 bool lc_protocol_error_kind_known(const char *kind)

@@ -19,7 +19,7 @@
 
 /* The error kinds a StatsBatch may count (ErrorCount.kind), in the worker's
  * order (worker/stats.h WORKER_ERR_*). */
-#define LC_PROTOCOL_ERROR_KINDS 14
+#define LC_PROTOCOL_ERROR_KINDS 16
 extern const char *const lc_protocol_error_kinds[LC_PROTOCOL_ERROR_KINDS];
 bool lc_protocol_error_kind_known(const char *kind);
 

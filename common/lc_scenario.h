@@ -50,6 +50,10 @@ typedef struct lc_stage_s {
 
 enum lc_policy { LC_POLICY_DEGRADE, LC_POLICY_QUEUE };
 
+/* "http2": false (HTTP/1.1), true (https: ALPN h2 only; http: prior-knowledge h2c) or "auto"
+ * (https: ALPN offers h2 and http/1.1, the server picks; http: HTTP/1.1). */
+enum lc_http2 { LC_HTTP2_OFF, LC_HTTP2_ON, LC_HTTP2_AUTO };
+
 /* One of the scenario's Lua modules ("modules": {"name": "source"}): what require sees. */
 typedef struct lc_script_module_s {
     char *name; /* 1..LC_SCENARIO_MODULE_NAME_MAX of [A-Za-z0-9_.-] */
@@ -83,6 +87,7 @@ typedef struct lc_scenario_s {
     lc_threshold_t *thresholds; /* 0..LC_THRESHOLDS_MAX, in the order given (old keys first) */
     size_t n_thresholds;
     enum lc_policy policy;
+    enum lc_http2 http2; /* default LC_HTTP2_OFF */
     uint32_t connect_timeout_ms; /* default 5000 */
     uint32_t request_timeout_ms; /* default 30000 */
     lc_program_t *program; /* v2: the compiled journeys (tasks among them); NULL: v1 tasks */

@@ -1,4 +1,5 @@
-/* http_conn.c — HTTP/1.1 client connections over a transport. */
+/* http_conn.c — HTTP client connections over a transport: HTTP/1.1 here, HTTP/2 through
+ * h2_session.c. */
 #include "http_conn.h"
 
 #include <assert.h>
@@ -7,6 +8,7 @@
 #include <string.h>
 #include <strings.h>
 
+#include "h2_session.h"
 #include "lc_err.h"
 #include "stats.h"
 #include "sysinfo.h"
@@ -38,8 +40,6 @@ static const llhttp_settings_t header_settings = {
     .on_body = on_body,
     .on_message_complete = on_message_complete,
 };
-
-#define HEADERS_CAPTURE_MAX (64u * 1024u)
 
 static void on_tcp_close(uv_handle_t *h);
 
@@ -121,6 +121,8 @@ static void on_tcp_close(uv_handle_t *h)
     c->tcp_open = false;
     c->state = WORKER_CONN_CLOSED;
     c->write_pending = false;
+    if (c->h2 != NULL)
+        worker_h2_close(c);
     if (c->transport->reset)
         c->transport->reset(c);
     llhttp_reset(&c->parser);
@@ -178,6 +180,10 @@ static void on_alloc(uv_handle_t *h, size_t suggested, uv_buf_t *buf)
 
 static void on_eof(worker_conn_t *c)
 {
+    if (c->h2 != NULL && c->state == WORKER_CONN_BUSY) {
+        worker_conn_fail(c, WORKER_ERR_RESET); /* an HTTP/2 stream never ends with the TCP */
+        return;
+    }
     if (c->state != WORKER_CONN_BUSY) {
         /* The server closed an idle keep-alive connection. */
         start_close(c);
@@ -239,6 +245,7 @@ void worker_conn_connect(worker_conn_t *c, const struct sockaddr *addr, uint32_t
 {
     assert(c->state == WORKER_CONN_CLOSED && !c->tcp_open && !c->destroying);
     c->bytes = 0;
+    c->proto = c->h2c ? WORKER_PROTO_H2C : WORKER_PROTO_H1;
     /* --source-addrs: a socket of the source's family, bound before connect. */
     const struct sockaddr *src = worker_source_addr_next(addr->sa_family);
     if (uv_tcp_init_ex(c->timer.loop, &c->tcp, src ? src->sa_family : AF_UNSPEC) != 0) {
@@ -272,10 +279,29 @@ void worker_conn_connect(worker_conn_t *c, const struct sockaddr *addr, uint32_t
     uv_timer_start(&c->timer, on_timeout, timeout_ms, 0);
 }
 
+void worker_conn_use_h2(worker_conn_t *c)
+{
+    assert(c->state == WORKER_CONN_CONNECTING);
+    c->proto = WORKER_PROTO_H2TLS;
+}
+
+void worker_conn_set_h2c(worker_conn_t *c)
+{
+    assert(c->transport == &worker_transport_plain);
+    c->h2c = true;
+}
+
 void worker_conn_ready(worker_conn_t *c)
 {
     if (c->state != WORKER_CONN_CONNECTING)
         return;
+    if (c->proto != WORKER_PROTO_H1) {
+        int kind = worker_h2_open(c, c->proto == WORKER_PROTO_H2TLS);
+        if (kind != 0)
+            worker_conn_fail(c, kind);
+        if (c->state != WORKER_CONN_CONNECTING)
+            return; /* failed, here or in the transport's write */
+    }
     uv_timer_stop(&c->timer);
     c->state = WORKER_CONN_IDLE;
     c->cbs->ready(c);
@@ -297,30 +323,35 @@ void worker_conn_send(worker_conn_t *c, const char *req, size_t len, bool head, 
     c->parser.settings = (void *)(c->want != NULL ? &header_settings : &parser_settings);
     c->start_ns = uv_hrtime();
     uv_timer_start(&c->timer, on_timeout, timeout_ms, 0);
+    if (c->h2 != NULL) {
+        int kind = worker_h2_submit(c, req, len);
+        if (kind != 0)
+            worker_conn_fail(c, kind);
+        return;
+    }
     if (c->transport->write(c, req, len) != 0)
         worker_conn_fail(c, WORKER_ERR_RESET);
 }
 
-/* The response is complete; consumed bytes of this read belonged to it. */
-static void complete(worker_conn_t *c, bool leftover)
+/* The request ended with kind (a complete response: WORKER_KIND_OK) and status; the
+ * connection carries the next one when keep, else the result comes once it is closed. */
+static void finish(worker_conn_t *c, int kind, int status, bool keep)
 {
     uint64_t end = uv_hrtime();
-    worker_conn_result_t r = {.kind = WORKER_KIND_OK,
-                              .status = llhttp_get_status_code(&c->parser),
-                              .latency_us = (end - c->start_ns) / 1000,
+    bool ok = kind == WORKER_KIND_OK;
+    worker_conn_result_t r = {.kind = kind, .status = status,
+                              .latency_us = ok ? (end - c->start_ns) / 1000 : WORKER_NO_LATENCY,
                               .bytes = c->bytes};
-    if (c->capture && c->body != NULL) {
+    if (ok && c->capture && c->body != NULL) {
         r.body = c->body->data;
         r.body_len = c->body->len;
     }
-    if (c->want != NULL && c->hdrs != NULL) {
+    if (ok && c->want != NULL && c->hdrs != NULL) {
         r.headers = c->hdrs->data;
         r.headers_len = c->hdrs->len;
     }
     uv_timer_stop(&c->timer);
-    /* Extra bytes, or a request still being written, leave the stream in an
-     * unknown state: close rather than reuse. */
-    if (!llhttp_should_keep_alive(&c->parser) || leftover || c->write_pending) {
+    if (!keep) {
         c->result = r;
         c->pending = true;
         start_close(c);
@@ -330,8 +361,38 @@ static void complete(worker_conn_t *c, bool leftover)
     c->cbs->done(c, &r);
 }
 
+/* The response is complete; consumed bytes of this read belonged to it. Extra bytes, or a
+ * request still being written, leave the stream in an unknown state: close rather than
+ * reuse. */
+static void complete(worker_conn_t *c, bool leftover)
+{
+    bool keep = llhttp_should_keep_alive(&c->parser) && !leftover && !c->write_pending;
+    finish(c, WORKER_KIND_OK, llhttp_get_status_code(&c->parser), keep);
+}
+
+/* HTTP/2: every byte goes to the session, idle or not (SETTINGS, PING, GOAWAY); a stream
+ * that ended is the request's result. */
+static void feed_h2(worker_conn_t *c, const char *data, size_t len)
+{
+    if (c->state == WORKER_CONN_BUSY)
+        c->bytes += len;
+    int kind = worker_h2_feed(c, data, len), status;
+    if (kind != 0) {
+        worker_conn_fail(c, kind);
+        return;
+    }
+    if (c->state == WORKER_CONN_BUSY && worker_h2_take_end(c, &kind, &status))
+        finish(c, kind, status, worker_h2_reusable(c));
+    else if (c->state == WORKER_CONN_IDLE && !worker_h2_reusable(c))
+        start_close(c); /* GOAWAY: the next request opens a new connection */
+}
+
 void worker_conn_feed(worker_conn_t *c, const char *data, size_t len)
 {
+    if (c->h2 != NULL) {
+        feed_h2(c, data, len);
+        return;
+    }
     if (c->state != WORKER_CONN_BUSY) {
         /* Bytes nobody asked for: the stream cannot be trusted any more. */
         if (c->state == WORKER_CONN_IDLE)
@@ -371,17 +432,40 @@ static int on_headers_complete(llhttp_t *p)
     return c->head ? 1 : 0;
 }
 
-static int on_body(llhttp_t *p, const char *at, size_t len)
+void worker_conn_capture_body(worker_conn_t *c, const char *at, size_t len)
 {
-    worker_conn_t *c = p->data;
     if (!c->capture)
-        return 0;
+        return;
     if (c->body == NULL && (c->body = worker_bufpool_take(c->pool)) == NULL)
-        return 0;
+        return;
     size_t room = WORKER_BODY_CAPTURE_MAX - c->body->len;
     if (c->body->len < WORKER_BODY_CAPTURE_MAX)
         lc_buf_append(c->body, at, len < room ? len : room);
+}
+
+static int on_body(llhttp_t *p, const char *at, size_t len)
+{
+    worker_conn_capture_body(p->data, at, len);
     return 0;
+}
+
+void worker_conn_capture_header(worker_conn_t *c, const char *name, size_t nlen,
+                                const char *value, size_t vlen)
+{
+    const worker_hdr_want_t *w = c->want;
+    bool wanted = w != NULL && w->all;
+    for (size_t i = 0; w != NULL && !wanted && i < w->n; i++)
+        wanted = w->lens[i] == nlen && memcmp(w->names[i], name, nlen) == 0;
+    if (!wanted)
+        return;
+    if (c->hdrs == NULL && (c->hdrs = worker_bufpool_take(c->pool)) == NULL)
+        return;
+    if (c->hdrs->len + nlen + vlen + 2 > WORKER_HEADERS_CAPTURE_MAX)
+        return;
+    size_t from = c->hdrs->len;
+    if (lc_buf_append(c->hdrs, name, nlen) != 0 || lc_buf_append(c->hdrs, "", 1) != 0 ||
+        lc_buf_append(c->hdrs, value, vlen) != 0 || lc_buf_append(c->hdrs, "", 1) != 0)
+        c->hdrs->len = from;
 }
 
 void worker_conn_want_headers(worker_conn_t *c, const worker_hdr_want_t *want)
@@ -421,7 +505,7 @@ static int on_header_field(llhttp_t *p, const char *at, size_t len)
         return 0;
     }
     size_t from = c->hdrs->len;
-    if (from + len + 2 > HEADERS_CAPTURE_MAX || lc_buf_append(c->hdrs, at, len) != 0) {
+    if (from + len + 2 > WORKER_HEADERS_CAPTURE_MAX || lc_buf_append(c->hdrs, at, len) != 0) {
         c->hdr_skip = true;
         return 0;
     }
@@ -453,7 +537,7 @@ static int on_header_value(llhttp_t *p, const char *at, size_t len)
     worker_conn_t *c = p->data;
     if (c->hdrs == NULL || c->hdr_skip)
         return 0;
-    if (c->hdrs->len + len + 1 > HEADERS_CAPTURE_MAX || lc_buf_append(c->hdrs, at, len) != 0)
+    if (c->hdrs->len + len + 1 > WORKER_HEADERS_CAPTURE_MAX || lc_buf_append(c->hdrs, at, len) != 0)
         c->hdr_skip = true;
     return 0;
 }

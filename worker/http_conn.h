@@ -1,6 +1,7 @@
-/* http_conn.h — engine thread: one HTTP/1.1 client connection; connect, write a
- * request, parse the response with llhttp, time it out, classify what went wrong.
- * Bytes go through a small transport interface so TLS can slot in. */
+/* http_conn.h — engine thread: one HTTP client connection; connect, write a request,
+ * parse the response (HTTP/1.1 with llhttp, or HTTP/2 through h2_session.h), time it
+ * out, classify what went wrong. Bytes go through a small transport interface so TLS
+ * can slot in. One request at a time over either protocol: the owner sees no difference. */
 #ifndef WORKER_HTTP_CONN_H
 #define WORKER_HTTP_CONN_H
 
@@ -14,6 +15,14 @@
 #include "lc_buf.h"
 
 #define WORKER_BODY_CAPTURE_MAX (1u << 20) /* 1 MiB */
+#define WORKER_HEADERS_CAPTURE_MAX (64u * 1024u)
+
+/* Which protocol a connection speaks once its transport is up. */
+enum worker_conn_proto {
+    WORKER_PROTO_H1,    /* HTTP/1.1 */
+    WORKER_PROTO_H2C,   /* prior-knowledge HTTP/2 over plain TCP */
+    WORKER_PROTO_H2TLS, /* HTTP/2 that TLS's ALPN agreed on (for this TCP connection) */
+};
 
 typedef struct worker_conn_s worker_conn_t;
 
@@ -93,11 +102,14 @@ struct worker_conn_s {
     worker_bufpool_t *pool;/* where body and hdrs come from and go back to; NULL: malloc */
     size_t hdr_entry;      /* where the header being parsed starts in hdrs */
     worker_conn_result_t result; /* result delivered once the close completes */
+    struct worker_h2_s *h2;    /* the HTTP/2 session of this TCP connection, or NULL */
     uint64_t start_ns;
     uint64_t bytes;
     uint32_t request_timeout_ms;
     uint8_t state;
     uint8_t handles;           /* open uv handles */
+    uint8_t proto;             /* enum worker_conn_proto; H2TLS lasts one TCP connection */
+    bool h2c;                  /* prior-knowledge HTTP/2 on every plain TCP connection */
     bool tcp_open, pending, destroying, write_pending, head, capture, msg_done, hdr_skip;
 };
 
@@ -140,5 +152,16 @@ void worker_conn_ready(worker_conn_t *c);
 void worker_conn_feed(worker_conn_t *c, const char *data, size_t len);
 /* For transports: a failure of kind (e.g. WORKER_ERR_TLS) closes the connection. */
 void worker_conn_fail(worker_conn_t *c, int kind);
+/* For transports, before worker_conn_ready(): ALPN chose h2 for this TCP connection. */
+void worker_conn_use_h2(worker_conn_t *c);
+/* Speak prior-knowledge HTTP/2 (h2c) on c's plain TCP connections from now on. */
+void worker_conn_set_h2c(worker_conn_t *c);
+
+/* For protocol layers (h2_session.c): keep len bytes of the response body (capture
+ * requests only, up to WORKER_BODY_CAPTURE_MAX). */
+void worker_conn_capture_body(worker_conn_t *c, const char *at, size_t len);
+/* The same for one complete header, its name already lowercase: kept when wanted. */
+void worker_conn_capture_header(worker_conn_t *c, const char *name, size_t nlen,
+                                const char *value, size_t vlen);
 
 #endif

@@ -27,6 +27,8 @@ enum worker_err_kind {
     WORKER_ERR_REDIRECT, /* journeys: a redirect to another origin, or too many */
     WORKER_ERR_SCRIPT,   /* lua steps: a script error, its memory cap or its CPU deadline */
     WORKER_ERR_CHECK,    /* lua steps: a check(cond, name) whose cond was false */
+    WORKER_ERR_H2_REFUSED, /* HTTP/2: not processed (GOAWAY below its stream, REFUSED_STREAM) */
+    WORKER_ERR_H2_RESET, /* HTTP/2: the server reset the stream (RST_STREAM) */
     WORKER_ERR_KINDS
 };
 

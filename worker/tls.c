@@ -1,6 +1,7 @@
 /* tls.c — the TLS transport: OpenSSL over a BIO pair on each connection's uv stream. */
 #include "tls.h"
 
+#include <assert.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <limits.h>
@@ -49,6 +50,7 @@ typedef struct tls_slot_s {
 
 struct worker_tls_s {
     SSL_CTX *ctx;
+    bool h2_only;           /* "http2": true: a server that does not pick h2 fails the handshake */
     char host[LC_HOST_MAX]; /* SNI; empty for IP literals */
     tls_slot_t slots[WORKER_TLS_MAX_ENGINES];
 };
@@ -68,7 +70,10 @@ typedef struct tls_conn_s {
     bool failed;         /* a fatal TLS error: no close_notify */
 } tls_conn_t;
 
+/* ALPN offers by "http2": false, true, "auto" (the server picks by its own preference). */
 static const unsigned char alpn_http11[] = "\x08http/1.1";
+static const unsigned char alpn_h2[] = "\x02h2";
+static const unsigned char alpn_auto[] = "\x02h2\x08http/1.1";
 
 static bool conn_open(const worker_conn_t *c)
 {
@@ -188,7 +193,14 @@ int worker_tls_new(worker_tls_t **out, const lc_scenario_t *sc, char *errmsg, si
         snprintf(t->host, sizeof t->host, "%s", host);
     configure(t, sc);
     int rv = 0;
-    if (SSL_CTX_set_alpn_protos(t->ctx, alpn_http11, sizeof alpn_http11 - 1) != 0)
+    const unsigned char *alpn = sc->http2 == LC_HTTP2_ON     ? alpn_h2
+                                : sc->http2 == LC_HTTP2_AUTO ? alpn_auto
+                                                             : alpn_http11;
+    size_t alpn_len = sc->http2 == LC_HTTP2_ON     ? sizeof alpn_h2 - 1
+                      : sc->http2 == LC_HTTP2_AUTO ? sizeof alpn_auto - 1
+                                                   : sizeof alpn_http11 - 1;
+    t->h2_only = sc->http2 == LC_HTTP2_ON;
+    if (SSL_CTX_set_alpn_protos(t->ctx, alpn, (unsigned)alpn_len) != 0)
         rv = lc_errf(errmsg, errlen, LC_ENOMEM, "tls: out of memory");
     if (rv == 0)
         rv = load_cas(t->ctx, sc, errmsg, errlen);
@@ -303,6 +315,13 @@ static int handshake(worker_conn_t *c, tls_conn_t *t)
         return e == SSL_ERROR_WANT_READ || e == SSL_ERROR_WANT_WRITE ? 0 : WORKER_ERR_TLS;
     }
     t->ready = true;
+    const unsigned char *proto;
+    unsigned proto_len;
+    SSL_get0_alpn_selected(t->ssl, &proto, &proto_len);
+    if (proto_len == 2 && memcmp(proto, "h2", 2) == 0)
+        worker_conn_use_h2(c);
+    else if (t->slot->tls->h2_only)
+        return WORKER_ERR_TLS; /* the server ignored ALPN: it speaks no h2 */
     worker_stats_t *s = *t->slot->stats;
     if (s != NULL) {
         if (SSL_session_reused(t->ssl))
@@ -420,12 +439,37 @@ static int keep_rest(tls_conn_t *t)
     return 0;
 }
 
+/* HTTP/2 writes again before the socket took the last write: the bytes queue behind it. */
+static int queue_behind(tls_conn_t *t, const char *buf, size_t len)
+{
+    size_t rest = t->out_len - t->out_off;
+    if (t->out_off > 0)
+        memmove(t->out_rest, t->out_rest + t->out_off, rest);
+    t->out_len = rest;
+    t->out_off = 0;
+    char *more = realloc(t->out_rest, rest + len);
+    if (more == NULL)
+        return LC_ENOMEM;
+    memcpy(more + rest, buf, len);
+    t->out = t->out_rest = more;
+    t->out_len = rest + len;
+    t->out_off = 0;
+    return 0;
+}
+
 static int tls_write(worker_conn_t *c, const char *buf, size_t len)
 {
     tls_conn_t *t = c->transport_state;
     if (t == NULL || !t->ready)
         return UV_ENOTCONN;
-    free(t->out_rest); /* the previous request's, sent */
+    if (t->out_off < t->out_len) {
+        /* out is out_rest here: only keep_rest leaves bytes unsent past tls_write. */
+        assert(t->out == t->out_rest);
+        if (queue_behind(t, buf, len) != 0)
+            tls_fail(c, t, WORKER_ERR_ABORTED);
+        return 0;
+    }
+    free(t->out_rest); /* the previous write's, sent */
     t->out_rest = NULL;
     t->out = buf;
     t->out_len = len;

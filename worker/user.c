@@ -91,8 +91,10 @@ worker_user_t *worker_user_new(engine_run_t *r, uint64_t id)
     if (worker_conn_init(&u->conn, &e->loop, e->rbuf, sizeof e->rbuf, &conn_cbs, u) == 0) {
         u->handles++;
         worker_conn_set_pool(&u->conn, &e->pool);
-        if (r->plan->tls != NULL) /* https */
+        if (r->plan->tls != NULL) /* https: ALPN picks the protocol */
             worker_tls_attach(&u->conn, r->plan->tls, e->index, &r->stats);
+        else if (r->plan->scenario.http2 == LC_HTTP2_ON) /* http: prior knowledge */
+            worker_conn_set_h2c(&u->conn);
     }
     u->next = r->users;
     if (r->users)

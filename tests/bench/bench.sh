@@ -2,7 +2,9 @@
 # bench.sh — loadworker --local next to wrk, in one invocation, alternating
 # A B A B: the same target, connections and duration, generator pinned to one
 # core and the target to the other. Plain HTTP and HTTPS against nginx, plain
-# against lc_target, and the memory of idle users. Prints medians, ratios and
+# against lc_target, HTTP/2 (h2c and over TLS) against nginx next to h2load with the
+# same connections and one stream each (our model: a connection per user), and the
+# memory of idle users. Prints medians, ratios and
 # one summary block; never fails on speed (it is a measurement, not a test).
 # Journeys (issue 14) are measured by the functions of journeys.sh.
 #   env: PAIRS (default 5), DURATION seconds (default 10), CONNECTIONS (50),
@@ -35,6 +37,8 @@ make_cert() {
 start_nginx() {
     NGINX_PORT=$(free_port)
     NGINX_TLS_PORT=$(free_port)
+    NGINX_H2C_PORT=$(free_port)
+    NGINX_H2_PORT=$(free_port)
     mkdir -p "$WORK/nginx"
     make_cert
     local body='return 200 "hello from nginx, 64 bytes of body to make it a small response\n";'
@@ -64,6 +68,17 @@ http {
         ssl_session_timeout 10m;
         location / { default_type text/plain; $body }
     }
+    server {
+        listen 127.0.0.1:$NGINX_H2C_PORT http2;
+        location / { default_type text/plain; $body }
+    }
+    server {
+        listen 127.0.0.1:$NGINX_H2_PORT ssl http2;
+        ssl_certificate $WORK/nginx/cert.pem;
+        ssl_certificate_key $WORK/nginx/key.pem;
+        ssl_session_cache shared:SSL:10m;
+        location / { default_type text/plain; $body }
+    }
 }
 CONF
     start nginx taskset -c "$TARGET_CPU" nginx -c "$WORK/nginx/nginx.conf" -p "$WORK/nginx"
@@ -85,6 +100,17 @@ bench_wrk() { # url → "rps cpu_s requests"
     rps=$(awk '/^Requests\/sec:/ { print $2 }' <<<"$out")
     req=$(awk '/requests in/ { print $1 }' <<<"$out")
     echo "$rps $cpu $req"
+}
+
+# h2load with CONNECTIONS connections of one stream each (h2c by prior knowledge for an
+# http url) → "rps cpu_s requests", as bench_wrk.
+bench_h2load() {
+    local out cpu rps req
+    out=$( { run_timed taskset -c "$GEN_CPU" h2load -t1 -c"$CONNECTIONS" -m1 -D"$DURATION" "$1"; } 3>"$WORK/cpu")
+    cpu=$(cat "$WORK/cpu")
+    rps=$(awk '/^finished in/ { print $4 }' <<<"$out")
+    req=$(awk '/^requests:/ { print $8 }' <<<"$out")
+    echo "${rps:-0} $cpu ${req:-0}"
 }
 
 # scenario FILE URL USERS DURATION_S [EXTRA_FIELDS]: a one-task scenario.
@@ -111,20 +137,20 @@ bench_lc() { # url [extra fields] → run_lc's line for a one-task scenario on u
 
 median() { sort -g | awk '{ a[NR] = $1 } END { print (NR % 2) ? a[(NR + 1) / 2] : (a[NR / 2] + a[NR / 2 + 1]) / 2 }'; }
 
-compare() { # name url [extra scenario fields for loadworker]
-    local name=$1 url=$2 extra=${3:-} i
+compare() { # name url [extra scenario fields for loadworker] [baseline: wrk | h2load]
+    local name=$1 url=$2 extra=${3:-} base=${4:-wrk} i
     : >"$WORK/wrk.txt"; : >"$WORK/lc.txt"
     for i in $(seq 1 "$PAIRS"); do
-        bench_wrk "$url" >>"$WORK/wrk.txt"
+        "bench_$base" "$url" >>"$WORK/wrk.txt"
         bench_lc "$url" "$extra" >>"$WORK/lc.txt"
-        log "$name pair $i: wrk $(tail -1 "$WORK/wrk.txt" | cut -d' ' -f1) rps, loadworker $(tail -1 "$WORK/lc.txt" | awk '{ printf "%s rps, %s failures, tls handshakes %s resumed %s", $1, $4, $5, $6 }')"
+        log "$name pair $i: $base $(tail -1 "$WORK/wrk.txt" | cut -d' ' -f1) rps, loadworker $(tail -1 "$WORK/lc.txt" | awk '{ printf "%s rps, %s failures, tls handshakes %s resumed %s", $1, $4, $5, $6 }')"
     done
     local wrk_rps lc_rps wrk_cpr lc_cpr line
     wrk_rps=$(cut -d' ' -f1 "$WORK/wrk.txt" | median)
     lc_rps=$(cut -d' ' -f1 "$WORK/lc.txt" | median)
     wrk_cpr=$(awk '{ print $2 / $3 * 1e6 }' "$WORK/wrk.txt" | median)
     lc_cpr=$(awk '{ print $2 / $3 * 1e6 }' "$WORK/lc.txt" | median)
-    printf -v line '%-12s wrk_rps=%.0f loadworker_rps=%.0f rps_vs_wrk=%.2f  wrk_cpu_us_per_req=%.2f loadworker_cpu_us_per_req=%.2f cpu_per_request_vs_wrk=%.2f' \
+    printf -v line "%-12s ${base}_rps=%.0f loadworker_rps=%.0f rps_vs_${base}=%.2f  ${base}_cpu_us_per_req=%.2f loadworker_cpu_us_per_req=%.2f cpu_per_request_vs_${base}=%.2f" \
         "$name" "$wrk_rps" "$lc_rps" "$(echo "$lc_rps / $wrk_rps" | bc -l)" "$wrk_cpr" "$lc_cpr" "$(echo "$lc_cpr / $wrk_cpr" | bc -l)"
     local failed
     failed=$(awk '{ n += $4 } END { print n + 0 }' "$WORK/lc.txt")
@@ -154,6 +180,17 @@ compare_https() {
     fi
     echo "$line"
     SUMMARY+=("$line")
+}
+
+# HTTP/2 against nginx, h2c and over TLS, next to h2load (nghttp2-client, bench-deps).
+compare_h2() {
+    if ! command -v h2load >/dev/null; then
+        SUMMARY+=("nginx-h2     skipped: h2load is not installed (make -f Makefile.ci bench-deps)")
+        echo "${SUMMARY[-1]}"
+        return
+    fi
+    compare nginx-h2c "http://127.0.0.1:$NGINX_H2C_PORT/" '"http2": true,' h2load
+    compare nginx-h2 "https://127.0.0.1:$NGINX_H2_PORT/" '"http2": true, "tls": {"insecure": true},' h2load
 }
 
 rss_kib() { awk '/^VmRSS:/ { print $2 }' "/proc/$1/status"; }
@@ -324,6 +361,7 @@ if [ "$BENCH_ONLY" != journeys ]; then
     compare nginx "http://127.0.0.1:$NGINX_PORT/"
     compare lc_target "http://127.0.0.1:$TARGET_PORT/"
     compare_https
+    compare_h2
     bench_idle
     locust_line
 fi
@@ -335,6 +373,6 @@ if [ "$BENCH_ONLY" != plain ]; then
 fi
 machine_line
 echo
-echo "==== summary (goals: rps_vs_wrk >= 1.00, cpu_per_request_vs_wrk <= 1.00, bytes_per_idle_user <= 2048;"
+echo "==== summary (goals: rps_vs_wrk >= 1.00, cpu_per_request_vs_wrk <= 1.00, the same against h2load, bytes_per_idle_user <= 2048;"
 echo "     journeys: journey_vs_plain <= 1.15, plain requests_per_cpu_s_vs_wrk >= 1.00, journey idle <= 2048 + data held) ===="
 printf '%s\n' "${SUMMARY[@]}"

@@ -144,6 +144,27 @@ make_cert() {
         -extfile "$WORK/$1.ext" -out "$WORK/$1.pem" 2>>"$WORK/openssl.log"
 }
 
+# nginx_conf_head: the start of a test's own nginx.conf, up to inside its http block: one
+# worker in the foreground, every file in $WORK/nginx, $WORK/server.{pem,key} for TLS.
+nginx_conf_head() {
+    mkdir -p "$WORK/nginx"
+    cat <<CONF
+worker_processes 1;
+daemon off;
+pid $WORK/nginx/nginx.pid;
+error_log $WORK/nginx-error.log;
+events { worker_connections 1024; }
+http {
+    client_body_temp_path $WORK/nginx;
+    proxy_temp_path $WORK/nginx;
+    fastcgi_temp_path $WORK/nginx;
+    uwsgi_temp_path $WORK/nginx;
+    scgi_temp_path $WORK/nginx;
+    ssl_certificate $WORK/server.pem;
+    ssl_certificate_key $WORK/server.key;
+CONF
+}
+
 # tls_of NAME CA: the three TLS flags for NAME's certificate under CA.
 tls_of() { echo --tls-cert "$WORK/$1.pem" --tls-key "$WORK/$1.key" --tls-ca "$WORK/$2.pem"; }
 

@@ -20,19 +20,7 @@ make_cert wrongname ca "DNS:other.example"
 write_nginx_conf() {
     mkdir -p "$WORK/nginx"
     cat >"$WORK/nginx/nginx.conf" <<CONF
-worker_processes 1;
-daemon off;
-pid $WORK/nginx/nginx.pid;
-error_log $WORK/nginx-error.log;
-events { worker_connections 1024; }
-http {
-    client_body_temp_path $WORK/nginx;
-    proxy_temp_path $WORK/nginx;
-    fastcgi_temp_path $WORK/nginx;
-    uwsgi_temp_path $WORK/nginx;
-    scgi_temp_path $WORK/nginx;
-    ssl_certificate $WORK/server.pem;
-    ssl_certificate_key $WORK/server.key;
+$(nginx_conf_head)
     ssl_session_cache shared:SSL:1m;
     keepalive_requests 1000000;
     server {

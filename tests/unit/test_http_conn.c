@@ -16,22 +16,18 @@
 #include <unistd.h>
 #include <uv.h>
 
+#include "conn_fixture.h"
 #include "http_conn.h"
 #include "stats.h"
 
 typedef struct harness_s {
+    conn_seen_t seen; /* first: a connection's data */
     worker_conn_t conn;
     uv_loop_t loop;
     char rbuf[4096];
     char sent[256]; /* what the transport was given */
     size_t sent_len;
-    int done;
-    worker_conn_result_t result;
-    char headers[1024]; /* a copy of result.headers */
-    bool destroyed;
 } harness_t;
-
-static void fake_start(worker_conn_t *c) { worker_conn_ready(c); }
 
 static int fake_write(worker_conn_t *c, const char *buf, size_t len)
 {
@@ -42,36 +38,9 @@ static int fake_write(worker_conn_t *c, const char *buf, size_t len)
     return 0;
 }
 
-static void fake_read(worker_conn_t *c, const char *buf, size_t len) { worker_conn_feed(c, buf, len); }
-
 static const worker_transport_ops_t fake_transport = {
     .name = "test", .start = fake_start, .write = fake_write, .read = fake_read,
 };
-
-static void on_ready(worker_conn_t *c) { (void)c; }
-
-static void on_done(worker_conn_t *c, const worker_conn_result_t *r)
-{
-    harness_t *h = c->data;
-    h->done++;
-    h->result = *r;
-    assert_true(r->headers_len <= sizeof h->headers);
-    if (r->headers_len > 0)
-        memcpy(h->headers, r->headers, r->headers_len);
-    h->result.headers = h->headers;
-    worker_conn_release(c);
-}
-
-static void on_closed(worker_conn_t *c) { (void)c; }
-static void on_destroyed(worker_conn_t *c) { ((harness_t *)c->data)->destroyed = true; }
-
-static const worker_conn_cbs_t cbs = {
-    .ready = on_ready, .done = on_done, .closed = on_closed, .destroyed = on_destroyed,
-};
-
-static const char *const want_names[] = {"set-cookie", "location"};
-static const size_t want_lens[] = {10, 8};
-static const worker_hdr_want_t want = {.names = want_names, .lens = want_lens, .n = 2};
 
 /* A connection that is "connected" (what worker_conn_connect's callback does). */
 static harness_t *harness_new(void)
@@ -79,7 +48,7 @@ static harness_t *harness_new(void)
     harness_t *h = calloc(1, sizeof *h);
     assert_non_null(h);
     assert_int_equal(uv_loop_init(&h->loop), 0);
-    assert_int_equal(worker_conn_init(&h->conn, &h->loop, h->rbuf, sizeof h->rbuf, &cbs, h), 0);
+    assert_int_equal(worker_conn_init(&h->conn, &h->loop, h->rbuf, sizeof h->rbuf, &seen_cbs, h), 0);
     worker_conn_t *c = &h->conn;
     c->transport = &fake_transport;
     assert_int_equal(uv_tcp_init(&h->loop, &c->tcp), 0);
@@ -95,7 +64,7 @@ static harness_t *harness_new(void)
 static void harness_free(harness_t *h)
 {
     worker_conn_destroy(&h->conn);
-    while (!h->destroyed)
+    while (!h->seen.destroyed)
         uv_run(&h->loop, UV_RUN_ONCE);
     assert_int_equal(uv_loop_close(&h->loop), 0);
     free(h);
@@ -141,11 +110,11 @@ static void test_wanted_headers_whatever_the_cuts(void **state)
             for (size_t i = 0; i < n; i++)
                 h->conn.transport->read(&h->conn, response + i, 1);
         }
-        assert_int_equal(h->done, (int)cut + 1);
-        assert_int_equal(h->result.kind, WORKER_KIND_OK);
-        assert_int_equal(h->result.status, 302);
-        assert_int_equal(h->result.headers_len, sizeof expected);
-        assert_memory_equal(h->headers, expected, sizeof expected);
+        assert_int_equal(h->seen.done, (int)cut + 1);
+        assert_int_equal(h->seen.result.kind, WORKER_KIND_OK);
+        assert_int_equal(h->seen.result.status, 302);
+        assert_int_equal(h->seen.result.headers_len, sizeof expected);
+        assert_memory_equal(h->seen.headers, expected, sizeof expected);
         if (h->conn.state != WORKER_CONN_IDLE)
             fail_msg("cut %zu: the connection is in state %d", cut, h->conn.state);
     }
@@ -160,8 +129,8 @@ static void test_no_headers_unless_wanted(void **state)
     worker_conn_want_headers(&h->conn, NULL);
     worker_conn_send(&h->conn, "GET / HTTP/1.1\r\n\r\n", 18, false, false, 30000);
     h->conn.transport->read(&h->conn, response, sizeof response - 1);
-    assert_int_equal(h->done, 1);
-    assert_int_equal(h->result.headers_len, 0);
+    assert_int_equal(h->seen.done, 1);
+    assert_int_equal(h->seen.result.headers_len, 0);
     harness_free(h);
 }
 
@@ -192,7 +161,7 @@ static void test_plain_partial_write_keeps_a_copy(void **state)
     assert_non_null(h);
     assert_int_equal(uv_loop_init(&h->loop), 0);
     worker_conn_t *c = &h->conn;
-    assert_int_equal(worker_conn_init(c, &h->loop, h->rbuf, sizeof h->rbuf, &cbs, h), 0);
+    assert_int_equal(worker_conn_init(c, &h->loop, h->rbuf, sizeof h->rbuf, &seen_cbs, h), 0);
     int fds[2];
     tcp_pair(fds);
     assert_int_equal(uv_tcp_init(&h->loop, &c->tcp), 0);

@@ -870,6 +870,30 @@ static void test_threshold_errors(void **state)
     expect_error(doc(many, NULL), "thresholds", "at most 64 thresholds");
 }
 
+/* "http2": false | true | "auto", default false; anything else names the field. */
+static void test_http2_option(void **state)
+{
+    static const struct {
+        const char *extra;
+        enum lc_http2 want;
+    } ok[] = {{"", LC_HTTP2_OFF}, {"'http2':false", LC_HTTP2_OFF},
+              {"'http2':true", LC_HTTP2_ON}, {"'http2':'auto'", LC_HTTP2_AUTO}};
+    for (size_t i = 0; i < sizeof ok / sizeof ok[0]; i++) {
+        lc_scenario_t s;
+        expect_ok(doc(ok[i].extra, NULL), &s);
+        assert_int_equal(s.http2, ok[i].want);
+        lc_scenario_free(&s);
+    }
+    static const struct error_case cases[] = {
+        {"'http2':'yes'", "http2", "expected false, true or \"auto\""},
+        {"'http2':'AUTO'", "http2", "expected false, true or \"auto\""},
+        {"'http2':1", "http2", "expected false, true or \"auto\""},
+        {"'http2':null", "http2", "expected false, true or \"auto\""},
+        {"'http2':{}", "http2", "expected false, true or \"auto\""},
+    };
+    run_cases(cases, sizeof cases / sizeof cases[0]);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -879,7 +903,7 @@ int main(void)
         cmocka_unit_test(test_unknown_fields),  cmocka_unit_test(test_bounds),
         cmocka_unit_test(test_paths_and_headers), cmocka_unit_test(test_templates),
         cmocka_unit_test(test_control_characters), cmocka_unit_test(test_forbidden_headers),
-        cmocka_unit_test(test_tls_ca),
+        cmocka_unit_test(test_tls_ca),          cmocka_unit_test(test_http2_option),
         cmocka_unit_test(test_invalid_json),    cmocka_unit_test(test_duration_parse),
         cmocka_unit_test(test_free_and_small_buffers),
         cmocka_unit_test(test_thresholds_k6),   cmocka_unit_test(test_threshold_expressions),

@@ -1,0 +1,36 @@
+/* h2_session.h — engine thread: HTTP/2 on one worker_conn, with nghttp2: the preface and
+ * SETTINGS (a generous window), one request stream at a time, the response's status, kept
+ * headers and body into the connection's capture buffers; RST_STREAM, GOAWAY and protocol
+ * errors as error kinds. HPACK and flow control are the session's (one per TCP connection). */
+#ifndef WORKER_H2_SESSION_H
+#define WORKER_H2_SESSION_H
+
+#include <stdbool.h>
+#include <stddef.h>
+
+#include "http_conn.h"
+
+typedef struct worker_h2_s worker_h2_t;
+
+/* The receive windows we announce, stream and connection (as h2load's default): a load
+ * generator reads as fast as it can, so flow control should never be what it waits for. */
+#define WORKER_H2_WINDOW ((1u << 30) - 1u)
+
+/* Starts HTTP/2 on c (its transport can carry bytes): c->h2 is the session; the preface and
+ * SETTINGS are written. tls: the :scheme is https. Returns 0 or a worker_err_kind. */
+int worker_h2_open(worker_conn_t *c, bool tls);
+/* Frees c->h2 (the TCP connection is gone); nothing is written. */
+void worker_h2_close(worker_conn_t *c);
+/* Starts the request req[0..len) (our HTTP/1.1 rendering, copied) as a new stream; c is
+ * idle (its capture buffers emptied). Returns 0 or a worker_err_kind. */
+int worker_h2_submit(worker_conn_t *c, const char *req, size_t len);
+/* Bytes from the transport; whatever the session answers (SETTINGS and PING acks, window
+ * updates) is written. Returns 0, or a worker_err_kind when the connection is unusable. */
+int worker_h2_feed(worker_conn_t *c, const char *data, size_t len);
+/* Whether the stream of the last submit ended since the last call; then *kind
+ * (WORKER_KIND_OK or why not) and *status. */
+bool worker_h2_take_end(worker_conn_t *c, int *kind, int *status);
+/* Whether the session can carry another request: no GOAWAY, stream ids left. */
+bool worker_h2_reusable(const worker_conn_t *c);
+
+#endif
