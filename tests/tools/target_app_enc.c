@@ -157,32 +157,30 @@ int app_enc_serve(const char *path, size_t path_len, app_span_t query, const app
     return rv;
 }
 
-/* The last bomb this thread made. */
-static _Thread_local struct {
-    bool made;
-    enum coding coding;
-    unsigned long mib;
+/* The last bomb of each coding this thread made. */
+typedef struct bomb_s {
+    unsigned long mib; /* 0: none yet */
     lc_buf_t bytes;
-} last_bomb;
+} bomb_t;
+static _Thread_local bomb_t bombs[C_BR + 1];
 
-static int make_bomb(enum coding coding, unsigned long mib)
+static const lc_buf_t *make_bomb(enum coding coding, unsigned long mib)
 {
-    if (last_bomb.made && last_bomb.coding == coding && last_bomb.mib == mib)
-        return 0;
+    bomb_t *b = &bombs[coding];
+    if (b->mib == mib)
+        return &b->bytes;
     char *zeros = malloc(CHUNK);
     if (zeros == NULL)
-        return LC_ENOMEM;
+        return NULL;
     memset(zeros, '0', CHUNK);
-    lc_buf_free(&last_bomb.bytes);
-    last_bomb.made = false;
-    int rv = encode(coding, zeros, CHUNK, mib * ((1u << 20) / CHUNK), &last_bomb.bytes);
+    lc_buf_free(&b->bytes);
+    b->mib = 0;
+    int rv = encode(coding, zeros, CHUNK, mib * ((1u << 20) / CHUNK), &b->bytes);
     free(zeros);
-    if (rv == 0) {
-        last_bomb.made = true;
-        last_bomb.coding = coding;
-        last_bomb.mib = mib;
-    }
-    return rv;
+    if (rv != 0)
+        return NULL;
+    b->mib = mib;
+    return &b->bytes;
 }
 
 int app_enc_bomb(app_span_t query, app_resp_t *out)
@@ -195,9 +193,8 @@ int app_enc_bomb(app_span_t query, app_resp_t *out)
     if (app_query_get(query, "mib", &v) && (!parse_digits(v.at, v.len, BOMB_MIB_MAX, &mib) ||
                                             mib == 0))
         return bad_request(out, "mib: expected 1 to 256");
-    int rv = make_bomb(coding, mib);
-    if (rv == 0)
-        rv = lc_buf_append(&out->body, last_bomb.bytes.data, last_bomb.bytes.len);
+    const lc_buf_t *bomb = make_bomb(coding, mib);
+    int rv = bomb != NULL ? lc_buf_append(&out->body, bomb->data, bomb->len) : LC_ENOMEM;
     if (rv == 0)
         rv = lc_buf_appendf(&out->headers, "Content-Encoding: %s\r\n", coding_names[coding]);
     out->status = 200;
