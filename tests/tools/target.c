@@ -18,6 +18,7 @@
 #include "lc_addr.h"
 #include "lc_err.h"
 #include "target.h"
+#include "target_app_enc.h"
 
 /* ---- engines ---- */
 
@@ -34,6 +35,7 @@ static void *engine_run(void *arg)
 {
     engine_t *e = arg;
     uv_run(&e->loop, UV_RUN_DEFAULT);
+    app_enc_thread_free();
     return NULL;
 }
 

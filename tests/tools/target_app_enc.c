@@ -183,6 +183,14 @@ static const lc_buf_t *make_bomb(enum coding coding, unsigned long mib)
     return &b->bytes;
 }
 
+void app_enc_thread_free(void)
+{
+    for (size_t i = 0; i <= C_BR; i++) {
+        lc_buf_free(&bombs[i].bytes);
+        bombs[i].mib = 0;
+    }
+}
+
 int app_enc_bomb(app_span_t query, app_resp_t *out)
 {
     enum coding coding = C_GZIP;

@@ -18,5 +18,7 @@
 int app_enc_serve(const char *path, size_t path_len, app_span_t query, const app_req_t *req,
                   app_resp_t *out);
 int app_enc_bomb(app_span_t query, app_resp_t *out);
+/* Frees the bombs this thread keeps (a loop thread calls it as it ends). */
+void app_enc_thread_free(void);
 
 #endif
