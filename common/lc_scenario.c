@@ -289,15 +289,26 @@ int lc_scenario_parse_request(lc_jp_t *p, json_t *v, const char *parent, lc_task
 static int parse_task(lc_jp_t *p, json_t *v, const char *parent, lc_task_t *t)
 {
     static const char *const fields[] = {"name", "weight", "method", "path", "headers",
-                                         "body", "expect", NULL};
+                                         "body", "expect", "compression", NULL};
     int rv;
     if (!json_is_object(v))
         return lc_jp_fail(p, parent, NULL, "expected an object");
     t->weight = 1;
     if ((rv = lc_jp_fields(p, v, parent, fields)) != 0 ||
-        (rv = lc_jp_uint(p, v, parent, "weight", 1, WEIGHT_MAX, &t->weight)) != 0)
+        (rv = lc_jp_uint(p, v, parent, "weight", 1, WEIGHT_MAX, &t->weight)) != 0 ||
+        (rv = lc_codings_parse(p, v, parent, "compression", &t->compression)) != 0 ||
+        (rv = lc_scenario_parse_request(p, v, parent, t, true)) != 0)
         return rv;
-    return lc_scenario_parse_request(p, v, parent, t, true);
+    return lc_scenario_check_accept(p, parent, t);
+}
+
+int lc_scenario_check_accept(lc_jp_t *p, const char *parent, const lc_task_t *t)
+{
+    for (size_t i = 0; t->compression.n > 0 && i < t->n_headers; i++)
+        if (strcasecmp(t->headers[i].name, "Accept-Encoding") == 0)
+            return lc_jp_fail(p, parent, "compression", "cannot be combined with an "
+                              "Accept-Encoding header (compression writes that header)");
+    return 0;
 }
 
 static int parse_tasks(lc_jp_t *p, json_t *root, lc_scenario_t *s)
@@ -321,6 +332,7 @@ static int parse_tasks(lc_jp_t *p, json_t *root, lc_scenario_t *s)
     s->n_tasks = n;
     for (size_t i = 0; i < n; i++) {
         snprintf(path, sizeof path, "tasks[%zu]", i);
+        s->tasks[i].compression = s->compression;
         int rv = parse_task(p, json_array_get(tasks, i), path, &s->tasks[i]);
         if (rv != 0)
             return rv;
@@ -597,7 +609,7 @@ static int parse_root(lc_jp_t *p, json_t *root, lc_scenario_t *s)
         "name", "tenant", "target", "duration", "users", "spawn_rate", "think_time_ms",
         "arrival_rate", "max_users", "stages", "tls", "tasks", "thresholds", "policy",
         "connect_timeout_ms", "request_timeout_ms", "journeys", "feeders", "defaults", "script",
-        "modules", "script_cpu_ms", "seed", "http2", NULL};
+        "modules", "script_cpu_ms", "seed", "http2", "compression", NULL};
     int rv;
     if (!json_is_object(root))
         return lc_jp_fail(p, "scenario", NULL, "expected a JSON object");
@@ -606,6 +618,7 @@ static int parse_root(lc_jp_t *p, json_t *root, lc_scenario_t *s)
         (rv = parse_identity(p, root, s)) != 0 || (rv = parse_model(p, root, s)) != 0 ||
         (rv = parse_stages(p, root, s)) != 0 || (rv = resolve_duration(p, root, s)) != 0 ||
         (rv = resolve_users(p, root, s)) != 0 || (rv = parse_tls(p, root, s)) != 0 ||
+        (rv = lc_codings_parse(p, root, "", "compression", &s->compression)) != 0 ||
         (rv = parse_tasks(p, root, s)) != 0 || (rv = lc_scenario_parse_script(p, root, s)) != 0 ||
         (rv = parse_thresholds(p, root, s)) != 0 || (rv = parse_http2(p, root, s)) != 0)
         return rv;

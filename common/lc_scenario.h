@@ -10,6 +10,7 @@
 #include <jansson.h>
 
 #include "lc_addr.h"
+#include "lc_codings.h"
 #include "lc_journey.h"
 #include "lc_json_fields.h"
 #include "lc_threshold.h"
@@ -41,6 +42,7 @@ typedef struct lc_task_s {
     int *expect_status;  /* empty: any status < 400 is a success */
     size_t n_expect_status;
     char *expect_body_contains; /* NULL when absent */
+    lc_codings_t compression; /* v1: the task's "compression", else the scenario's */
 } lc_task_t;
 
 typedef struct lc_stage_s {
@@ -90,6 +92,10 @@ typedef struct lc_scenario_s {
     enum lc_http2 http2; /* default LC_HTTP2_OFF */
     uint32_t connect_timeout_ms; /* default 5000 */
     uint32_t request_timeout_ms; /* default 30000 */
+    /* "compression": the codings asked for in Accept-Encoding (default: none, so no header);
+     * a task or a step may give its own. Whatever the answer's Content-Encoding, a step that
+     * reads the body reads it decoded. */
+    lc_codings_t compression;
     lc_program_t *program; /* v2: the compiled journeys (tasks among them); NULL: v1 tasks */
     /* v2: "script", the Lua source whose functions lua steps run, or NULL; "modules". The
      * master and the worker's plan load it in the sandbox (common/script) before a run. */
@@ -134,6 +140,9 @@ int lc_scenario_series_find(const lc_scenario_t *s, const char *name, const char
 int lc_scenario_parse_request(lc_jp_t *p, json_t *obj, const char *parent, lc_task_t *t,
                               bool v1);
 void lc_task_free(lc_task_t *t);
+/* Refuses t's headers naming Accept-Encoding when t has a compression list (both would say
+ * what to send); errors name parent.compression. */
+int lc_scenario_check_accept(lc_jp_t *p, const char *parent, const lc_task_t *t);
 
 /* lc_scenario_script.c, for lc_scenario_parse: root's "script" and "modules" into s (after
  * the journeys are compiled: a script belongs to journeys). */

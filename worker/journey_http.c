@@ -16,6 +16,7 @@
 #include "lc_json_scan.h"
 #include "lc_rng.h"
 #include "lc_url_ref.h"
+#include "response_body.h"
 #include "stats.h"
 #include "user_internal.h"
 
@@ -123,9 +124,12 @@ static int render_headers(worker_user_t *u, const lc_jreq_t *r, lc_buf_t *out)
 {
     const worker_plan_t *pl = u->run->plan;
     static const char agent[] = "User-Agent: loadcluster/" LC_VERSION "\r\n";
+    const worker_jreq_plan_t *jp = &pl->jreqs[u->js->req];
     int rv = lc_buf_append(out, pl->host_lines.data, pl->host_lines.len);
-    if (rv == 0 && !pl->jreqs[u->js->req].sets_user_agent)
+    if (rv == 0 && !jp->sets_user_agent)
         rv = lc_buf_append(out, agent, sizeof agent - 1);
+    if (rv == 0)
+        rv = lc_buf_append(out, jp->accept, jp->accept_len);
     for (size_t i = 0; rv == 0 && i < r->n_headers; i++) {
         size_t from;
         const char *name = r->headers[i].name;
@@ -425,7 +429,7 @@ static int follow(worker_user_t *u, const lc_jreq_t *r, const worker_conn_result
     return WORKER_KIND_OK;
 }
 
-static int classify(const lc_jreq_t *r, const worker_conn_result_t *res)
+static int classify_status(const lc_jreq_t *r, const worker_conn_result_t *res)
 {
     if (r->n_expect_status > 0) {
         size_t i = 0;
@@ -436,24 +440,26 @@ static int classify(const lc_jreq_t *r, const worker_conn_result_t *res)
     } else if (res->status >= 400) {
         return WORKER_ERR_STATUS;
     }
-    if (r->expect_body_contains != NULL &&
-        (res->body == NULL || memmem(res->body, res->body_len, r->expect_body_contains,
-                                     strlen(r->expect_body_contains)) == NULL))
-        return WORKER_ERR_EXPECT;
     return WORKER_KIND_OK;
 }
 
+/* The body a step reads (decoded): data, len. */
+typedef struct body_s {
+    const char *data;
+    size_t len;
+} body_t;
+
 /* One extract's value into scratch: 0, LC_ENOTFOUND or another error. */
 static int extract_one(worker_user_t *u, const lc_jextract_t *e, const worker_conn_result_t *res,
-                       lc_buf_t *scratch, uint8_t *type)
+                       const body_t *body, lc_buf_t *scratch, uint8_t *type)
 {
     const char *v;
     size_t len;
     *type = LC_V_STRING;
     switch (e->kind) {
     case LC_EXTRACT_BODY:
-        return lc_extractor_run(e->x, res->body ? res->body : "", res->body_len,
-                                &u->run->engine->rng, scratch, type);
+        assert(body != NULL); /* the request needs_body */
+        return lc_extractor_run(e->x, body->data, body->len, &u->run->engine->rng, scratch, type);
     case LC_EXTRACT_HEADER:
         if (!find_header(res, e->name, &v, &len))
             return LC_ENOTFOUND;
@@ -484,7 +490,8 @@ static void trace_value(worker_user_t *u, uint32_t slot, bool found)
 }
 
 /* Every extract of r; WORKER_ERR_EXTRACT when a required one missed. */
-static int extract_all(worker_user_t *u, const lc_jreq_t *r, const worker_conn_result_t *res)
+static int extract_all(worker_user_t *u, const lc_jreq_t *r, const worker_conn_result_t *res,
+                       const body_t *body)
 {
     lc_buf_t *scratch = &u->run->engine->body_scratch;
     int kind = WORKER_KIND_OK;
@@ -493,7 +500,7 @@ static int extract_all(worker_user_t *u, const lc_jreq_t *r, const worker_conn_r
         worker_session_t *s = worker_journey_session(u);
         uint8_t type;
         scratch->len = 0;
-        int rv = s == NULL ? LC_ENOMEM : extract_one(u, e, res, scratch, &type);
+        int rv = s == NULL ? LC_ENOMEM : extract_one(u, e, res, body, scratch, &type);
         if (rv == 0)
             rv = worker_session_set(s, e->slot, scratch->data ? scratch->data : "", scratch->len,
                                     type);
@@ -507,13 +514,38 @@ static int extract_all(worker_user_t *u, const lc_jreq_t *r, const worker_conn_r
     return kind;
 }
 
+/* The checks and extracts that read the body, on the body decoded (only now, and only for
+ * a step that reads it): one that cannot be decoded is error kind parse. */
+static int read_body(worker_user_t *u, const lc_jreq_t *r, const worker_conn_result_t *res)
+{
+    worker_body_t b;
+    body_t body;
+    const char *why;
+    int kind = WORKER_KIND_OK;
+    worker_body_open(&b, res, &u->run->engine->pool);
+    if (worker_body_decoded(&b, &body.data, &body.len, &why) != 0) {
+        if (u->run->plan->trace != NULL)
+            worker_trace_note(u->run->plan->trace, "%s: %s body: %s: parse error", r->path_json,
+                              worker_coding_name(worker_body_coding(res)), why);
+        kind = WORKER_ERR_PARSE;
+    } else if (r->expect_body_contains != NULL &&
+               memmem(body.data, body.len, r->expect_body_contains,
+                      strlen(r->expect_body_contains)) == NULL) {
+        kind = WORKER_ERR_EXPECT;
+    }
+    if (kind == WORKER_KIND_OK)
+        kind = extract_all(u, r, res, &body);
+    worker_body_close(&b);
+    return kind;
+}
+
 /* The outcome of a response that is not a redirect to follow. */
 static int outcome(worker_user_t *u, const lc_jreq_t *r, const worker_conn_result_t *res)
 {
-    int kind = classify(r, res);
-    if (kind == WORKER_KIND_OK)
-        kind = extract_all(u, r, res);
-    return kind;
+    int kind = classify_status(r, res);
+    if (kind != WORKER_KIND_OK)
+        return kind;
+    return r->needs_body ? read_body(u, r, res) : extract_all(u, r, res, NULL);
 }
 
 /* The latency to record: the open model's first request of an iteration counts from when the

@@ -40,7 +40,9 @@ static int render_head2(const lc_scenario_t *sc, const lc_task_t *t, lc_buf_t *b
         rv = lc_buf_appendf(b, "User-Agent: loadcluster/%s\r\n", LC_VERSION);
     for (size_t i = 0; rv == 0 && i < t->n_headers; i++)
         rv = lc_buf_appendf(b, "%s: %s\r\n", t->headers[i].name, t->headers[i].value);
-    return rv;
+    char accept[LC_CODINGS_HEADER_MAX];
+    size_t len = lc_codings_header(&t->compression, accept);
+    return rv == 0 ? lc_buf_append(b, accept, len) : rv;
 }
 
 /* Renders head1 + path + head2 + [Content-Length + body] into out. */
@@ -202,6 +204,9 @@ static int build_journeys(worker_plan_t *p)
         for (size_t x = 0; x < r->n_extracts; x++)
             if (r->extracts[x].kind == LC_EXTRACT_HEADER)
                 jp->want_names[k++] = r->extracts[x].name; /* lowercased by the compiler */
+        if (r->needs_body) /* asked for or not: a body is read as its coding says */
+            jp->want_names[k++] = "content-encoding";
+        jp->accept_len = lc_codings_header(&r->compression, jp->accept);
         for (size_t w = 0; w < k; w++)
             jp->want_lens[w] = strlen(jp->want_names[w]);
         jp->want = (worker_hdr_want_t){.names = jp->want_names, .lens = jp->want_lens, .n = k};

@@ -31,12 +31,16 @@ typedef struct worker_task_plan_s {
     worker_tpl_t body;
 } worker_task_plan_t;
 
-/* What the engine keeps per journey request: the response headers it needs. */
+/* What the engine keeps per journey request: the response headers it needs (Set-Cookie,
+ * Location, extracted ones, and Content-Encoding when it reads the body), the Accept-Encoding
+ * line it sends. */
 typedef struct worker_jreq_plan_s {
-    const char *want_names[LC_JOURNEY_EXTRACTS_MAX + 2];
-    size_t want_lens[LC_JOURNEY_EXTRACTS_MAX + 2];
+    const char *want_names[LC_JOURNEY_EXTRACTS_MAX + 3];
+    size_t want_lens[LC_JOURNEY_EXTRACTS_MAX + 3];
     worker_hdr_want_t want;
     bool sets_user_agent;
+    char accept[LC_CODINGS_HEADER_MAX]; /* "Accept-Encoding: …\r\n", or "" */
+    size_t accept_len;
 } worker_jreq_plan_t;
 
 /* This worker's rows of a feeder: [first, first + count), taken in turn by its users. */

@@ -7,6 +7,7 @@
 
 #include "journey.h"
 #include "lc_log.h"
+#include "response_body.h"
 #include "rng.h"
 #include "stats.h"
 #include "tls.h"
@@ -207,8 +208,13 @@ static void send_request(worker_user_t *u)
         uv_timer_start(&u->think, on_think, OOM_RETRY_MS, 0);
         return;
     }
-    worker_conn_send(&u->conn, req, len, tp->head, tp->task->expect_body_contains != NULL,
-                     p->scenario.request_timeout_ms);
+    /* A body checked is read as its Content-Encoding says. */
+    static const char *const coding_name[] = {"content-encoding"};
+    static const size_t coding_len[] = {16};
+    static const worker_hdr_want_t coding = {.names = coding_name, .lens = coding_len, .n = 1};
+    bool capture = tp->task->expect_body_contains != NULL;
+    worker_conn_want_headers(&u->conn, capture ? &coding : NULL);
+    worker_conn_send(&u->conn, req, len, tp->head, capture, p->scenario.request_timeout_ms);
 }
 
 static void journey_next(worker_user_t *u)
@@ -297,8 +303,22 @@ static void on_closed(worker_conn_t *c)
     worker_conn_connect(c, (const struct sockaddr *)&p->addr, p->scenario.connect_timeout_ms);
 }
 
+/* Whether the body, decoded, holds text: WORKER_KIND_OK, or kind expect or parse. */
+static int body_contains(worker_user_t *u, const char *text, const worker_conn_result_t *r)
+{
+    worker_body_t b;
+    const char *data, *why;
+    size_t len;
+    worker_body_open(&b, r, &u->run->engine->pool);
+    int kind = worker_body_decoded(&b, &data, &len, &why) != 0 ? WORKER_ERR_PARSE
+               : memmem(data, len, text, strlen(text)) == NULL ? WORKER_ERR_EXPECT
+                                                              : WORKER_KIND_OK;
+    worker_body_close(&b);
+    return kind;
+}
+
 /* Success, or the kind of failure, of a complete response. */
-static int classify(const lc_task_t *t, const worker_conn_result_t *r)
+static int classify(worker_user_t *u, const lc_task_t *t, const worker_conn_result_t *r)
 {
     if (r->kind != WORKER_KIND_OK)
         return r->kind;
@@ -311,10 +331,8 @@ static int classify(const lc_task_t *t, const worker_conn_result_t *r)
     } else if (r->status >= 400) {
         return WORKER_ERR_STATUS;
     }
-    if (t->expect_body_contains != NULL &&
-        (r->body == NULL || memmem(r->body, r->body_len, t->expect_body_contains,
-                                   strlen(t->expect_body_contains)) == NULL))
-        return WORKER_ERR_EXPECT;
+    if (t->expect_body_contains != NULL)
+        return body_contains(u, t->expect_body_contains, r);
     return WORKER_KIND_OK;
 }
 
@@ -351,7 +369,7 @@ static void on_done(worker_conn_t *c, const worker_conn_result_t *r)
     assert(u->phase == WORKER_USER_CONNECT || u->phase == WORKER_USER_REQUEST);
     assert(u->task < run->plan->n_tasks);
     const worker_task_plan_t *tp = &run->plan->tasks[u->task];
-    worker_stats_record(run->stats, tp->endpoint, classify(tp->task, r), latency_of(u, r),
+    worker_stats_record(run->stats, tp->endpoint, classify(u, tp->task, r), latency_of(u, r),
                         r->bytes);
     if (ending(u))
         user_finish(u);

@@ -282,6 +282,8 @@ static int parse_defaults(jc_t *c, json_t *root)
     c->defaults.follow_redirects = 10;
     c->defaults.cookies = true;
     c->defaults.timeout_ms = c->request_timeout_ms;
+    if (rv == 0) /* lc_scenario.c reads it too, with the same function and errors */
+        rv = lc_codings_parse(&c->jp, root, "", "compression", &c->defaults.compression);
     if (rv != 0 || d == NULL)
         return rv;
     if ((rv = lc_jp_fields(&c->jp, d, "defaults", fields)) != 0 ||

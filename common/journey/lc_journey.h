@@ -10,6 +10,7 @@
 #include <jansson.h>
 
 #include "lc_addr.h"
+#include "lc_codings.h"
 #include "lc_csv.h"
 #include "lc_extract.h"
 #include "lc_value.h"
@@ -131,6 +132,7 @@ typedef struct lc_jreq_s {
     bool sets_content_type;/* the step's headers name Content-Type */
     bool path_repeatable;  /* path renders alike twice (lc_tpl_repeatable) */
     uint8_t on_error;      /* enum lc_on_error */
+    lc_codings_t compression; /* what Accept-Encoding asks for: the step's, else the scenario's */
 } lc_jreq_t;
 
 /* A lua step ({"lua": "fname"}): runs global function fn of the scenario's script in the

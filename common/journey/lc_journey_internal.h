@@ -16,6 +16,7 @@ typedef struct jdefaults_s {
     uint32_t timeout_ms;
     bool cookies;
     uint8_t on_error;
+    lc_codings_t compression; /* the scenario's "compression" */
 } jdefaults_t;
 
 typedef struct jc_s {

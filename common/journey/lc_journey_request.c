@@ -15,7 +15,7 @@
 
 static const char *const request_fields[] = {
     "name", "method", "path", "headers", "query", "body", "json", "form", "expect", "extract",
-    "follow_redirects", "timeout_ms", "cookies", "on_error", NULL};
+    "follow_redirects", "timeout_ms", "cookies", "on_error", "compression", NULL};
 
 /* The step's own headers over the scenario's defaults (names compare case-insensitively). */
 static json_t *merged_headers(const jc_t *c, json_t *step)
@@ -446,7 +446,9 @@ static int compile_options(jc_t *c, json_t *step, const char *path, lc_jreq_t *r
     r->timeout_ms = c->defaults.timeout_ms;
     r->cookies = c->defaults.cookies;
     r->on_error = c->defaults.on_error;
-    if ((rv = lc_jp_uint(&c->jp, step, path, "follow_redirects", 0, LC_JOURNEY_REDIRECTS_MAX,
+    r->compression = c->defaults.compression;
+    if ((rv = lc_codings_parse(&c->jp, step, path, "compression", &r->compression)) != 0 ||
+        (rv = lc_jp_uint(&c->jp, step, path, "follow_redirects", 0, LC_JOURNEY_REDIRECTS_MAX,
                          &r->follow_redirects)) != 0 ||
         (rv = lc_jp_uint(&c->jp, step, path, "timeout_ms", 1, TIMEOUT_MAX_MS, &r->timeout_ms)) != 0 ||
         (rv = lc_jp_bool(&c->jp, step, path, "cookies", &r->cookies)) != 0)
@@ -484,7 +486,10 @@ static int compile_request(jc_t *c, json_t *step, const char *path, lc_task_t *t
     t->expect_body_contains = NULL;
     r->needs_body = r->expect_body_contains != NULL;
     if ((rv = jc_endpoint(c, t->name, r->method, path, "name", &r->endpoint)) != 0 ||
-        (rv = compile_options(c, step, path, r)) != 0 ||
+        (rv = compile_options(c, step, path, r)) != 0)
+        return rv;
+    t->compression = r->compression;
+    if ((rv = lc_scenario_check_accept(&c->jp, path, t)) != 0 ||
         (rv = compile_target(c, step, path, t, r)) != 0 ||
         (rv = compile_headers(c, path, t, r)) != 0 || (rv = compile_body(c, step, path, t, r)) != 0)
         return rv;

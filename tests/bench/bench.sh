@@ -349,6 +349,15 @@ machine_line() {
     SUMMARY+=("$line")
 }
 
+# The cost of reading a compressed body (issue 16): ns per KB of decoded body, per coding and
+# body size, on the generator's CPU (lc_decode_bench; no network).
+decode_line() {
+    local line
+    line=$(taskset -c "$GEN_CPU" "$LC_BIN/lc_decode_bench" 500)
+    echo "$line"
+    SUMMARY+=("$line")
+}
+
 RUN_START_S=$SECONDS
 read -r RUN_START_BUSY RUN_START_STEAL <<<"$(cpu_ticks)"
 RUN_START_OWN=$(own_ticks)
@@ -364,6 +373,7 @@ if [ "$BENCH_ONLY" != journeys ]; then
     compare_h2
     bench_idle
     locust_line
+    decode_line
 fi
 if [ "$BENCH_ONLY" != plain ]; then
     journey_cpu

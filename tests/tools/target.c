@@ -18,6 +18,7 @@
 #include "lc_addr.h"
 #include "lc_err.h"
 #include "target.h"
+#include "target_app_enc.h"
 
 /* ---- engines ---- */
 
@@ -34,6 +35,7 @@ static void *engine_run(void *arg)
 {
     engine_t *e = arg;
     uv_run(&e->loop, UV_RUN_DEFAULT);
+    app_enc_thread_free();
     return NULL;
 }
 
@@ -164,6 +166,7 @@ static void usage(FILE *out)
           "  GET|POST /cart, POST /pay (session cookie)   POST /logout\n"
           "  /redirect/N[?code=301..308][&rel=1]   /redirect-away   /redirect-loop\n"
           "  /echo (method, path, headers, cookies, body as JSON)   GET /setcookie?k=v&attrs=A\n"
+          "  GET /gzip, /deflate, /br [?size=N][&force=1] (encoded as accepted)   GET /bomb[?coding=C][&mib=M]\n"
           "Control: GET /__stats (JSON counters by path, without the query string; all\n"
           "  /items/ID as /items/:id), POST /__reset. SIGTERM/SIGINT print the stats.\n",
           out);

@@ -18,6 +18,7 @@
 #include "lc_err.h"
 #include "lc_utf8.h"
 #include "target.h"
+#include "target_app_enc.h"
 
 #define JSON_TYPE "application/json"
 #define TEXT_TYPE "text/plain"
@@ -631,6 +632,18 @@ static int serve_setcookie(const app_ctx_t *cx, app_resp_t *out)
     return respond(out, 200, "{\"set\":%lu}", set);
 }
 
+/* ---- compressed bodies (target_app_enc.c) ---- */
+
+static int serve_encoded(const app_ctx_t *cx, app_resp_t *out)
+{
+    return app_enc_serve(cx->path.at, cx->path.len, cx->query, cx->req, out);
+}
+
+static int serve_bomb(const app_ctx_t *cx, app_resp_t *out)
+{
+    return app_enc_bomb(cx->query, out);
+}
+
 /* ---- routing ---- */
 
 typedef struct route_s {
@@ -657,11 +670,15 @@ static const route_t routes[] = {
     {APP_REDIRECT_LOOP, "/redirect-loop", false, "/redirect-loop", M_ANY, "", serve_redirect_loop},
     {APP_ECHO, "/echo", false, "/echo", M_ANY, "", serve_echo},
     {APP_SETCOOKIE, "/setcookie", false, "/setcookie", M_GET, "GET, HEAD", serve_setcookie},
+    {APP_GZIP, "/gzip", false, "/gzip", M_GET, "GET, HEAD", serve_encoded},
+    {APP_DEFLATE, "/deflate", false, "/deflate", M_GET, "GET, HEAD", serve_encoded},
+    {APP_BR, "/br", false, "/br", M_GET, "GET, HEAD", serve_encoded},
+    {APP_BOMB, "/bomb", false, "/bomb", M_GET, "GET, HEAD", serve_bomb},
 };
 
 enum app_route app_route(const char *path, size_t len)
 {
-    if (len < 3 || path[0] != '/' || strchr("lmicpres", path[1]) == NULL)
+    if (len < 3 || path[0] != '/' || strchr("lmicpresgdb", path[1]) == NULL)
         return APP_NONE; /* the plain paths' way out: two comparisons */
     for (size_t i = 0; i < sizeof routes / sizeof routes[0]; i++) {
         size_t n = strlen(routes[i].path);
@@ -683,7 +700,7 @@ static bool method_allowed(unsigned methods, int method)
 int app_serve(const app_key_t *key, enum app_route route, int method, const char *url,
               size_t url_len, const app_req_t *req, app_resp_t *out)
 {
-    assert(route > APP_NONE && route <= APP_SETCOOKIE);
+    assert(route > APP_NONE && route <= APP_BOMB);
     const route_t *rt = &routes[route - 1];
     assert(rt->route == route);
     const char *q = memchr(url, '?', url_len);

@@ -33,6 +33,7 @@
  *        in order, names and values URL-decoded ('+' is a space); 200 {"set":<pairs>}. 400 for a
  *        name that is not an RFC 7230 token, a value with ';' or a control character, attrs
  *        with a control character, or bad percent-encoding.
+ *   GET  /gzip, /deflate, /br, /bomb: compressed bodies (target_app_enc.h).
  * Tokens are "t1.<user>.<32 hex>" (+ 'x' padding) and session ids "s1.<user>.<32 hex>": the hex
  * is an HMAC-SHA256 (cut to 16 bytes) of the user under a key drawn at start, so any loop thread
  * verifies what another issued and nothing is stored; they stop verifying when lc_target restarts.
@@ -67,6 +68,10 @@ enum app_route {
     APP_REDIRECT_LOOP,
     APP_ECHO,
     APP_SETCOOKIE,
+    APP_GZIP, /* /gzip, /deflate, /br and /bomb: target_app_enc.h */
+    APP_DEFLATE,
+    APP_BR,
+    APP_BOMB,
 };
 
 /* The per-process key that signs tokens and session ids; read-only once drawn. */
