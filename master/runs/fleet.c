@@ -19,6 +19,8 @@
 
 #define MISSED_HEARTBEATS 3
 #define HELLO_TIMEOUT_MS 5000 /* from accept to Hello (TLS handshake included) */
+#define PARK_MAX_MS 3000      /* a Hello waits this long on a follower for a leader to exist */
+#define PARKED_MAX 128        /* Hellos waiting at once; more are closed at once */
 #define WELCOME_MASTERS_MAX 16
 #define DEFAULT_MAX_UNJOINED 256
 
@@ -34,6 +36,7 @@ struct fleet_conn_s {
     char worker_id[FLEET_ID_MAX];
     uint8_t nonce[LC_JOIN_NONCE_LEN]; /* this connection's Challenge */
     uint64_t accepted_ms;             /* monotonic; Hello is due HELLO_TIMEOUT_MS later */
+    uint64_t parked_ms;               /* monotonic; 0: not parked (see park()) */
     fleet_conn_t *prev, *next;        /* every open connection */
 };
 
@@ -268,13 +271,31 @@ static bool join_allowed(fleet_t *f, fleet_conn_t *c, const Lc__Hello *h)
     return false;
 }
 
-/* A follower sends the worker to the leader and closes. */
-static void redirect(fleet_t *f, fleet_conn_t *c)
+static size_t parked_count(const fleet_t *f)
+{
+    size_t n = 0;
+    for (const fleet_conn_t *c = f->conns; c != NULL; c = c->next)
+        n += c->parked_ms != 0 && !c->closing;
+    return n;
+}
+
+static bool leader_known(fleet_t *f, char *leader, size_t len)
+{
+    return f->events.leader_address != NULL &&
+           f->events.leader_address(f->events.arg, leader, len);
+}
+
+/* A follower sends the worker to the leader and closes. During an election no leader is
+ * known: the Hello waits (up to PARK_MAX_MS, fleet_tick looks again) instead of sending the
+ * worker into its backoff, so it reaches the new leader as soon as this master knows it. */
+static void redirect(fleet_t *f, fleet_conn_t *c, uint64_t now_ms)
 {
     char leader[LC_HOST_MAX + 8];
-    if (f->events.leader_address == NULL ||
-        !f->events.leader_address(f->events.arg, leader, sizeof leader)) {
-        fleet_conn_close(c, "no leader known yet");
+    if (!leader_known(f, leader, sizeof leader)) {
+        if (c->parked_ms == 0 && parked_count(f) < PARKED_MAX)
+            c->parked_ms = now_ms ? now_ms : 1;
+        else
+            fleet_conn_close(c, "no leader known yet");
         return;
     }
     fleet_send_redirect(c, leader);
@@ -318,7 +339,7 @@ static void handle_hello(fleet_t *f, fleet_conn_t *c, const Lc__Hello *h, uint64
         return;
     }
     if (!f->accepting) {
-        redirect(f, c);
+        redirect(f, c, now_ms);
         return;
     }
     const char *problem = hello_problem(h);
@@ -482,12 +503,20 @@ bool fleet_conn_receive(fleet_conn_t *c, Lc__Envelope *env, uint64_t now_ms)
 /* ---- liveness ------------------------------------------------------------ */
 
 /* A connection that never says Hello (a port scanner, a worker without TLS
- * on a TLS port) must not hold its slot forever. */
+ * on a TLS port) must not hold its slot forever; a Hello parked for want of a
+ * leader is sent on once one is known, or closed after PARK_MAX_MS. */
 static void close_silent_conns(fleet_t *f, uint64_t now)
 {
     const fleet_transport_t *t = &f->transport;
+    char leader[LC_HOST_MAX + 8];
+    bool known = leader_known(f, leader, sizeof leader);
     for (fleet_conn_t *c = f->conns, *next; c != NULL; c = next) {
         next = c->next;
+        if (c->parked_ms != 0 && !c->closing) {
+            if (known || now - c->parked_ms > PARK_MAX_MS)
+                redirect(f, c, now);
+            continue;
+        }
         if (c->worker != NULL || c->closing || now - c->accepted_ms <= HELLO_TIMEOUT_MS)
             continue;
         if (t->secured != NULL && !t->secured(t->arg, c->data))

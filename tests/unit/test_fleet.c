@@ -19,7 +19,7 @@
 #include "lc_join.h"
 #include "lc_protocol.h"
 
-#define MAX_CONNS 8
+#define MAX_CONNS 160 /* test_parked_hellos_bounded opens 129 */
 #define MAX_SENT 16
 #define HEARTBEAT_MS 1000
 #define STATS_MS 2000
@@ -504,15 +504,52 @@ static void test_hello_while_not_accepting_redirects(void **state)
                         "10.0.0.102:5557");
     assert_refused_no_worker(fx, fc);
 
+    /* During an election: the Hello waits for a leader instead of being closed... */
     fx->leader = NULL;
-    fake_conn_t *fc2 = open_conn(fx, 0);
-    log_begin(fx);
-    bool closing = hello(fc2, "w1", 1);
-    const char *log = log_end(fx);
-    assert_true(closing);
-    assert_logged(log, "no leader known yet");
-    assert_int_equal(fc2->n_sent, 1); /* no Redirect */
+    fake_conn_t *fc2 = open_conn(fx, 0), *fc3 = open_conn(fx, 0);
+    assert_false(hello(fc2, "w1", 10));
+    assert_false(hello(fc3, "w2", 10));
+    fleet_tick(fx->f, 1000);
+    assert_int_equal(fc2->closes, 0);
+    assert_int_equal(fc2->n_sent, 1); /* the Challenge only */
+    assert_int_equal(fx->joins, 0);
+    /* ...and is sent on at the first tick that knows one. */
+    fx->leader = "10.0.0.103:5557";
+    fleet_tick(fx->f, 1250);
+    assert_string_equal(sent(fc2, 1, LC__ENVELOPE__MSG_REDIRECT)->redirect->leader,
+                        "10.0.0.103:5557");
     assert_refused_no_worker(fx, fc2);
+    assert_refused_no_worker(fx, fc3);
+
+    /* With no leader for PARK_MAX_MS (3 s), it is closed and the worker backs off. */
+    fx->leader = NULL;
+    fake_conn_t *fc4 = open_conn(fx, 2000);
+    assert_false(hello(fc4, "w1", 2000));
+    fleet_tick(fx->f, 5000);
+    assert_int_equal(fc4->closes, 0);
+    log_begin(fx);
+    fleet_tick(fx->f, 5001);
+    const char *log = log_end(fx);
+    assert_logged(log, "no leader known yet");
+    assert_int_equal(fc4->n_sent, 1); /* no Redirect */
+    assert_refused_no_worker(fx, fc4);
+}
+
+/* At most 128 Hellos wait for a leader at once; the next is closed at once. */
+static void test_parked_hellos_bounded(void **state)
+{
+    fixture_t *fx = *state;
+    fleet_set_accepting(fx->f, false, 2, 8);
+    fx->leader = NULL;
+    for (int i = 0; i < 128; i++) {
+        char id[16];
+        snprintf(id, sizeof id, "w%d", i);
+        assert_false(hello(open_conn(fx, 0), id, 1));
+    }
+    fake_conn_t *extra = open_conn(fx, 0);
+    log_begin(fx);
+    assert_true(hello(extra, "w-extra", 1));
+    assert_logged(log_end(fx), "no leader known yet");
 }
 
 static void test_bad_hellos_close(void **state)
@@ -1040,6 +1077,7 @@ int main(void)
         cmocka_unit_test_setup_teardown(test_first_frame_not_hello_closes, setup, teardown),
         cmocka_unit_test_setup_teardown(test_hello_while_accepting_welcomes, setup, teardown),
         cmocka_unit_test_setup_teardown(test_hello_while_not_accepting_redirects, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_parked_hellos_bounded, setup, teardown),
         cmocka_unit_test_setup_teardown(test_bad_hellos_close, setup, teardown),
         cmocka_unit_test_setup_teardown(test_hello_limits_accepted, setup, teardown),
         cmocka_unit_test_setup_teardown(test_join_secret, setup_secret, teardown),
