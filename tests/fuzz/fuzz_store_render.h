@@ -44,9 +44,10 @@ static void fuzz_render_doc(int (*render)(FILE *, const json_t *), const json_t 
     free(out);
 }
 
-static int fuzz_csv_row(void *arg, const json_t *head, json_t *entry)
+static int fuzz_csv_row(void *arg, const store_history_head_t *head,
+                        const store_history_entry_t *e)
 {
-    return report_csv_history_row(arg, head, entry) == 0 ? 0 : -1;
+    return report_csv_history_entry(arg, head, e) == 0 ? 0 : -1;
 }
 
 /* Property: history.csv streamed an entry at a time (as api_reports.c
@@ -59,9 +60,12 @@ static void fuzz_streamed_history_csv(store_t *s, uint64_t id, const json_t *his
                "run %llu: history.csv does not render", (unsigned long long)id);
     FILE *f = open_memstream(&streamed, &streamed_len);
     FUZZ_CHECK(f != NULL, "open_memstream");
-    report_csv_history_begin(f);
+    report_csv_history_t w;
+    report_csv_history_init(&w, f);
     store_history_query_t full = {.endpoint = NULL, .since = INT64_MIN, .full = true};
-    int rv = store_history_each(s, id, &full, FUZZ_NOW_MS, fuzz_csv_row, f);
+    int rv = store_history_each(s, id, &full, fuzz_csv_row, &w, NULL);
+    FUZZ_CHECK(report_csv_history_done(&w) == 0, "run %llu: history.csv write failed",
+               (unsigned long long)id);
     fclose(f);
     FUZZ_CHECK(rv == 0, "run %llu: streamed history.csv failed (%d)", (unsigned long long)id, rv);
     FUZZ_CHECK(streamed_len == whole_len && memcmp(streamed, whole, whole_len) == 0,
@@ -89,7 +93,7 @@ static json_t *fuzz_report_json(store_t *s, uint64_t id)
     json_t *stats = store_report_stats_json(s, id, FUZZ_NOW_MS);
     json_object_set_new(run, "stats", stats ? stats : json_array());
     store_history_query_t q = {.endpoint = NULL, .since = INT64_MIN};
-    json_t *history = store_history_json(s, id, &q, FUZZ_NOW_MS);
+    json_t *history = store_history_json(s, id, &q);
     json_t *seconds = json_object_get(history, "seconds");
     json_object_set_new(run, "history", seconds ? json_incref(seconds) : json_array());
     json_decref(history);
@@ -116,7 +120,7 @@ static void fuzz_render_run(store_t *s, uint64_t id)
     json_decref(report);
 
     store_history_query_t full = {.endpoint = NULL, .since = INT64_MIN, .full = true};
-    json_t *history = store_history_json(s, id, &full, FUZZ_NOW_MS);
+    json_t *history = store_history_json(s, id, &full);
     FUZZ_CHECK(history != NULL, "run %llu: no history", (unsigned long long)id);
     fuzz_streamed_history_csv(s, id, history);
     /* One endpoint's history, as /history?endpoint= asks for it. */
@@ -125,7 +129,7 @@ static void fuzz_render_run(store_t *s, uint64_t id)
     const char *name = json_string_value(json_object_get(first, "name"));
     if (name != NULL) {
         store_history_query_t one = {.endpoint = name, .since = 0, .full = true};
-        json_decref(store_history_json(s, id, &one, FUZZ_NOW_MS));
+        json_decref(store_history_json(s, id, &one));
     }
     json_decref(stats);
     json_decref(history);
