@@ -12,17 +12,10 @@
 #include "lc_err.h"
 #include "lc_hist.h"
 #include "lc_hist_sum.h"
+#include "test_rand.h"
 
 static const double ps[] = {0, 1, 25, 50, 66, 75, 80, 90, 95, 98, 99, 99.9, 99.99, 100, 120};
 #define N_PS (sizeof ps / sizeof ps[0])
-
-static uint64_t next_rand(uint64_t *state)
-{
-    uint64_t z = (*state += 0x9e3779b97f4a7c15ull);
-    z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9ull;
-    z = (z ^ (z >> 27)) * 0x94d049bb133111ebull;
-    return z ^ (z >> 31);
-}
 
 /* A histogram of a few dozen latencies around a random median, encoded. */
 static void random_encoding(uint64_t *seed, lc_hist_t *scratch, uint8_t **enc, size_t *len)

@@ -10,15 +10,7 @@
 #include <cmocka.h>
 
 #include "report_num.h"
-
-/* splitmix64: fixed seeds, so that a failure reproduces. */
-static uint64_t next_rand(uint64_t *state)
-{
-    uint64_t z = (*state += 0x9e3779b97f4a7c15ull);
-    z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9ull;
-    z = (z ^ (z >> 27)) * 0x94d049bb133111ebull;
-    return z ^ (z >> 31);
-}
+#include "test_rand.h"
 
 static void assert_fixed(double v, int decimals)
 {
