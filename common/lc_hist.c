@@ -1,6 +1,7 @@
 /* lc_hist.c — log-linear histograms: record, merge, percentiles, sparse encoding. */
 #include "lc_hist.h"
 
+#include <assert.h>
 #include <math.h>
 #include <stdbool.h>
 #include <stdlib.h>
@@ -100,22 +101,10 @@ static uint64_t rank_of(double p, uint64_t total)
     return (uint64_t)r;
 }
 
-uint64_t lc_hist_percentile(const lc_hist_t *h, double p)
+/* What a percentile's scan answers when it stops at bucket b: the bucket's
+ * midpoint, within the exact min and max. */
+static uint64_t bucket_value(const lc_hist_t *h, uint32_t b)
 {
-    if (h->total == 0)
-        return 0;
-    if (!(p > 0.0)) /* also catches NaN */
-        return h->min;
-    if (p >= 100.0)
-        return h->max;
-
-    uint64_t rank = rank_of(p, h->total), seen = 0;
-    uint32_t b = 0;
-    for (; b < LC_HIST_BUCKETS - 1; b++) {
-        seen += h->counts[b];
-        if (seen >= rank)
-            break;
-    }
     uint64_t low = lc_hist_bucket_low(b), high = lc_hist_bucket_high(b);
     uint64_t mid = low + (high - low) / 2;
     if (mid < h->min)
@@ -123,6 +112,47 @@ uint64_t lc_hist_percentile(const lc_hist_t *h, double p)
     if (mid > h->max)
         return h->max;
     return mid;
+}
+
+void lc_hist_percentiles_in(const lc_hist_t *h, uint32_t lo, uint32_t hi, const double *ps,
+                            size_t n, uint64_t *out)
+{
+    size_t k = 0, end = n;
+    for (size_t i = 1; i < n; i++)
+        assert(ps[i] >= ps[i - 1]); /* ascending, no NaN */
+    if (h->total == 0) {
+        for (; k < n; k++)
+            out[k] = 0;
+        return;
+    }
+    for (; k < end && !(ps[k] > 0.0); k++) /* also catches NaN */
+        out[k] = h->min;
+    for (; end > k && ps[end - 1] >= 100.0; end--)
+        out[end - 1] = h->max;
+    /* Ranks ascend with p, so each percentile's first bucket reaching its
+     * rank is at or after the previous one's: one scan finds them all. Below
+     * lo the counts are zero and cannot reach a rank (>= 1), above hi they
+     * add nothing: a scan of [lo, hi] stops where a whole one would. */
+    uint64_t seen = 0;
+    uint64_t rank = k < end ? rank_of(ps[k], h->total) : 0;
+    uint32_t last = hi < LC_HIST_BUCKETS - 1 ? hi : LC_HIST_BUCKETS - 2;
+    for (uint32_t b = lo; b <= last && k < end; b++) {
+        seen += h->counts[b];
+        for (; k < end && seen >= rank; k++) {
+            out[k] = bucket_value(h, b);
+            if (k + 1 < end)
+                rank = rank_of(ps[k + 1], h->total);
+        }
+    }
+    for (; k < end; k++) /* never reached: the scan runs off the end */
+        out[k] = bucket_value(h, LC_HIST_BUCKETS - 1);
+}
+
+uint64_t lc_hist_percentile(const lc_hist_t *h, double p)
+{
+    uint64_t v;
+    lc_hist_percentiles_in(h, 0, LC_HIST_BUCKETS - 1, &p, 1, &v);
+    return v;
 }
 
 double lc_hist_mean(const lc_hist_t *h)
@@ -172,8 +202,12 @@ int lc_hist_encode(const lc_hist_t *h, uint8_t **out, size_t *out_len)
 }
 
 /* Reads one varint at *pos; returns -1 when truncated or longer than 64 bits. */
-static int get_varint(const uint8_t *buf, size_t len, size_t *pos, uint64_t *out)
+static inline int get_varint(const uint8_t *buf, size_t len, size_t *pos, uint64_t *out)
 {
+    if (*pos < len && buf[*pos] < 0x80) { /* most deltas and many counts: one byte */
+        *out = buf[(*pos)++];
+        return 0;
+    }
     uint64_t v = 0;
     for (unsigned i = 0; i < VARINT_MAX; i++) {
         if (*pos >= len)
@@ -210,11 +244,12 @@ static int header_ok(const hist_header_t *hd)
     return 1;
 }
 
-/* Walks the (delta, count) pairs after the header; adds them to h when h is
- * not NULL. Returns -1 on any inconsistency; the first pass runs with h NULL
- * so that a bad encoding never changes h. */
+/* Walks the (delta, count) pairs after the header, checking them; adds them
+ * to h when h is not NULL, and lists them in pairs when pairs is not NULL.
+ * Returns -1 on any inconsistency; the first pass runs with h NULL so that a
+ * bad encoding never changes h. */
 static int walk_buckets(const uint8_t *buf, size_t len, size_t pos, const hist_header_t *hd,
-                        lc_hist_t *h)
+                        lc_hist_t *h, lc_hist_pairs_t *pairs)
 {
     uint64_t seen = 0, idx = 0, delta, count;
     uint64_t first = LC_HIST_BUCKETS, last = 0;
@@ -232,6 +267,10 @@ static int walk_buckets(const uint8_t *buf, size_t len, size_t pos, const hist_h
         last = idx;
         if (h != NULL)
             h->counts[idx] += count;
+        if (pairs != NULL) { /* ascending and distinct: at most LC_HIST_BUCKETS of them */
+            pairs->bucket[pairs->n] = (uint32_t)idx;
+            pairs->count[pairs->n++] = count;
+        }
     }
     if (seen != hd->total)
         return -1;
@@ -240,26 +279,49 @@ static int walk_buckets(const uint8_t *buf, size_t len, size_t pos, const hist_h
     return 0;
 }
 
+/* Reads the four header varints at *pos and checks them. */
+static int read_header(const uint8_t *buf, size_t len, size_t *pos, hist_header_t *hd)
+{
+    if (get_varint(buf, len, pos, &hd->total) || get_varint(buf, len, pos, &hd->sum) ||
+        get_varint(buf, len, pos, &hd->min) || get_varint(buf, len, pos, &hd->max))
+        return -1;
+    return header_ok(hd) ? 0 : -1;
+}
+
 int lc_hist_decode_add(lc_hist_t *h, const uint8_t *buf, size_t len)
 {
     hist_header_t hd;
     size_t pos = 0;
 
-    if (get_varint(buf, len, &pos, &hd.total) || get_varint(buf, len, &pos, &hd.sum) ||
-        get_varint(buf, len, &pos, &hd.min) || get_varint(buf, len, &pos, &hd.max))
-        return LC_EPROTO;
     uint64_t total;
-    if (!header_ok(&hd) || walk_buckets(buf, len, pos, &hd, NULL) != 0 ||
+    if (read_header(buf, len, &pos, &hd) != 0 ||
+        walk_buckets(buf, len, pos, &hd, NULL, NULL) != 0 ||
         __builtin_add_overflow(h->total, hd.total, &total))
         return LC_EPROTO; /* no bucket can overflow if the total does not */
 
-    walk_buckets(buf, len, pos, &hd, h);
+    walk_buckets(buf, len, pos, &hd, h, NULL);
     h->total = total;
     h->sum += hd.sum;
     if (hd.min < h->min)
         h->min = hd.min;
     if (hd.max > h->max)
         h->max = hd.max;
+    return 0;
+}
+
+int lc_hist_decode_pairs(const uint8_t *buf, size_t len, lc_hist_pairs_t *out)
+{
+    hist_header_t hd;
+    size_t pos = 0;
+    out->n = 0;
+    if (read_header(buf, len, &pos, &hd) != 0 || walk_buckets(buf, len, pos, &hd, NULL, out) != 0) {
+        out->n = 0;
+        return LC_EPROTO;
+    }
+    out->total = hd.total;
+    out->sum = hd.sum;
+    out->min = hd.min;
+    out->max = hd.max;
     return 0;
 }
 
@@ -290,9 +352,7 @@ static int reader_open(bucket_reader_t *r, hist_header_t *hd, const uint8_t *buf
     *hd = (hist_header_t){0, 0, UINT64_MAX, 0};
     if (len == 0)
         return 0;
-    if (get_varint(buf, len, &r->pos, &hd->total) || get_varint(buf, len, &r->pos, &hd->sum) ||
-        get_varint(buf, len, &r->pos, &hd->min) || get_varint(buf, len, &r->pos, &hd->max) ||
-        !header_ok(hd) || walk_buckets(buf, len, r->pos, hd, NULL) != 0)
+    if (read_header(buf, len, &r->pos, hd) != 0 || walk_buckets(buf, len, r->pos, hd, NULL, NULL) != 0)
         return LC_EPROTO;
     reader_next(r);
     return 0;

@@ -29,6 +29,10 @@ void lc_hist_record(lc_hist_t *h, uint64_t value_us);
 void lc_hist_merge(lc_hist_t *dst, const lc_hist_t *src);
 /* Value at percentile p (0..100); 0 when empty. p=100 gives the exact max. */
 uint64_t lc_hist_percentile(const lc_hist_t *h, double p);
+/* out[i] = lc_hist_percentile(h, ps[i]) for ascending ps, in one scan of
+ * buckets lo..hi; every bucket outside them must be zero. */
+void lc_hist_percentiles_in(const lc_hist_t *h, uint32_t lo, uint32_t hi, const double *ps,
+                            size_t n, uint64_t *out);
 /* Mean in microseconds; 0 when empty. */
 double lc_hist_mean(const lc_hist_t *h);
 
@@ -46,6 +50,17 @@ int lc_hist_encode(const lc_hist_t *h, uint8_t **out, size_t *out_len);
  * truncated or inconsistent encoding, or one whose counts would overflow h's
  * (h unchanged then). */
 int lc_hist_decode_add(lc_hist_t *h, const uint8_t *buf, size_t len);
+/* An encoding read whole: its header and its non-zero buckets in ascending
+ * order (bucket[i] holds count[i]). About 32 KiB: not for the stack. */
+typedef struct lc_hist_pairs_s {
+    uint64_t total, sum, min, max;
+    size_t n;
+    uint32_t bucket[LC_HIST_BUCKETS];
+    uint64_t count[LC_HIST_BUCKETS];
+} lc_hist_pairs_t;
+/* Decodes an encoding in one pass, with exactly lc_hist_decode_add's checks.
+ * Returns 0, or LC_EPROTO (out->n is 0 then). */
+int lc_hist_decode_pairs(const uint8_t *buf, size_t len, lc_hist_pairs_t *out);
 /* The encoding of the merge of two encodings (len 0: an empty histogram),
  * exactly what encoding their dense merge gives, made in time linear in
  * their size (no dense histogram). *out is malloc'd. Returns 0, LC_ENOMEM,

@@ -23,6 +23,9 @@ enum { PART_HISTORY = 1, PART_STATS = 2, PART_SCENARIO = 4, PART_ALL = 7 };
 
 typedef enum { DOC_HISTORY, DOC_FULL_HISTORY, DOC_REPORT } doc_kind_t;
 
+/* The reports that grow with the run's length, streamed (stream_report). */
+typedef enum { STREAM_NONE, STREAM_HISTORY_CSV, STREAM_REPORT_JSON, STREAM_REPORT_HTML } stream_t;
+
 typedef struct report_route_s {
     const char *rest;
     doc_kind_t doc;
@@ -30,17 +33,20 @@ typedef struct report_route_s {
     const char *content_type;
     const char *filename;     /* downloaded as run-<id>-<filename>; NULL: shown (JSON) */
     int (*render)(FILE *, const json_t *); /* NULL: the JSON itself */
+    stream_t stream;
 } report_route_t;
 
 static const report_route_t routes[] = {
-    {"/history", DOC_HISTORY, 0, "application/json", NULL, NULL},
-    {"/report.json", DOC_REPORT, PART_ALL, "application/json", NULL, NULL},
+    {"/history", DOC_HISTORY, 0, "application/json", NULL, NULL, STREAM_NONE},
+    {"/report.json", DOC_REPORT, PART_ALL, "application/json", NULL, NULL, STREAM_REPORT_JSON},
     {"/report.csv", DOC_REPORT, PART_STATS, "text/csv; charset=utf-8", "report.csv",
-     report_csv_stats},
+     report_csv_stats, STREAM_NONE},
     {"/history.csv", DOC_FULL_HISTORY, 0, "text/csv; charset=utf-8", "history.csv",
-     report_csv_history},
-    {"/report.html", DOC_REPORT, PART_ALL, "text/html; charset=utf-8", "report.html", report_html},
-    {"/report.junit.xml", DOC_REPORT, 0, "application/xml", "report.junit.xml", report_junit},
+     report_csv_history, STREAM_HISTORY_CSV},
+    {"/report.html", DOC_REPORT, PART_ALL, "text/html; charset=utf-8", "report.html", report_html,
+     STREAM_REPORT_HTML},
+    {"/report.junit.xml", DOC_REPORT, 0, "application/xml", "report.junit.xml", report_junit,
+     STREAM_NONE},
 };
 
 static const report_route_t *route_of(const char *rest)
@@ -142,6 +148,10 @@ static json_t *scenario_json(store_t *s, uint64_t id)
     return sc ? sc : json_null();
 }
 
+/* The history a report holds: every second, merged, without running totals
+ * (report_json's), whatever the request's query says. */
+static const store_history_query_t report_history = {.endpoint = NULL, .since = INT64_MIN};
+
 /* The report JSON (report.h): the run view plus the parts asked for. */
 static json_t *report_json(store_t *s, uint64_t id, unsigned parts, uint64_t now_ms)
 {
@@ -155,8 +165,7 @@ static json_t *report_json(store_t *s, uint64_t id, unsigned parts, uint64_t now
         json_object_set_new(run, "stats", stats ? stats : json_array());
     }
     if (parts & PART_HISTORY) {
-        store_history_query_t q = {.endpoint = NULL, .since = INT64_MIN};
-        json_t *history = store_history_json(s, id, &q, now_ms);
+        json_t *history = store_history_json(s, id, &report_history);
         json_t *seconds = json_object_get(history, "seconds");
         json_object_set_new(run, "history", seconds ? json_incref(seconds) : json_array());
         json_decref(history);
@@ -201,15 +210,86 @@ static int spool_file(const char *dir)
     return fd;
 }
 
-static int csv_row(void *arg, const json_t *head, json_t *entry)
+/* The walk's entries into a document: one of csv_row, json_row, points_row. */
+static int csv_row(void *arg, const store_history_head_t *head, const store_history_entry_t *e)
 {
-    return report_csv_history_row(arg, head, entry) == 0 ? 0 : LC_EIO;
+    return report_csv_history_entry(arg, head, e) == 0 ? 0 : LC_EIO;
 }
 
-/* history.csv of any length: rows go to a spool file as the walk makes
- * them, and the loop sends the file as the client reads it. */
-static void stream_history_csv(report_job_t *j, store_t *reader)
+static int json_row(void *arg, const store_history_head_t *head, const store_history_entry_t *e)
 {
+    (void)head;
+    return report_json_entry(arg, e) == 0 ? 0 : LC_EIO;
+}
+
+static int points_row(void *arg, const store_history_head_t *head, const store_history_entry_t *e)
+{
+    (void)head;
+    return report_html_points_add(arg, e) == 0 ? 0 : LC_EIO;
+}
+
+/* history.csv: the header, then a row per entry. */
+static int write_history_csv(report_job_t *j, store_t *reader, FILE *f)
+{
+    report_csv_history_t w;
+    report_csv_history_init(&w, f);
+    int rv = store_history_each(reader, j->id, &j->q, csv_row, &w, NULL);
+    if (report_csv_history_done(&w) != 0 && rv == 0)
+        rv = LC_EIO;
+    return rv;
+}
+
+/* The report JSON without "history" (report_json's head), or NULL. */
+static json_t *report_head(report_job_t *j, store_t *reader)
+{
+    return report_json(reader, j->id, j->route->parts & ~(unsigned)PART_HISTORY, j->now_ms);
+}
+
+/* report.json: the head but its closing brace, then the history an entry at a time. */
+static int write_report_json(report_job_t *j, store_t *reader, FILE *f)
+{
+    json_t *head = report_head(j, reader);
+    if (head == NULL)
+        return LC_ENOTFOUND;
+    report_json_stream_t w;
+    int rv = report_json_begin(&w, f, head) == 0 ? 0 : LC_EIO;
+    json_decref(head);
+    if (rv == 0)
+        rv = store_history_each(reader, j->id, &report_history, json_row, &w, NULL);
+    if (rv == 0 && report_json_end(&w) != 0)
+        rv = LC_EIO;
+    return rv;
+}
+
+/* report.html: the history's chart points to a second spool file, then the page. */
+static int write_report_html(report_job_t *j, store_t *reader, FILE *f)
+{
+    int fd = spool_file(j->spool_dir);
+    FILE *spool = fd >= 0 ? fdopen(fd, "w+") : NULL;
+    if (spool == NULL) {
+        if (fd >= 0)
+            close(fd);
+        return LC_EIO;
+    }
+    json_t *head = report_head(j, reader);
+    report_html_points_t points;
+    report_html_points_init(&points, spool);
+    int rv = head == NULL ? LC_ENOTFOUND
+                          : store_history_each(reader, j->id, &report_history, points_row, &points,
+                                               NULL);
+    if (rv == 0 && report_html_streamed(f, head, &points) != 0)
+        rv = LC_EIO;
+    json_decref(head);
+    fclose(spool);
+    return rv;
+}
+
+/* A report that grows with the run (history.csv, report.json, report.html):
+ * written to a spool file as the walk makes it, so that a long history is
+ * never whole in memory, and the loop sends the file as the client reads it. */
+static void stream_report(report_job_t *j, store_t *reader)
+{
+    const report_route_t *r = j->route;
     int fd = spool_file(j->spool_dir);
     int copy = fd >= 0 ? dup(fd) : -1;
     FILE *f = copy >= 0 ? fdopen(copy, "w") : NULL;
@@ -222,8 +302,9 @@ static void stream_history_csv(report_job_t *j, store_t *reader)
                        (unsigned long long)j->id, j->spool_dir);
         return;
     }
-    report_csv_history_begin(f);
-    int rv = store_history_each(reader, j->id, &j->q, j->now_ms, csv_row, f);
+    int rv = r->stream == STREAM_HISTORY_CSV ? write_history_csv(j, reader, f)
+             : r->stream == STREAM_REPORT_JSON ? write_report_json(j, reader, f)
+                                               : write_report_html(j, reader, f);
     off_t len = rv == 0 && fflush(f) == 0 ? ftello(f) : -1;
     fclose(f);
     if (rv == LC_ENOTFOUND || len < 0) {
@@ -231,26 +312,27 @@ static void stream_history_csv(report_job_t *j, store_t *reader)
         if (rv == LC_ENOTFOUND)
             api_read_error(&j->read, 404, "run %llu not found", (unsigned long long)j->id);
         else
-            api_read_error(&j->read, 500, "run %llu: cannot render history.csv",
-                           (unsigned long long)j->id);
+            api_read_error(&j->read, 500, "run %llu: cannot render %s (%s)",
+                           (unsigned long long)j->id, r->rest + 1, lc_strerror(rv ? rv : LC_EIO));
         return;
     }
-    snprintf(j->read.headers, sizeof j->read.headers,
-             "Content-Disposition: attachment; filename=\"run-%llu-%s\"\r\n",
-             (unsigned long long)j->id, j->route->filename);
-    api_read_file(&j->read, 200, j->route->content_type, fd, (size_t)len);
+    if (r->filename != NULL)
+        snprintf(j->read.headers, sizeof j->read.headers,
+                 "Content-Disposition: attachment; filename=\"run-%llu-%s\"\r\n",
+                 (unsigned long long)j->id, r->filename);
+    api_read_file(&j->read, 200, r->content_type, fd, (size_t)len);
 }
 
 static void report_work(read_job_t *job, store_t *reader)
 {
     report_job_t *j = (report_job_t *)job;
     const report_route_t *r = j->route;
-    if (r->doc == DOC_FULL_HISTORY && r->render == report_csv_history) {
-        stream_history_csv(j, reader);
+    if (r->stream != STREAM_NONE) {
+        stream_report(j, reader);
         return;
     }
     json_t *doc = r->doc == DOC_REPORT ? report_json(reader, j->id, r->parts, j->now_ms)
-                                       : store_history_json(reader, j->id, &j->q, j->now_ms);
+                                       : store_history_json(reader, j->id, &j->q);
     if (doc == NULL)
         api_read_error(&j->read, 404, "run %llu not found", (unsigned long long)j->id);
     else if (r->render == NULL)

@@ -6,6 +6,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "report_num.h"
 #include "store_history.h"
 
 /* Locust's StatsCSV.requests_csv_columns and stats_history_csv_columns with
@@ -141,20 +142,18 @@ static int history_row(FILE *out, const json_t *sec, const char *type, const cha
     return 0;
 }
 
-void report_csv_history_begin(FILE *out)
+static void history_header(FILE *out)
 {
     fputs(report_csv_history_header, out);
     fputs(CSV_EOL, out);
 }
 
-int report_csv_history_row(FILE *out, const json_t *history, const json_t *sec)
+static int history_json_row(FILE *out, const json_t *history, const json_t *sec)
 {
     const char *endpoint = json_string_value(json_object_get(history, "endpoint"));
     const char *method = json_string_value(json_object_get(history, "method"));
-    if (history_row(out, sec, endpoint ? (method ? method : "") : "",
-                    endpoint ? endpoint : "Aggregated") != 0)
-        return -1;
-    return ferror(out) ? -1 : 0;
+    return history_row(out, sec, endpoint ? (method ? method : "") : "",
+                       endpoint ? endpoint : "Aggregated");
 }
 
 int report_csv_history(FILE *out, const json_t *history)
@@ -162,14 +161,122 @@ int report_csv_history(FILE *out, const json_t *history)
     const json_t *seconds = json_object_get(history, "seconds");
     if (!json_is_array(seconds))
         return -1;
-    report_csv_history_begin(out);
+    history_header(out);
     size_t i;
     const json_t *sec;
     json_array_foreach(seconds, i, sec) {
-        if (report_csv_history_row(out, history, sec) != 0)
+        if (history_json_row(out, history, sec) != 0)
             return -1;
     }
     return ferror(out) ? -1 : 0;
+}
+
+/* history.csv from entries ------------------------------------------------ */
+
+/* The longest row but its label: 24 numbers of at most REPORT_NUM_MAX. */
+#define ROW_NUMBERS_MAX (24 * (REPORT_NUM_MAX + 1) + 4)
+
+void report_csv_history_init(report_csv_history_t *w, FILE *out)
+{
+    *w = (report_csv_history_t){.out = out};
+    history_header(out);
+}
+
+/* The row's ",type,name" as CSV fields, made once, with room for a row after it. */
+static int make_label(report_csv_history_t *w, const store_history_head_t *head)
+{
+    char *text = NULL;
+    size_t len = 0;
+    FILE *f = open_memstream(&text, &len);
+    if (f == NULL)
+        return -1;
+    fputc(',', f);
+    report_csv_field(f, head->endpoint ? head->method : "");
+    fputc(',', f);
+    report_csv_field(f, head->endpoint ? head->endpoint : "Aggregated");
+    if (fclose(f) != 0) {
+        free(text);
+        return -1;
+    }
+    w->line = malloc(len + ROW_NUMBERS_MAX);
+    if (w->line != NULL)
+        memcpy(w->line, text, len);
+    free(text);
+    w->label_len = len;
+    return w->line ? 0 : -1;
+}
+
+/* ",<v>" with decimals, into p. */
+static char *put_fixed(char *p, double v, int decimals)
+{
+    *p++ = ',';
+    return p + report_num_fixed(p, v, decimals);
+}
+
+/* ",<ms>", or "," and if_null without a latency. */
+static char *put_ms(char *p, bool has, uint64_t us, const char *if_null)
+{
+    *p++ = ',';
+    if (has)
+        return p + report_num_ms(p, us);
+    size_t n = strlen(if_null);
+    memcpy(p, if_null, n);
+    return p + n;
+}
+
+static char *put_count(char *p, uint64_t v)
+{
+    *p++ = ',';
+    return p + report_num_i64(p, (int64_t)v); /* as the JSON's integer holds it */
+}
+
+/* What history_row writes from the entry's JSON, from the entry itself. */
+static size_t entry_numbers(char *p0, const store_history_entry_t *e)
+{
+    char *p = p0;
+    p = put_fixed(p, e->rps, 6);
+    p = put_fixed(p, e->failures_per_s, 6);
+    for (int i = 0; i < STORE_N_PERCENTILES; i++)
+        p = put_ms(p, e->has_latency, e->pct_us[i], "N/A");
+    p = put_count(p, e->total_requests);
+    p = put_count(p, e->total_failures);
+    bool has = e->total_has_latency;
+    p = put_ms(p, has, e->total_median_us, "0");
+    if (has) {
+        p = put_fixed(p, e->total_avg_ms, 3);
+    } else {
+        memcpy(p, ",0", 2);
+        p += 2;
+    }
+    p = put_ms(p, has, e->total_min_us, "0");
+    p = put_ms(p, has, e->total_max_us, "0");
+    double size = e->total_requests ? (double)e->total_bytes / (double)e->total_requests : 0;
+    p = put_fixed(p, size, 2);
+    memcpy(p, CSV_EOL, 2);
+    return (size_t)(p + 2 - p0);
+}
+
+int report_csv_history_entry(report_csv_history_t *w, const store_history_head_t *head,
+                             const store_history_entry_t *e)
+{
+    if (w->line == NULL && make_label(w, head) != 0)
+        return -1;
+    char lead[2 * REPORT_NUM_MAX];
+    size_t n = report_num_i64(lead, e->t);
+    lead[n++] = ',';
+    n += report_num_i64(lead + n, (int64_t)e->users);
+    size_t len = entry_numbers(w->line + w->label_len, e);
+    if (fwrite(lead, 1, n, w->out) != n || fwrite(w->line, 1, w->label_len + len, w->out) !=
+                                               w->label_len + len)
+        return -1;
+    return 0;
+}
+
+int report_csv_history_done(report_csv_history_t *w)
+{
+    free(w->line);
+    w->line = NULL;
+    return ferror(w->out) ? -1 : 0;
 }
 
 int report_render(int (*render)(FILE *, const json_t *), const json_t *json, char **out,

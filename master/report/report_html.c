@@ -177,13 +177,25 @@ static void thresholds(FILE *out, const json_t *list)
 
 /* Charts -------------------------------------------------------------------- */
 
+/* The values the charts draw, in report_point_t.v: one series each. */
+enum { V_RPS, V_FAILURES_PER_S, V_P50, V_P95, V_P99, V_USERS };
+
 typedef struct series_s {
-    const char *key, *label, *color;
+    int v; /* index into report_point_t.v */
+    const char *label, *color;
 } series_t;
 
 typedef struct frame_s {
     double x0, x1, ymax;
 } frame_t;
+
+/* Where the points come from: the report JSON's "history", or a spool of
+ * report_point_t that report_html_points_add wrote. */
+typedef struct points_s {
+    const json_t *history; /* NULL: spool */
+    FILE *spool;
+    size_t count, next;
+} points_t;
 
 static double px_x(const frame_t *f, double x)
 {
@@ -208,30 +220,58 @@ static double nice_ceil(double v)
     return 10 * p;
 }
 
-static double x_of(const json_t *sec, size_t i)
+/* One history entry of the JSON as a point: x is offset_s (else its index). */
+static void point_of_json(const json_t *sec, size_t i, report_point_t *pt)
 {
+    static const char *const keys[REPORT_CHART_VALUES] = {"rps",    "failures_per_s", "p50_ms",
+                                                          "p95_ms", "p99_ms",         "users"};
     const json_t *x = json_object_get(sec, "offset_s");
-    return json_is_number(x) ? json_number_value(x) : (double)i;
+    pt->x = json_is_number(x) ? json_number_value(x) : (double)i;
+    pt->has = 0;
+    for (int k = 0; k < REPORT_CHART_VALUES; k++) {
+        const json_t *v = json_object_get(sec, keys[k]);
+        pt->v[k] = json_number_value(v); /* 0 for null, as the frame takes it */
+        if (json_is_number(v))
+            pt->has |= 1u << k;
+    }
 }
 
-static frame_t frame_of(const json_t *history, const series_t *series, int n)
+static void points_rewind(points_t *p)
+{
+    p->next = 0;
+    if (p->spool != NULL)
+        rewind(p->spool);
+}
+
+/* The next point; false after the last (or when the spool cannot be read). */
+static bool points_next(points_t *p, report_point_t *pt)
+{
+    if (p->next >= p->count)
+        return false;
+    if (p->history != NULL)
+        point_of_json(json_array_get(p->history, p->next), p->next, pt);
+    else if (fread(pt, sizeof *pt, 1, p->spool) != 1)
+        return false;
+    p->next++;
+    return true;
+}
+
+static frame_t frame_of(points_t *p, const series_t *series, int n)
 {
     frame_t f = {0, 1, 0};
-    size_t count = json_array_size(history), i;
-    const json_t *sec;
-    if (count > 0) {
-        f.x0 = x_of(json_array_get(history, 0), 0);
-        f.x1 = x_of(json_array_get(history, count - 1), count - 1);
+    report_point_t pt;
+    points_rewind(p);
+    for (size_t i = 0; points_next(p, &pt); i++) {
+        if (i == 0)
+            f.x0 = pt.x;
+        if (i + 1 == p->count)
+            f.x1 = pt.x;
+        for (int k = 0; k < n; k++)
+            if (pt.v[series[k].v] > f.ymax)
+                f.ymax = pt.v[series[k].v];
     }
     if (f.x1 <= f.x0)
         f.x1 = f.x0 + 1;
-    json_array_foreach(history, i, sec) {
-        for (int k = 0; k < n; k++) {
-            double v = json_number_value(json_object_get(sec, series[k].key));
-            if (v > f.ymax)
-                f.ymax = v;
-        }
-    }
     f.ymax = nice_ceil(f.ymax);
     return f;
 }
@@ -270,13 +310,13 @@ static void svg_axes(FILE *out, const frame_t *f, const series_t *series, int n)
 
 /* One series as path segments; a second without a value (null) breaks the
  * line, and a lone point is drawn as a dot (zero-length, round cap). */
-static void svg_series(FILE *out, const frame_t *f, const json_t *history, const series_t *s)
+static void svg_series(FILE *out, const frame_t *f, points_t *p, const series_t *s)
 {
-    size_t i, run = 0;
-    const json_t *sec;
-    json_array_foreach(history, i, sec) {
-        const json_t *v = json_object_get(sec, s->key);
-        if (!json_is_number(v)) {
+    size_t run = 0;
+    report_point_t pt;
+    points_rewind(p);
+    while (points_next(p, &pt)) {
+        if (!(pt.has & (1u << s->v))) {
             if (run > 0)
                 fputs(run == 1 ? " l0 0\"/>\n" : "\"/>\n", out);
             run = 0;
@@ -285,43 +325,41 @@ static void svg_series(FILE *out, const frame_t *f, const json_t *history, const
         if (run == 0)
             fprintf(out, "<path fill=\"none\" stroke=\"%s\" stroke-width=\"1.6\" "
                          "stroke-linecap=\"round\" stroke-linejoin=\"round\" d=\"", s->color);
-        fprintf(out, "%s%.1f %.1f", run ? " L" : "M", px_x(f, x_of(sec, i)),
-                px_y(f, json_number_value(v)));
+        fprintf(out, "%s%.1f %.1f", run ? " L" : "M", px_x(f, pt.x), px_y(f, pt.v[s->v]));
         run++;
     }
     if (run > 0)
         fputs(run == 1 ? " l0 0\"/>\n" : "\"/>\n", out);
 }
 
-static void chart(FILE *out, const char *title, const json_t *history, const series_t *series,
-                  int n)
+static void chart(FILE *out, const char *title, points_t *p, const series_t *series, int n)
 {
     fprintf(out, "<h3>%s</h3>\n", title);
-    if (json_array_size(history) == 0) {
+    if (p->count == 0) {
         fputs("<p class=\"muted\">No statistics yet.</p>\n", out);
         return;
     }
-    frame_t f = frame_of(history, series, n);
+    frame_t f = frame_of(p, series, n);
     fprintf(out, "<svg viewBox=\"0 0 %d %d\" role=\"img\" aria-label=\"%s\">\n", SVG_W, SVG_H,
             title);
     svg_axes(out, &f, series, n);
     for (int k = 0; k < n; k++)
-        svg_series(out, &f, history, &series[k]);
+        svg_series(out, &f, p, &series[k]);
     fputs("</svg>\n", out);
 }
 
-static void charts(FILE *out, const json_t *history)
+static void charts(FILE *out, points_t *p)
 {
-    static const series_t rates[] = {{"rps", "requests/s", "#1565c0"},
-                                     {"failures_per_s", "failures/s", "#c62828"}};
-    static const series_t latency[] = {{"p50_ms", "p50 (ms)", "#2e7d32"},
-                                       {"p95_ms", "p95 (ms)", "#ef6c00"},
-                                       {"p99_ms", "p99 (ms)", "#6a1b9a"}};
-    static const series_t users[] = {{"users", "users", "#455a64"}};
+    static const series_t rates[] = {{V_RPS, "requests/s", "#1565c0"},
+                                     {V_FAILURES_PER_S, "failures/s", "#c62828"}};
+    static const series_t latency[] = {{V_P50, "p50 (ms)", "#2e7d32"},
+                                       {V_P95, "p95 (ms)", "#ef6c00"},
+                                       {V_P99, "p99 (ms)", "#6a1b9a"}};
+    static const series_t users[] = {{V_USERS, "users", "#455a64"}};
     fputs("<h2>Over time</h2>\n", out);
-    chart(out, "Requests and failures per second", history, rates, 2);
-    chart(out, "Response times, per second (ms)", history, latency, 3);
-    chart(out, "Users", history, users, 1);
+    chart(out, "Requests and failures per second", p, rates, 2);
+    chart(out, "Response times, per second (ms)", p, latency, 3);
+    chart(out, "Users", p, users, 1);
 }
 
 /* Tables -------------------------------------------------------------------- */
@@ -408,7 +446,8 @@ static void scenario(FILE *out, const json_t *sc)
     fputs("</pre>\n", out);
 }
 
-int report_html(FILE *out, const json_t *report)
+/* The page, with its charts drawn from p. */
+static int html_page(FILE *out, const json_t *report, points_t *p)
 {
     if (!json_is_object(report) || !json_is_array(json_object_get(report, "stats")))
         return -1;
@@ -416,11 +455,56 @@ int report_html(FILE *out, const json_t *report)
     summary(out, report);
     thresholds(out, json_object_get(report, "thresholds"));
     warnings(out, json_object_get(report, "warnings"));
-    charts(out, json_object_get(report, "history"));
+    charts(out, p);
     stats_table(out, json_object_get(report, "stats"));
     errors_table(out, json_object_get(report, "errors"));
     scenario(out, json_object_get(report, "scenario"));
     fputs("<footer>loadcluster " LC_VERSION " \xC2\xB7 latencies from merged histograms (at most"
           " 1 % relative error)</footer>\n</body>\n</html>\n", out);
-    return ferror(out) ? -1 : 0;
+    return ferror(out) || (p->spool != NULL && ferror(p->spool)) ? -1 : 0;
+}
+
+int report_html(FILE *out, const json_t *report)
+{
+    const json_t *history = json_object_get(report, "history");
+    points_t p = {.history = history, .count = json_array_size(history)};
+    return html_page(out, report, &p);
+}
+
+void report_html_points_init(report_html_points_t *p, FILE *spool)
+{
+    *p = (report_html_points_t){.spool = spool};
+}
+
+/* What point_of_json reads from store_history_entry_json's JSON of e. */
+static double ms_of(uint64_t us)
+{
+    return (double)us / 1000.0;
+}
+
+int report_html_points_add(report_html_points_t *p, const store_history_entry_t *e)
+{
+    report_point_t pt = {.x = (double)e->offset_s, .has = 0};
+    pt.v[V_RPS] = e->rps;
+    pt.v[V_FAILURES_PER_S] = e->failures_per_s;
+    pt.v[V_USERS] = (double)(json_int_t)e->users;
+    pt.has = 1u << V_RPS | 1u << V_FAILURES_PER_S | 1u << V_USERS;
+    if (e->has_latency) {
+        pt.v[V_P50] = ms_of(e->pct_us[STORE_PCT_P50]);
+        pt.v[V_P95] = ms_of(e->pct_us[STORE_PCT_P95]);
+        pt.v[V_P99] = ms_of(e->pct_us[STORE_PCT_P99]);
+        pt.has |= 1u << V_P50 | 1u << V_P95 | 1u << V_P99;
+    }
+    if (fwrite(&pt, sizeof pt, 1, p->spool) != 1)
+        return -1;
+    p->count++;
+    return 0;
+}
+
+int report_html_streamed(FILE *out, const json_t *report, report_html_points_t *points)
+{
+    if (fflush(points->spool) != 0)
+        return -1;
+    points_t p = {.spool = points->spool, .count = points->count};
+    return html_page(out, report, &p);
 }

@@ -44,9 +44,18 @@ static void fuzz_render_doc(int (*render)(FILE *, const json_t *), const json_t 
     free(out);
 }
 
-static int fuzz_csv_row(void *arg, const json_t *head, json_t *entry)
+static void fuzz_same(const char *what, uint64_t id, const char *a, size_t alen, const char *b,
+                      size_t blen)
 {
-    return report_csv_history_row(arg, head, entry) == 0 ? 0 : -1;
+    FUZZ_CHECK(alen == blen && memcmp(a, b, alen) == 0,
+               "run %llu: streamed %s (%zu bytes) differs from the whole (%zu)",
+               (unsigned long long)id, what, alen, blen);
+}
+
+static int fuzz_csv_row(void *arg, const store_history_head_t *head,
+                        const store_history_entry_t *e)
+{
+    return report_csv_history_entry(arg, head, e) == 0 ? 0 : -1;
 }
 
 /* Property: history.csv streamed an entry at a time (as api_reports.c
@@ -59,20 +68,22 @@ static void fuzz_streamed_history_csv(store_t *s, uint64_t id, const json_t *his
                "run %llu: history.csv does not render", (unsigned long long)id);
     FILE *f = open_memstream(&streamed, &streamed_len);
     FUZZ_CHECK(f != NULL, "open_memstream");
-    report_csv_history_begin(f);
+    report_csv_history_t w;
+    report_csv_history_init(&w, f);
     store_history_query_t full = {.endpoint = NULL, .since = INT64_MIN, .full = true};
-    int rv = store_history_each(s, id, &full, FUZZ_NOW_MS, fuzz_csv_row, f);
+    int rv = store_history_each(s, id, &full, fuzz_csv_row, &w, NULL);
+    FUZZ_CHECK(report_csv_history_done(&w) == 0, "run %llu: history.csv write failed",
+               (unsigned long long)id);
     fclose(f);
     FUZZ_CHECK(rv == 0, "run %llu: streamed history.csv failed (%d)", (unsigned long long)id, rv);
-    FUZZ_CHECK(streamed_len == whole_len && memcmp(streamed, whole, whole_len) == 0,
-               "run %llu: streamed history.csv (%zu bytes) differs from the whole (%zu)",
-               (unsigned long long)id, streamed_len, whole_len);
+    fuzz_same("history.csv", id, streamed, streamed_len, whole, whole_len);
     free(whole);
     free(streamed);
 }
 
-/* The report JSON as api_reports.c assembles it for report.json/.csv/.html. */
-static json_t *fuzz_report_json(store_t *s, uint64_t id)
+/* The report JSON as api_reports.c assembles it, without "history": what
+ * report.json and report.html are streamed after. */
+static json_t *fuzz_report_head(store_t *s, uint64_t id)
 {
     json_t *run = store_run_json(s, id, FUZZ_NOW_MS);
     if (run == NULL)
@@ -88,12 +99,75 @@ static json_t *fuzz_report_json(store_t *s, uint64_t id)
     json_object_set_new(run, "scenario", sc ? sc : json_null());
     json_t *stats = store_report_stats_json(s, id, FUZZ_NOW_MS);
     json_object_set_new(run, "stats", stats ? stats : json_array());
+    return run;
+}
+
+/* The whole report JSON for report.json/.csv/.html. */
+static json_t *fuzz_report_json(store_t *s, uint64_t id)
+{
+    json_t *run = fuzz_report_head(s, id);
+    if (run == NULL)
+        return NULL;
     store_history_query_t q = {.endpoint = NULL, .since = INT64_MIN};
-    json_t *history = store_history_json(s, id, &q, FUZZ_NOW_MS);
+    json_t *history = store_history_json(s, id, &q);
     json_t *seconds = json_object_get(history, "seconds");
     json_object_set_new(run, "history", seconds ? json_incref(seconds) : json_array());
     json_decref(history);
     return run;
+}
+
+static int fuzz_json_row(void *arg, const store_history_head_t *head,
+                         const store_history_entry_t *e)
+{
+    (void)head;
+    return report_json_entry(arg, e) == 0 ? 0 : -1;
+}
+
+static int fuzz_points_row(void *arg, const store_history_head_t *head,
+                           const store_history_entry_t *e)
+{
+    (void)head;
+    return report_html_points_add(arg, e) == 0 ? 0 : -1;
+}
+
+/* Property: report.json and report.html streamed as api_reports.c streams
+ * them (the head, then the history an entry at a time) are byte for byte
+ * the ones made from the whole report. */
+static void fuzz_streamed_reports(store_t *s, uint64_t id, const json_t *report)
+{
+    json_t *head = fuzz_report_head(s, id);
+    FUZZ_CHECK(head != NULL, "run %llu: no report head", (unsigned long long)id);
+    store_history_query_t q = {.endpoint = NULL, .since = INT64_MIN};
+    char *streamed = NULL, *whole = json_dumps(report, JSON_COMPACT);
+    size_t streamed_len = 0;
+    FILE *f = open_memstream(&streamed, &streamed_len);
+    report_json_stream_t w;
+    FUZZ_CHECK(f != NULL && report_json_begin(&w, f, head) == 0, "report.json: no head");
+    FUZZ_CHECK(store_history_each(s, id, &q, fuzz_json_row, &w, NULL) == 0 &&
+                   report_json_end(&w) == 0, "run %llu: streamed report.json failed",
+               (unsigned long long)id);
+    fclose(f);
+    fuzz_same("report.json", id, streamed, streamed_len, whole, strlen(whole));
+    free(streamed);
+    free(whole);
+
+    size_t whole_len = 0;
+    FUZZ_CHECK(report_render(report_html, report, &whole, &whole_len) == 0,
+               "run %llu: report.html does not render", (unsigned long long)id);
+    FILE *spool = tmpfile();
+    f = open_memstream(&streamed, &streamed_len);
+    FUZZ_CHECK(spool != NULL && f != NULL, "tmpfile / open_memstream");
+    report_html_points_t points;
+    report_html_points_init(&points, spool);
+    FUZZ_CHECK(store_history_each(s, id, &q, fuzz_points_row, &points, NULL) == 0 &&
+                   report_html_streamed(f, head, &points) == 0,
+               "run %llu: streamed report.html failed", (unsigned long long)id);
+    fclose(f);
+    fclose(spool);
+    fuzz_same("report.html", id, streamed, streamed_len, whole, whole_len);
+    free(streamed);
+    free(whole);
+    json_decref(head);
 }
 
 static void fuzz_render_run(store_t *s, uint64_t id)
@@ -113,10 +187,11 @@ static void fuzz_render_run(store_t *s, uint64_t id)
     fuzz_render_doc(report_csv_stats, report, id, "report.csv");
     fuzz_render_doc(report_html, report, id, "report.html");
     fuzz_render_doc(report_junit, report, id, "report.junit.xml");
+    fuzz_streamed_reports(s, id, report);
     json_decref(report);
 
     store_history_query_t full = {.endpoint = NULL, .since = INT64_MIN, .full = true};
-    json_t *history = store_history_json(s, id, &full, FUZZ_NOW_MS);
+    json_t *history = store_history_json(s, id, &full);
     FUZZ_CHECK(history != NULL, "run %llu: no history", (unsigned long long)id);
     fuzz_streamed_history_csv(s, id, history);
     /* One endpoint's history, as /history?endpoint= asks for it. */
@@ -125,7 +200,7 @@ static void fuzz_render_run(store_t *s, uint64_t id)
     const char *name = json_string_value(json_object_get(first, "name"));
     if (name != NULL) {
         store_history_query_t one = {.endpoint = name, .since = 0, .full = true};
-        json_decref(store_history_json(s, id, &one, FUZZ_NOW_MS));
+        json_decref(store_history_json(s, id, &one));
     }
     json_decref(stats);
     json_decref(history);

@@ -12,17 +12,9 @@
 
 #include "lc_err.h"
 #include "lc_hist.h"
+#include "test_rand.h"
 
 #define N_VALUES 100000
-
-/* splitmix64: a fixed-seed generator so failures reproduce. */
-static uint64_t next_rand(uint64_t *state)
-{
-    uint64_t z = (*state += 0x9e3779b97f4a7c15ull);
-    z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9ull;
-    z = (z ^ (z >> 27)) * 0x94d049bb133111ebull;
-    return z ^ (z >> 31);
-}
 
 static double rand_unit(uint64_t *state)
 {

@@ -108,7 +108,7 @@ static store_t *fixture(const char *final_state)
 static json_t *history(store_t *s, const char *endpoint, int64_t since, bool full)
 {
     store_history_query_t q = {.endpoint = endpoint, .since = since, .full = full};
-    json_t *h = store_history_json(s, 1, &q, NOW_MS);
+    json_t *h = store_history_json(s, 1, &q);
     assert_non_null(h);
     return h;
 }
@@ -137,7 +137,7 @@ static void test_history_pages(void **state)
     int64_t since = INT64_MIN;
     for (int page = 0; page < 100; page++) {
         store_history_query_t q = {.since = since, .limit = 2};
-        json_t *h = store_history_json(s, 1, &q, NOW_MS);
+        json_t *h = store_history_json(s, 1, &q);
         json_t *part = json_object_get(h, "seconds");
         for (size_t i = 0; i < json_array_size(part); i++, got++)
             assert_int_equal(int_at(part, i, "t"), int_at(seconds, got, "t"));
@@ -238,7 +238,7 @@ static void test_running_totals_and_the_filling_second(void **state)
 
     store_history_query_t q = {.endpoint = NULL, .since = INT64_MIN};
     s = open_store();
-    assert_null(store_history_json(s, 1, &q, NOW_MS)); /* no such run */
+    assert_null(store_history_json(s, 1, &q)); /* no such run */
     store_close(s);
 }
 
@@ -248,12 +248,12 @@ typedef struct collected_s {
     size_t stop_after; /* 0: never stop */
 } collected_t;
 
-static int collect(void *arg, const json_t *head, json_t *entry)
+static int collect(void *arg, const store_history_head_t *head, const store_history_entry_t *e)
 {
     collected_t *c = arg;
     if (c->head == NULL)
-        c->head = json_deep_copy(head);
-    json_array_append(c->entries, entry);
+        c->head = store_history_head_json(head);
+    json_array_append_new(c->entries, store_history_entry_json(e, true));
     return c->stop_after != 0 && json_array_size(c->entries) >= c->stop_after ? 42 : 0;
 }
 
@@ -268,7 +268,7 @@ static void test_history_each(void **state)
         json_t *doc = history(s, endpoints[k], INT64_MIN, true);
         collected_t c = {.entries = json_array()};
         store_history_query_t q = {.endpoint = endpoints[k], .since = INT64_MIN, .full = true};
-        assert_int_equal(store_history_each(s, 1, &q, NOW_MS, collect, &c), 0);
+        assert_int_equal(store_history_each(s, 1, &q, collect, &c, NULL), 0);
         assert_true(json_array_size(c.entries) > 0);
         assert_true(json_equal(c.entries, json_object_get(doc, "seconds")));
         assert_true(json_equal(json_object_get(c.head, "endpoint"), json_object_get(doc, "endpoint")));
@@ -279,11 +279,11 @@ static void test_history_each(void **state)
     }
     collected_t c = {.entries = json_array(), .stop_after = 2};
     store_history_query_t q = {.since = INT64_MIN, .full = true};
-    assert_int_equal(store_history_each(s, 1, &q, NOW_MS, collect, &c), 42);
+    assert_int_equal(store_history_each(s, 1, &q, collect, &c, NULL), 42);
     assert_int_equal(json_array_size(c.entries), 2);
     json_decref(c.entries);
     json_decref(c.head);
-    assert_int_equal(store_history_each(s, 99, &q, NOW_MS, collect, &c), LC_ENOTFOUND);
+    assert_int_equal(store_history_each(s, 99, &q, collect, &c, NULL), LC_ENOTFOUND);
     store_close(s);
 }
 

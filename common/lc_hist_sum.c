@@ -1,0 +1,81 @@
+/* lc_hist_sum.c — a histogram summed from encodings, tracking the buckets it touched. */
+#include "lc_hist_sum.h"
+
+#include <assert.h>
+#include <stdbool.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "lc_err.h"
+
+lc_hist_sum_t *lc_hist_sum_new(void)
+{
+    lc_hist_sum_t *s = malloc(sizeof *s);
+    if (s == NULL)
+        return NULL;
+    lc_hist_init(&s->h);
+    s->lo = LC_HIST_BUCKETS;
+    s->hi = 0;
+    s->pairs.n = 0;
+    return s;
+}
+
+void lc_hist_sum_clear(lc_hist_sum_t *s)
+{
+    if (s->lo <= s->hi)
+        memset(&s->h.counts[s->lo], 0, (size_t)(s->hi - s->lo + 1) * sizeof s->h.counts[0]);
+    s->h.total = 0;
+    s->h.sum = 0;
+    s->h.min = UINT64_MAX;
+    s->h.max = 0;
+    s->lo = LC_HIST_BUCKETS;
+    s->hi = 0;
+}
+
+/* Widens the touched range to [lo, hi]. */
+static void touch(lc_hist_sum_t *s, uint32_t lo, uint32_t hi)
+{
+    if (lo < s->lo)
+        s->lo = lo;
+    if (hi > s->hi)
+        s->hi = hi;
+}
+
+/* The header half of a merge, as lc_hist_decode_add and lc_hist_merge add it. */
+static void add_header(lc_hist_t *h, uint64_t total, uint64_t sum, uint64_t min, uint64_t max)
+{
+    h->total += total;
+    h->sum += sum;
+    if (min < h->min)
+        h->min = min;
+    if (max > h->max)
+        h->max = max;
+}
+
+int lc_hist_sum_add_encoded(lc_hist_sum_t *s, const uint8_t *buf, size_t len)
+{
+    lc_hist_pairs_t *p = &s->pairs;
+    if (lc_hist_decode_pairs(buf, len, p) != 0)
+        return LC_EPROTO;
+    for (size_t i = 0; i < p->n; i++)
+        s->h.counts[p->bucket[i]] += p->count[i];
+    if (p->n > 0)
+        touch(s, p->bucket[0], p->bucket[p->n - 1]);
+    add_header(&s->h, p->total, p->sum, p->min, p->max);
+    return 0;
+}
+
+void lc_hist_sum_merge(lc_hist_sum_t *dst, const lc_hist_sum_t *src)
+{
+    assert(dst != src);
+    for (uint32_t i = src->lo; i <= src->hi && i < LC_HIST_BUCKETS; i++)
+        dst->h.counts[i] += src->h.counts[i];
+    if (src->lo <= src->hi)
+        touch(dst, src->lo, src->hi);
+    add_header(&dst->h, src->h.total, src->h.sum, src->h.min, src->h.max);
+}
+
+void lc_hist_sum_percentiles(const lc_hist_sum_t *s, const double *ps, size_t n, uint64_t *out)
+{
+    lc_hist_percentiles_in(&s->h, s->lo, s->hi, ps, n, out);
+}

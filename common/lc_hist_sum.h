@@ -1,0 +1,31 @@
+/* lc_hist_sum.h — a histogram summed from many encodings at the cost of their size: it knows
+ * which buckets it touched, so clearing, merging and percentiles skip the rest. */
+#ifndef LC_HIST_SUM_H
+#define LC_HIST_SUM_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include "lc_hist.h"
+
+typedef struct lc_hist_sum_s {
+    /* read-only */
+    lc_hist_t h; /* the sum: what lc_hist_decode_add of the same encodings gives */
+    /* private */
+    uint32_t lo, hi;        /* every bucket outside [lo, hi] is zero; lo > hi: all are */
+    lc_hist_pairs_t pairs;  /* scratch for decoding */
+} lc_hist_sum_t;
+
+/* About 55 KiB: allocate it (NULL without memory), free with free(). */
+lc_hist_sum_t *lc_hist_sum_new(void);
+/* Back to the empty histogram, clearing only the buckets touched. */
+void lc_hist_sum_clear(lc_hist_sum_t *s);
+/* Adds an encoding, as lc_hist_decode_add does, in one pass over it.
+ * Returns 0, or LC_EPROTO for a bad encoding (s unchanged then). */
+int lc_hist_sum_add_encoded(lc_hist_sum_t *s, const uint8_t *buf, size_t len);
+/* Adds src to dst, as lc_hist_merge(&dst->h, &src->h) does, over src's touched buckets. */
+void lc_hist_sum_merge(lc_hist_sum_t *dst, const lc_hist_sum_t *src);
+/* out[i] = lc_hist_percentile(&s->h, ps[i]) for ascending ps, in one pass over the buckets. */
+void lc_hist_sum_percentiles(const lc_hist_sum_t *s, const double *ps, size_t n, uint64_t *out);
+
+#endif

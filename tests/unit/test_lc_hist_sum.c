@@ -1,0 +1,144 @@
+/* test_lc_hist_sum.c — common/lc_hist_sum.c gives what lc_hist's dense decode, merge and
+ * percentiles give, and lc_hist_percentiles_in what lc_hist_percentile gives. */
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include <cmocka.h>
+
+#include "lc_err.h"
+#include "lc_hist.h"
+#include "lc_hist_sum.h"
+#include "test_rand.h"
+
+static const double ps[] = {0, 1, 25, 50, 66, 75, 80, 90, 95, 98, 99, 99.9, 99.99, 100, 120};
+#define N_PS (sizeof ps / sizeof ps[0])
+
+/* A histogram of a few dozen latencies around a random median, encoded. */
+static void random_encoding(uint64_t *seed, lc_hist_t *scratch, uint8_t **enc, size_t *len)
+{
+    lc_hist_init(scratch);
+    uint64_t median = 50 + next_rand(seed) % 200000, n = next_rand(seed) % 60;
+    for (uint64_t i = 0; i < n; i++)
+        for (uint64_t k = next_rand(seed) % 50; k < 50; k++)
+            lc_hist_record(scratch, median / 2 + next_rand(seed) % (median + 1));
+    assert_int_equal(lc_hist_encode(scratch, enc, len), 0);
+}
+
+static void assert_same(const lc_hist_sum_t *s, const lc_hist_t *dense)
+{
+    assert_int_equal(s->h.total, dense->total);
+    assert_int_equal(s->h.sum, dense->sum);
+    assert_int_equal(s->h.min, dense->min);
+    assert_int_equal(s->h.max, dense->max);
+    assert_memory_equal(s->h.counts, dense->counts, sizeof dense->counts);
+    uint64_t got[N_PS];
+    lc_hist_sum_percentiles(s, ps, N_PS, got);
+    for (size_t i = 0; i < N_PS; i++)
+        assert_int_equal(got[i], lc_hist_percentile(dense, ps[i]));
+}
+
+/* Seconds of many encodings each, summed and cleared, and their running total. */
+static void test_sums_match_dense(void **state)
+{
+    (void)state;
+    lc_hist_sum_t *sec = lc_hist_sum_new(), *total = lc_hist_sum_new();
+    lc_hist_t *dense = malloc(sizeof *dense), *dense_total = malloc(sizeof *dense_total);
+    lc_hist_t *scratch = malloc(sizeof *scratch);
+    assert_true(sec && total && dense && dense_total && scratch);
+    lc_hist_init(dense_total);
+    assert_same(total, dense_total); /* empty */
+    uint64_t seed = 7;
+    for (int second = 0; second < 200; second++) {
+        lc_hist_init(dense);
+        for (uint64_t e = next_rand(&seed) % 21; e > 0; e--) {
+            uint8_t *enc;
+            size_t len;
+            random_encoding(&seed, scratch, &enc, &len);
+            assert_int_equal(lc_hist_sum_add_encoded(sec, enc, len), 0);
+            assert_int_equal(lc_hist_decode_add(dense, enc, len), 0);
+            free(enc);
+        }
+        assert_same(sec, dense);
+        lc_hist_sum_merge(total, sec);
+        lc_hist_merge(dense_total, dense);
+        assert_same(total, dense_total);
+        lc_hist_sum_clear(sec);
+        lc_hist_init(dense);
+        assert_same(sec, dense);
+    }
+    free(sec);
+    free(total);
+    free(dense);
+    free(dense_total);
+    free(scratch);
+}
+
+/* A bad encoding is refused as lc_hist_decode_add refuses it, and changes nothing. */
+static void test_bad_encoding_changes_nothing(void **state)
+{
+    (void)state;
+    lc_hist_sum_t *s = lc_hist_sum_new();
+    lc_hist_t *dense = malloc(sizeof *dense), *scratch = malloc(sizeof *scratch);
+    assert_true(s && dense && scratch);
+    lc_hist_init(dense);
+    uint64_t seed = 11;
+    uint8_t *enc;
+    size_t len;
+    random_encoding(&seed, scratch, &enc, &len);
+    assert_int_equal(lc_hist_sum_add_encoded(s, enc, len), 0);
+    assert_int_equal(lc_hist_decode_add(dense, enc, len), 0);
+    for (size_t cut = 0; cut < len; cut++) {
+        int want = lc_hist_decode_add(scratch, enc, cut) == 0 ? 0 : LC_EPROTO;
+        lc_hist_init(scratch);
+        assert_int_equal(want, LC_EPROTO); /* every strict prefix is truncated */
+        assert_int_equal(lc_hist_sum_add_encoded(s, enc, cut), want);
+        assert_same(s, dense);
+    }
+    for (size_t i = 0; i < len; i++) { /* flipped bits: refused or accepted by both alike */
+        enc[i] ^= 0x41;
+        lc_hist_init(scratch);
+        int want = lc_hist_decode_add(dense, enc, len);
+        assert_int_equal(lc_hist_sum_add_encoded(s, enc, len), want);
+        assert_same(s, dense);
+        enc[i] ^= 0x41;
+    }
+    free(enc);
+    free(s);
+    free(dense);
+    free(scratch);
+}
+
+/* One scan of a range gives every percentile of a scan from bucket 0. */
+static void test_percentiles_in(void **state)
+{
+    (void)state;
+    lc_hist_t *h = malloc(sizeof *h);
+    assert_non_null(h);
+    lc_hist_init(h);
+    uint64_t got[N_PS];
+    lc_hist_percentiles_in(h, 0, LC_HIST_BUCKETS - 1, ps, N_PS, got);
+    for (size_t i = 0; i < N_PS; i++)
+        assert_int_equal(got[i], 0); /* empty */
+    uint64_t seed = 3;
+    for (int i = 0; i < 5000; i++)
+        lc_hist_record(h, 1000 + next_rand(&seed) % 90000);
+    uint32_t lo = lc_hist_bucket_of(h->min), hi = lc_hist_bucket_of(h->max);
+    lc_hist_percentiles_in(h, lo, hi, ps, N_PS, got);
+    for (size_t i = 0; i < N_PS; i++)
+        assert_int_equal(got[i], lc_hist_percentile(h, ps[i]));
+    free(h);
+}
+
+int main(void)
+{
+    const struct CMUnitTest tests[] = {
+        cmocka_unit_test(test_sums_match_dense),
+        cmocka_unit_test(test_bad_encoding_changes_nothing),
+        cmocka_unit_test(test_percentiles_in),
+    };
+    return cmocka_run_group_tests(tests, NULL, NULL);
+}
