@@ -33,6 +33,7 @@ const char store_schema_sql[] =
     " kind TEXT NOT NULL, count INTEGER NOT NULL, PRIMARY KEY(run, endpoint, kind));"
     "CREATE TABLE IF NOT EXISTS run_error_notes(run INTEGER NOT NULL, endpoint TEXT NOT NULL,"
     " kind TEXT NOT NULL, message TEXT NOT NULL, PRIMARY KEY(run, endpoint, kind));"
+    "CREATE TABLE IF NOT EXISTS run_sums(run INTEGER PRIMARY KEY);"
     "CREATE TABLE IF NOT EXISTS run_checks(run INTEGER NOT NULL, name TEXT NOT NULL,"
     " passed INTEGER NOT NULL, failed INTEGER NOT NULL, PRIMARY KEY(run, name));"
     "CREATE TABLE IF NOT EXISTS run_second_totals(run INTEGER NOT NULL, t INTEGER NOT NULL,"
@@ -208,6 +209,13 @@ static int apply_create_run(store_t *s, const Lc__CreateRun *c)
     sqlite3_bind_text(st, 4, c->scenario_json, -1, SQLITE_STATIC);
     sqlite3_bind_int64(st, 5, c->users);
     sqlite3_bind_int64(st, 6, (sqlite3_int64)c->created_ms);
+    int rv = store_step_done(s, st);
+    /* Its seconds get run-wide rows from the start (a run created before this FSM had
+     * none: readers sum its endpoints instead). */
+    st = rv == 0 ? store_prepare(s, "INSERT INTO run_sums(run) VALUES (?)") : NULL;
+    if (rv != 0 || st == NULL)
+        return rv != 0 ? rv : LC_EIO;
+    sqlite3_bind_int64(st, 1, (sqlite3_int64)c->id);
     return store_step_done(s, st);
 }
 

@@ -168,14 +168,26 @@ static int64_t newest_second(store_t *s, uint64_t run)
     return store_run_int(s, "SELECT MAX(t) FROM run_second_totals WHERE run = ?", run, -1);
 }
 
+/* Whether run's seconds have run-wide rows (a read-thread twin of store_run_has_sums:
+ * no cached statement). */
+static bool run_has_sums(store_t *s, uint64_t run)
+{
+    return store_run_int(s, "SELECT COUNT(*) FROM run_sums WHERE run = ?", run, 0) > 0;
+}
+
 /* Opens the two cursors over seconds lo < t <= hi. */
 static void open_cursors(store_t *s, uint64_t run, const char *endpoint, int64_t lo, int64_t hi,
                          cursor_t *totals, cursor_t *seconds)
 {
     totals->st = store_prepare(s, "SELECT t, users FROM run_second_totals"
                                   " WHERE run = ?1 AND t > ?2 AND t <= ?3 ORDER BY t");
-    /* Two statements rather than one with "?4 IS NULL OR …": fewer terms for
-     * SQLite to evaluate on each of a long history's rows. */
+    /* The whole run reads each second's run-wide row where the run has them (endpoint
+     * ''), else sums its request series; separate statements rather than one with
+     * "?4 IS NULL OR …": fewer terms for SQLite to evaluate on each of a long history's
+     * rows. */
+    bool run_rows = endpoint == NULL && run_has_sums(s, run);
+    if (run_rows)
+        endpoint = "";
     seconds->st = store_prepare(s, endpoint != NULL
                                        ? "SELECT t, count, failures, bytes, hist FROM run_seconds"
                                          " WHERE run = ?1 AND t > ?2 AND t <= ?3 AND endpoint = ?4"

@@ -11,7 +11,12 @@
 /* Rows that count requests: a journey's iteration and group series (lc_scenario.h's
  * LC_SERIES_ITERATION, LC_SERIES_GROUP) are durations, not requests, and stay out of the
  * run's request totals. */
-#define STORE_REQUESTS_ONLY "method NOT IN ('ITERATION', 'GROUP')"
+/* A run's request series in run_seconds: not the journeys' timers, not the run-wide row. */
+#define STORE_REQUESTS_ONLY "method NOT IN ('ITERATION', 'GROUP', 'RUN')"
+/* The run-wide row of each second in run_seconds (endpoint '', method 'RUN'): the sum of its
+ * request series, written beside them by the FSM for runs listed in run_sums, so a
+ * whole-run history reads one row per second, not one per endpoint. */
+#define STORE_RUN_ROW_METHOD "RUN"
 
 #define STORE_STR_(x) #x
 #define STORE_STR(x) STORE_STR_(x) /* a number macro as SQL text */
@@ -73,10 +78,16 @@ typedef struct store_stats_sum_s {
  * sorted by second then name. Returns 0 or LC_ENOMEM. */
 int store_stats_sum_seconds(const Lc__RunSeconds *c, const bool *keep,
                             store_stats_sum_t **out, size_t *n_out);
+/* store_stats_sum_seconds' request rows summed by second (the run-wide rows: name "",
+ * method STORE_RUN_ROW_METHOD). */
+int store_stats_sum_run_seconds(const store_stats_sum_t *seconds, size_t n,
+                                store_stats_sum_t **out, size_t *n_out);
 /* store_stats_sum_seconds' rows summed by endpoint (the run's totals). */
 int store_stats_sum_totals(const store_stats_sum_t *seconds, size_t n, store_stats_sum_t **out,
                            size_t *n_out);
 void store_stats_sums_free(store_stats_sum_t *rows, size_t n);
+/* Whether run's seconds have run-wide rows (it is in run_sums). */
+bool store_run_has_sums(store_t *s, uint64_t run);
 
 /* store_assignments.c: RunAssignment, and dropping a finished run's shares. */
 int store_apply_run_assignment(store_t *s, const Lc__RunAssignment *c);

@@ -220,18 +220,34 @@ static int apply_batch(store_t *s, const Lc__StatsBatch *b)
  * each endpoint's total written once with the sum of what they bring. */
 static int apply_endpoint_sums(store_t *s, const Lc__RunSeconds *c, const bool *keep)
 {
-    store_stats_sum_t *seconds = NULL, *totals = NULL;
-    size_t n_seconds = 0, n_totals = 0;
+    store_stats_sum_t *seconds = NULL, *totals = NULL, *run_rows = NULL;
+    size_t n_seconds = 0, n_totals = 0, n_run_rows = 0;
     int rv = store_stats_sum_seconds(c, keep, &seconds, &n_seconds);
     if (rv == 0)
         rv = store_stats_sum_totals(seconds, n_seconds, &totals, &n_totals);
+    if (rv == 0 && store_run_has_sums(s, c->run))
+        rv = store_stats_sum_run_seconds(seconds, n_seconds, &run_rows, &n_run_rows);
     for (size_t i = 0; rv == 0 && i < n_seconds; i++)
         rv = add_second(s, c->run, seconds[i].t, &seconds[i].e);
+    for (size_t i = 0; rv == 0 && i < n_run_rows; i++)
+        rv = add_second(s, c->run, run_rows[i].t, &run_rows[i].e);
     for (size_t i = 0; rv == 0 && i < n_totals; i++)
         rv = add_total(s, c->run, &totals[i].e);
     store_stats_sums_free(seconds, n_seconds);
     store_stats_sums_free(totals, n_totals);
+    store_stats_sums_free(run_rows, n_run_rows);
     return rv;
+}
+
+bool store_run_has_sums(store_t *s, uint64_t run)
+{
+    sqlite3_stmt *st = store_cached(s, "SELECT 1 FROM run_sums WHERE run = ?");
+    if (st == NULL)
+        return false;
+    sqlite3_bind_int64(st, 1, (sqlite3_int64)run);
+    bool found = sqlite3_step(st) == SQLITE_ROW;
+    store_cached_done(st);
+    return found;
 }
 
 int store_batch_applied(store_t *s, const char *worker, uint64_t run, uint64_t seq)

@@ -64,10 +64,13 @@ static int finish_group(store_stats_sum_t *sum, const lc_hist_t *acc, bool any)
     return rv;
 }
 
-/* Sums sorted items into *out, one row per run of equal keys (same(a, b)). */
-static int sum_groups(const item_t *items, size_t n, bool by_t, store_stats_sum_t **out,
+enum group_key { BY_SECOND_AND_NAME, BY_NAME, BY_SECOND };
+
+/* Sums sorted items into *out, one row per run of equal keys. */
+static int sum_groups(const item_t *items, size_t n, enum group_key key, store_stats_sum_t **out,
                       size_t *n_out)
 {
+    bool by_t = key != BY_NAME, by_name = key != BY_SECOND;
     store_stats_sum_t *rows = calloc(n > 0 ? n : 1, sizeof *rows);
     lc_hist_t *acc = malloc(sizeof *acc);
     if (rows == NULL || acc == NULL) {
@@ -79,7 +82,7 @@ static int sum_groups(const item_t *items, size_t n, bool by_t, store_stats_sum_
     int rv = 0;
     bool any = false; /* the group has a histogram */
     for (size_t i = 0; i < n && rv == 0; i++) {
-        bool same = k > 0 && strcmp(rows[k - 1].e.name, items[i].e->name) == 0 &&
+        bool same = k > 0 && (!by_name || strcmp(rows[k - 1].e.name, items[i].e->name) == 0) &&
                     (!by_t || rows[k - 1].t == items[i].t);
         if (!same) {
             if (k > 0)
@@ -87,8 +90,9 @@ static int sum_groups(const item_t *items, size_t n, bool by_t, store_stats_sum_
             store_stats_sum_t *r = &rows[k++];
             lc__endpoint_stats__init(&r->e);
             r->t = by_t ? items[i].t : 0;
-            r->e.name = items[i].e->name;     /* points into the command */
-            r->e.method = items[i].e->method; /* the first the command gives */
+            r->e.name = by_name ? items[i].e->name : "";  /* points into the command */
+            r->e.method = by_name ? items[i].e->method    /* the first the command gives */
+                                  : STORE_RUN_ROW_METHOD;
             lc_hist_init(acc);
             any = false;
         }
@@ -121,7 +125,7 @@ int store_stats_sum_seconds(const Lc__RunSeconds *c, const bool *keep,
             items[k] = (item_t){c->batches[i]->interval, k, c->batches[i]->endpoints[j]};
     assert(k == n);
     qsort(items, n, sizeof *items, by_second_then_name);
-    int rv = sum_groups(items, n, true, out, n_out);
+    int rv = sum_groups(items, n, BY_SECOND_AND_NAME, out, n_out);
     free(items);
     return rv;
 }
@@ -135,7 +139,28 @@ int store_stats_sum_totals(const store_stats_sum_t *seconds, size_t n, store_sta
     for (size_t i = 0; i < n; i++)
         items[i] = (item_t){0, i, &seconds[i].e};
     qsort(items, n, sizeof *items, by_name);
-    int rv = sum_groups(items, n, false, out, n_out);
+    int rv = sum_groups(items, n, BY_NAME, out, n_out);
+    free(items);
+    return rv;
+}
+
+/* A request series (not a journey's iteration or group timer). */
+static bool is_request(const char *method)
+{
+    return strcmp(method, "ITERATION") != 0 && strcmp(method, "GROUP") != 0;
+}
+
+int store_stats_sum_run_seconds(const store_stats_sum_t *seconds, size_t n,
+                                store_stats_sum_t **out, size_t *n_out)
+{
+    item_t *items = calloc(n > 0 ? n : 1, sizeof *items);
+    if (items == NULL)
+        return LC_ENOMEM;
+    size_t k = 0;
+    for (size_t i = 0; i < n; i++) /* already in second order */
+        if (is_request(seconds[i].e.method))
+            items[k++] = (item_t){seconds[i].t, i, &seconds[i].e};
+    int rv = sum_groups(items, k, BY_SECOND, out, n_out);
     free(items);
     return rv;
 }

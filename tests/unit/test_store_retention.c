@@ -85,13 +85,16 @@ typedef struct seconds_sum_s {
     uint64_t p50, p99, max;
 } seconds_sum_t;
 
-static seconds_sum_t sum_seconds(store_t *s)
+/* The sums of the run's request rows, or (run_rows) of its run-wide rows. */
+static seconds_sum_t sum_rows(store_t *s, bool run_rows)
 {
     seconds_sum_t out = {0};
     lc_hist_t *h = malloc(sizeof *h);
     lc_hist_init(h);
     sqlite3_stmt *st = store_prepare(
-        s, "SELECT count, failures, bytes, hist FROM run_seconds WHERE run = 1");
+        s, "SELECT count, failures, bytes, hist FROM run_seconds WHERE run = 1"
+           " AND (method = 'RUN') = ?");
+    sqlite3_bind_int(st, 1, run_rows);
     while (sqlite3_step(st) == SQLITE_ROW) {
         out.count += sqlite3_column_int64(st, 0);
         out.failures += sqlite3_column_int64(st, 1);
@@ -110,6 +113,21 @@ static seconds_sum_t sum_seconds(store_t *s)
     out.max = lc_hist_percentile(h, 100);
     free(h);
     return out;
+}
+
+/* The request rows' sums; the run-wide rows (one per point where endpoints a and b have two)
+ * must hold exactly the same, before and after every compaction. */
+static seconds_sum_t sum_seconds(store_t *s)
+{
+    seconds_sum_t req = sum_rows(s, false), run = sum_rows(s, true);
+    assert_int_equal(run.points * 2, req.points);
+    assert_int_equal(run.count, req.count);
+    assert_int_equal(run.failures, req.failures);
+    assert_int_equal(run.bytes, req.bytes);
+    assert_int_equal(run.p50, req.p50);
+    assert_int_equal(run.p99, req.p99);
+    assert_int_equal(run.max, req.max);
+    return req;
 }
 
 static store_t *finished_run(void)
