@@ -420,7 +420,7 @@ static void errors_table(FILE *out, const json_t *rows)
         return;
     }
     fputs("<table>\n<tr><th class=\"l\">Endpoint</th><th class=\"l\">Kind</th><th>Count</th>"
-          "</tr>\n", out);
+          "<th class=\"l\">First message</th></tr>\n", out);
     json_array_foreach(rows, i, row) {
         fputs("<tr><td class=\"l\">", out);
         put_value(out, json_object_get(row, "endpoint"));
@@ -428,6 +428,31 @@ static void errors_table(FILE *out, const json_t *rows)
         put_value(out, json_object_get(row, "kind"));
         fputs("</td><td>", out);
         put_value(out, json_object_get(row, "count"));
+        fputs("</td><td class=\"l\">", out);
+        const json_t *msg = json_object_get(row, "first_message");
+        if (msg != NULL)
+            put_value(out, msg);
+        fputs("</td></tr>\n", out);
+    }
+    fputs("</table>\n", out);
+}
+
+/* Scripts' checks by name; nothing when the run has none. */
+static void checks_table(FILE *out, const json_t *rows)
+{
+    size_t i;
+    const json_t *row;
+    if (json_array_size(rows) == 0)
+        return;
+    fputs("<h2>Checks</h2>\n<table>\n<tr><th class=\"l\">Check</th><th>Passed</th>"
+          "<th>Failed</th></tr>\n", out);
+    json_array_foreach(rows, i, row) {
+        fputs("<tr><td class=\"l\">", out);
+        put_value(out, json_object_get(row, "name"));
+        fputs("</td><td>", out);
+        put_value(out, json_object_get(row, "passed"));
+        fputs("</td><td>", out);
+        put_value(out, json_object_get(row, "failed"));
         fputs("</td></tr>\n", out);
     }
     fputs("</table>\n", out);
@@ -458,6 +483,7 @@ static int html_page(FILE *out, const json_t *report, points_t *p)
     charts(out, p);
     stats_table(out, json_object_get(report, "stats"));
     errors_table(out, json_object_get(report, "errors"));
+    checks_table(out, json_object_get(report, "checks"));
     scenario(out, json_object_get(report, "scenario"));
     fputs("<footer>loadcluster " LC_VERSION " \xC2\xB7 latencies from merged histograms (at most"
           " 1 % relative error)</footer>\n</body>\n</html>\n", out);

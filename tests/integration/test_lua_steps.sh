@@ -185,6 +185,10 @@ check "the deadline's message is kept for the endless loop" \
     grep -q 'more than 2 ms of CPU' <<<"$(first_of "$WORK/errors.run.json" "lua spin" script)"
 check "a failed check keeps its name as the first message" \
     grep -q 'journeys\[0\].steps\[0\]: check "created" failed' <<<"$(first_of "$WORK/errors.run.json" "lua broken" check)"
+curl -sf --max-time 10 "$API/api/v1/runs/$eid/report.html" >"$WORK/errors.report.html"
+check "report.html shows the first message, escaped" \
+    grep -q "script:5: attempt to index local &#39;missing&#39;\|script:5: attempt to index local &apos;missing&apos;" "$WORK/errors.report.html"
+check "report.html has the checks table" grep -q '<h2>Checks</h2>' "$WORK/errors.report.html"
 ctl_show() { timeout 10 "$LC_BIN/loadctl" --master "$API" show "$1"; }
 ctl_show "$eid" >"$WORK/errors.show" 2>&1 || true
 check "loadctl show prints the first message" grep -q 'first script error on lua broken: .*script:5:' "$WORK/errors.show"
