@@ -196,10 +196,10 @@ static int on_data_chunk(nghttp2_session *s, uint8_t flags, int32_t id, const ui
         return 0;
     h2_stream_body(st, (const char *)data, len);
     if (st->reject == 413) {
-        /* Answer now and ask the client to stop sending (RFC 9113 8.1). */
+        /* Answer now and, once that is out, ask the client to stop sending (RFC 9113 8.1). */
         h2_stream_plan_reject(st, 413);
+        st->stop_after = true;
         answer(h, st);
-        (void)nghttp2_submit_rst_stream(h->s, NGHTTP2_FLAG_NONE, id, NGHTTP2_NO_ERROR);
     }
     return 0;
 }
@@ -232,6 +232,9 @@ static int on_frame_send(nghttp2_session *s, const nghttp2_frame *frame, void *d
                                   RELAXED);
     else if (st->r.kind == RESP_REJECT)
         BUMP(h, rejected);
+    /* Not sooner: a submitted RST_STREAM makes nghttp2 drop the stream's pending HEADERS. */
+    if (st->stop_after)
+        (void)nghttp2_submit_rst_stream(h->s, NGHTTP2_FLAG_NONE, st->id, NGHTTP2_NO_ERROR);
     return 0;
 }
 

@@ -24,7 +24,8 @@ typedef struct h2_stream_s {
     /* private to target_h2.c */
     struct h2_stream_s *prev, *next;
     uint64_t due_ns;
-    bool tallied; /* counted in /__stats */
+    bool tallied;    /* counted in /__stats */
+    bool stop_after; /* reset (NO_ERROR) once the answer is out: the client must stop sending */
     /* read-only outside this module: what the request brought */
     int32_t id;
     uint8_t state, route;
