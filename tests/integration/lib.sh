@@ -176,6 +176,15 @@ start_target() {
     TARGET_PORT=$(cat "$WORK/target.port")
 }
 
+# start_named_target NAME [FLAGS…]: one more lc_target (log NAME.log); sets PORT_<NAME>.
+start_named_target() {
+    local name=$1; shift
+    start "$name" timeout 300 "$LC_BIN/lc_target" --listen 127.0.0.1:0 \
+        --port-file "$WORK/$name.port" --quiet "$@"
+    wait_until 10 test -s "$WORK/$name.port" || { log "$name did not start"; return 1; }
+    printf -v "PORT_$name" '%s' "$(cat "$WORK/$name.port")"
+}
+
 target_requests() { curl -sf --max-time 2 "http://127.0.0.1:$TARGET_PORT/__stats" | jq -r "${1:-.requests}"; }
 
 # start_master NAME [FLAGS…]: a one-node master with its data in

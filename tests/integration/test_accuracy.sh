@@ -8,13 +8,7 @@ source "$(dirname "$0")/lib.sh"
 
 # target NAME [FLAGS…]: a fresh lc_target (its stall clock starts at its first
 # request); sets PORT_<NAME>.
-target() {
-    local name=$1; shift
-    start "$name" timeout 120 "$LC_BIN/lc_target" --listen 127.0.0.1:0 \
-        --port-file "$WORK/$name.port" --quiet "$@"
-    wait_until 10 test -s "$WORK/$name.port" || { log "$name did not start"; return 1; }
-    printf -v "PORT_$name" '%s' "$(cat "$WORK/$name.port")"
-}
+target() { start_named_target "$@"; }
 
 served() { curl -sf --max-time 2 "http://127.0.0.1:$1/__stats" | jq -r .requests; }
 

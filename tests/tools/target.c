@@ -1,6 +1,7 @@
-/* target.c — lc_target, the fast libuv HTTP/1.1 server the tests, benchmarks and demo load:
- * flags, loop threads and signals. Connections are in target_conn.c, counters in target_stats.c,
- * the app paths in target_app.c. */
+/* target.c — lc_target, the fast libuv HTTP/1.1 (and, with --http2, h2c) server the tests,
+ * benchmarks and demo load: flags, loop threads and signals. Connections are in target_conn.c
+ * (HTTP/2 sessions in target_h2.c), what a request gets in target_plan.c, counters in
+ * target_stats.c, the app paths in target_app.c. */
 #include <errno.h>
 #include <getopt.h>
 #include <netinet/in.h>
@@ -156,10 +157,15 @@ static void usage(FILE *out)
           "  --threads N              loop threads sharing the port via SO_REUSEPORT (default 1)\n"
           "  --stall-at-ms T          with --stall-ms D: responses due between T and T+D ms\n"
           "  --stall-ms D               after the first request are held until T+D\n"
+          "  --http2                  also speak HTTP/2 by prior knowledge (h2c) on the port\n"
+          "  --h2-max-streams N       concurrent streams a connection may open (default 100)\n"
+          "  --h2-goaway-after N      after N streams on a connection: GOAWAY, refuse later\n"
+          "                             streams (REFUSED_STREAM), finish the rest and close\n"
           "  --port-file PATH         write the bound port to PATH once listening\n"
           "  --quiet                  no startup line on stderr\n"
           "  --help                   this text\n"
-          "Per request: ?status=N ?latency_ms=N ?size=N ?close=1, /status/NNN.\n"
+          "Per request: ?status=N ?latency_ms=N ?size=N ?close=1, /status/NNN; HTTP/2 only:\n"
+          "  ?rst=1 (RST_STREAM INTERNAL_ERROR), ?rst=refused (REFUSED_STREAM), when due.\n"
           "App paths (a stateless shop for journeys; details in tests/tools/target_app.h):\n"
           "  POST /login[?token_len=N]  {\"user\",\"password\"} or a form: token + session cookie\n"
           "  GET /me (Bearer token + session cookie)   GET /items[?n=N]   GET /items/ID\n"
@@ -212,6 +218,9 @@ static int apply_option(config_t *cfg, int opt, const char *arg)
     case 'T': return number_arg("threads", arg, 1, THREADS_MAX, &cfg->threads);
     case 'a': return number_arg("stall-at-ms", arg, 0, LATENCY_MAX_MS, &cfg->stall_at_ms);
     case 'd': return number_arg("stall-ms", arg, 0, LATENCY_MAX_MS, &cfg->stall_ms);
+    case 'm': return number_arg("h2-max-streams", arg, 1, H2_STREAMS_MAX, &cfg->h2_max_streams);
+    case 'g': return number_arg("h2-goaway-after", arg, 1, 1000000000ul, &cfg->h2_goaway_after);
+    case '2': cfg->http2 = true; return 0;
     case 'p': cfg->port_file = arg; return 0;
     case 'q': cfg->quiet = true; return 0;
     default: return LC_EINVAL;
@@ -227,21 +236,29 @@ static int parse_args(int argc, char **argv, config_t *cfg)
         {"body-size", required_argument, NULL, 'B'},    {"threads", required_argument, NULL, 'T'},
         {"stall-at-ms", required_argument, NULL, 'a'},  {"stall-ms", required_argument, NULL, 'd'},
         {"port-file", required_argument, NULL, 'p'},    {"quiet", no_argument, NULL, 'q'},
+        {"http2", no_argument, NULL, '2'},              {"h2-max-streams", required_argument, NULL, 'm'},
+        {"h2-goaway-after", required_argument, NULL, 'g'},
         {"help", no_argument, NULL, 'h'},               {NULL, 0, NULL, 0}};
-    bool stall_at = false;
+    bool stall_at = false, h2_knob = false;
     int opt;
-    *cfg = (config_t){.status = 200, .body_size = 64, .threads = 1};
+    *cfg = (config_t){.status = 200, .body_size = 64, .threads = 1,
+                      .h2_max_streams = H2_STREAMS_DEFAULT};
     if (listen_arg("127.0.0.1:8080", &cfg->listen) != 0)
         return LC_EINVAL;
     while ((opt = getopt_long(argc, argv, "", opts, NULL)) != -1) {
         if (opt == 'h')
             return 1;
         stall_at |= opt == 'a';
+        h2_knob |= opt == 'm' || opt == 'g';
         if (opt == '?' || apply_option(cfg, opt, optarg) != 0)
             return LC_EINVAL;
     }
     if (optind < argc) {
         fprintf(stderr, "lc_target: unexpected argument '%s'\n", argv[optind]);
+        return LC_EINVAL;
+    }
+    if (h2_knob && !cfg->http2) {
+        fprintf(stderr, "lc_target: --h2-max-streams and --h2-goaway-after need --http2\n");
         return LC_EINVAL;
     }
     if (stall_at != (cfg->stall_ms > 0)) {
@@ -310,8 +327,8 @@ int main(int argc, char **argv)
         return rv == LC_EINVAL ? 2 : 1; /* a bad --listen address is a usage error */
     }
     if (!t->cfg.quiet)
-        fprintf(stderr, "lc_target: listening on %s:%u threads=%lu\n", t->cfg.listen.host,
-                t->cfg.listen.port, t->cfg.threads);
+        fprintf(stderr, "lc_target: listening on %s:%u threads=%lu%s\n", t->cfg.listen.host,
+                t->cfg.listen.port, t->cfg.threads, t->cfg.http2 ? " http2=h2c" : "");
     if (serve(t, errmsg, sizeof errmsg) != 0) {
         fprintf(stderr, "lc_target: %s\n", errmsg);
         return 1;

@@ -21,13 +21,23 @@
 #define THREADS_MAX 64
 #define LATENCY_MAX_MS 3600000ul
 #define RELAXED memory_order_relaxed
+/* What one request may carry, whichever protocol brings it. */
+#define URL_MAX 4096
+#define HEADER_BYTES_MAX (16 * 1024)
+#define HEADERS_MAX 64
+#define BODY_MAX (16ull * 1024 * 1024)
+#define WRITE_HIGH_WATER (4u * 1024 * 1024) /* queued output past which a client is not read */
+#define NS_PER_MS 1000000ull
+#define H2_STREAMS_DEFAULT 100
+#define H2_STREAMS_MAX 1000
 
 typedef struct config_s {
     lc_hostport_t listen;
     unsigned long latency_ms, jitter_ms, stall_at_ms, stall_ms; /* stall_ms 0 = no stall */
     unsigned long status, body_size, threads;
+    unsigned long h2_goaway_after, h2_max_streams; /* goaway_after 0 = never */
     const char *port_file;
-    bool quiet;
+    bool quiet, http2;
 } config_t;
 
 typedef struct target_s target_t;
@@ -45,6 +55,8 @@ typedef struct engine_s {
     uint64_t rng;
     size_t out_len;
     atomic_uint_fast64_t bytes_in, rejected, conns_now, conns_total;
+    /* HTTP/2: connections, request streams, GOAWAYs sent, streams we reset or refused. */
+    atomic_uint_fast64_t h2_conns, h2_streams, h2_goaways, h2_reset, h2_refused;
     /* Served requests per path; "requests" is their sum, so the two always agree. */
     atomic_uint_fast64_t by_path[PATH_SLOTS], other;
     char rbuf[READ_BUF_SIZE];
@@ -53,10 +65,12 @@ typedef struct engine_s {
 
 enum conn_hdr { CONN_HDR_NONE, CONN_HDR_CLOSE, CONN_HDR_KEEPALIVE };
 enum resp_kind { RESP_PLAIN, RESP_STATS, RESP_RESET, RESP_REJECT, RESP_APP };
+/* ?rst=: HTTP/2 answers the stream with RST_STREAM instead of a response. */
+enum resp_rst { RST_NONE, RST_INTERNAL, RST_REFUSED };
 
 /* One response to write, now or once it is due. */
 typedef struct resp_s {
-    uint8_t kind, conn_hdr;
+    uint8_t kind, conn_hdr, rst;
     bool head, counted;
     int status;
     int slot; /* by_path slot, -1 = "(other)" */
@@ -90,8 +104,32 @@ void conn_on_connection(uv_stream_t *server, int status);
 /* Closes at once, dropping (and so not counting) responses still delayed. */
 void conn_close(conn_t *c);
 
+/* What target_h2.c needs of a connection: its engine, output appended to the engine's buffer
+ * (flushed by conn_flush, or as the buffer fills), whether the socket's queue is past
+ * WRITE_HIGH_WATER, the connection's timer, and an orderly end (flush, shutdown, close). */
+engine_t *conn_engine(const conn_t *c);
+void conn_out(conn_t *c, const char *data, size_t len);
+void conn_flush(conn_t *c);
+bool conn_backlogged(const conn_t *c);
+bool conn_closing(const conn_t *c);
+void conn_timer_start(conn_t *c, uint64_t ms);
+void conn_end(conn_t *c);
+
+/* ---- target_plan.c: what a request gets, whichever protocol carried it ---- */
+
 /* Reads 1 to 10 decimal digits into OUT: *out; false when s is not that or the value passes max. */
 bool parse_digits(const char *s, size_t n, unsigned long max, unsigned long *out);
+
+/* Plans the answer to a request for url (with its query) on route: *r's head and conn_hdr are
+ * the caller's; kind, status, size, slot, rst and counted are set here. A control path
+ * (/__stats, /__reset) is due now; an app route gets kind RESP_APP for the caller to serve;
+ * any other path the plain answer with its query (?status= ?latency_ms= ?size= ?close=1
+ * ?rst=) applied. OUT: *due_ns, when to answer in uv_hrtime nanoseconds (0 = now). */
+void plan_request(engine_t *e, int method, int route, const char *url, size_t url_len,
+                  resp_t *r, uint64_t *due_ns);
+/* When an answer planned now is due (--latency-ms, jitter, the stall); override >= 0 replaces
+ * the configured latency. 0 means now. */
+uint64_t plan_due_time(engine_t *e, long latency_override);
 
 /* ---- target_stats.c ---- */
 

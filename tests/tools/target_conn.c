@@ -14,13 +14,11 @@
 
 #include "lc_err.h"
 #include "target.h"
+#include "target_h2.h"
 
-#define URL_MAX 4096
-#define HEADER_BYTES_MAX (16 * 1024)
-#define HEADERS_MAX 64
-#define BODY_MAX (16ull * 1024 * 1024)
-#define WRITE_HIGH_WATER (4u * 1024 * 1024)
-#define NS_PER_MS 1000000ull
+/* The start of the HTTP/2 client preface; no HTTP/1.1 request starts so (llhttp refuses PRI). */
+#define H2_PREFACE_START "PRI "
+#define H2_PREFACE_START_LEN 4
 
 typedef struct pending_s {
     struct pending_s *next;
@@ -41,7 +39,9 @@ struct conn_s {
     size_t header_bytes, url_len, nheaders;
     uint64_t body_bytes;
     uint8_t route;  /* enum app_route of the request being parsed; APP_NONE for plain paths */
+    uint8_t sniffed; /* --http2: bytes of H2_PREFACE_START seen; at its length, decided */
     app_req_t *app; /* what app paths capture; allocated on the connection's first one */
+    h2_conn_t *h2;  /* --http2: the session, once the first bytes were the preface */
     char url[URL_MAX];
 };
 
@@ -135,6 +135,8 @@ static void on_write(uv_write_t *req, int status)
         if (uv_read_start((uv_stream_t *)&c->tcp, on_alloc, on_read) != 0)
             conn_close(c);
     }
+    if (c->h2 != NULL && !c->closing && c->tcp.write_queue_size < WRITE_HIGH_WATER / 2)
+        h2_conn_drained(c->h2); /* it stops producing past the high water mark */
 }
 
 /* Queues what uv_try_write left over; only engine->out needs copying, 'x' bufs are static. */
@@ -270,6 +272,10 @@ static void arm_timer(conn_t *c, uint64_t now)
 static void on_timer(uv_timer_t *tm)
 {
     conn_t *c = tm->data;
+    if (c->h2 != NULL) {
+        h2_conn_on_timer(c->h2);
+        return;
+    }
     uint64_t now = uv_hrtime();
     while (c->head != NULL && c->head->due_ns <= now && !c->closing) {
         pending_t *pd = c->head;
@@ -307,94 +313,11 @@ static void emit(conn_t *c, const resp_t *r, uint64_t due_ns)
     c->tail = pd;
 }
 
-static uint64_t next_rand(engine_t *e)
-{
-    e->rng ^= e->rng >> 12;
-    e->rng ^= e->rng << 25;
-    e->rng ^= e->rng >> 27;
-    return e->rng * 2685821657736338717ull;
-}
-
-/* When a served request's response is due, in uv_hrtime nanoseconds; 0 means now. */
-static uint64_t due_time(engine_t *e, long latency_override)
-{
-    const config_t *cfg = &e->t->cfg;
-    if (latency_override < 0 && cfg->latency_ms == 0 && cfg->jitter_ms == 0 && cfg->stall_ms == 0)
-        return 0;
-    uint64_t now = uv_hrtime(), ms;
-    if (latency_override >= 0)
-        ms = (uint64_t)latency_override;
-    else
-        ms = cfg->latency_ms + (cfg->jitter_ms ? next_rand(e) % (cfg->jitter_ms + 1) : 0);
-    uint64_t due = now + ms * NS_PER_MS;
-    if (cfg->stall_ms > 0) {
-        uint64_t t0 = 0;
-        if (!atomic_compare_exchange_strong(&e->t->first_ns, &t0, now) && t0 != 0)
-            now = t0;
-        uint64_t from = now + cfg->stall_at_ms * NS_PER_MS, until = from + cfg->stall_ms * NS_PER_MS;
-        if (due >= from && due < until)
-            due = until;
-    }
-    return due;
-}
-
 /* ---- requests ---- */
-
-bool parse_digits(const char *s, size_t n, unsigned long max, unsigned long *out)
-{
-    unsigned long v = 0;
-    if (n == 0 || n > 10)
-        return false;
-    for (size_t i = 0; i < n; i++) {
-        if (s[i] < '0' || s[i] > '9')
-            return false;
-        v = v * 10 + (unsigned long)(s[i] - '0');
-    }
-    *out = v;
-    return v <= max;
-}
-
-static bool param_is(const char *p, size_t n, const char *name, const char **val, size_t *vlen)
-{
-    size_t k = strlen(name);
-    if (n <= k || memcmp(p, name, k) != 0 || p[k] != '=')
-        return false;
-    *val = p + k + 1;
-    *vlen = n - k - 1;
-    return true;
-}
-
-/* Applies ?status= ?latency_ms= ?close=1 ?size=; returns false when a value is invalid. */
-static bool apply_query(resp_t *r, long *latency, const char *q, size_t len)
-{
-    while (len > 0) {
-        const char *amp = memchr(q, '&', len), *v;
-        size_t n = amp ? (size_t)(amp - q) : len, vlen;
-        unsigned long x;
-        if (param_is(q, n, "status", &v, &vlen)) {
-            if (!parse_digits(v, vlen, 599, &x) || x < 200)
-                return false;
-            r->status = (int)x;
-        } else if (param_is(q, n, "latency_ms", &v, &vlen)) {
-            if (!parse_digits(v, vlen, LATENCY_MAX_MS, &x))
-                return false;
-            *latency = (long)x;
-        } else if (param_is(q, n, "size", &v, &vlen)) {
-            if (!parse_digits(v, vlen, RESP_SIZE_MAX, &x))
-                return false;
-            r->size = x;
-        } else if (param_is(q, n, "close", &v, &vlen) && vlen == 1 && v[0] == '1') {
-            r->conn_hdr = CONN_HDR_CLOSE;
-        }
-        q += amp ? n + 1 : n;
-        len -= amp ? n + 1 : n;
-    }
-    return true;
-}
 
 /* Answers an app path: its whole response in one allocation that the resp owns, due when a
  * plain response would be (--latency-ms, jitter, stall). */
-static void handle_app(conn_t *c, resp_t *r)
+static void handle_app(conn_t *c, resp_t *r, uint64_t due_ns)
 {
     engine_t *e = c->e;
     app_resp_t a;
@@ -419,37 +342,23 @@ static void handle_app(conn_t *c, resp_t *r)
                   .slot = stats_path_slot(e->t, a.stats_key, a.stats_key_len),
                   .size = hlen + blen, .data = data};
     app_resp_free(&a);
-    emit(c, r, due_time(e, -1));
+    emit(c, r, due_ns);
 }
 
 static void handle_request(conn_t *c)
 {
-    engine_t *e = c->e;
     llhttp_t *p = &c->parser;
-    resp_t r = {.kind = RESP_PLAIN, .counted = true, .status = (int)e->t->cfg.status,
-                .size = e->t->cfg.body_size, .slot = -1};
-    const char *url = c->url, *q = memchr(url, '?', c->url_len);
-    size_t plen = q ? (size_t)(q - url) : c->url_len;
-    long latency = -1;
-    unsigned long code;
-    r.head = p->method == HTTP_HEAD;
+    resp_t r = {.head = p->method == HTTP_HEAD};
+    uint64_t due_ns;
     if (!llhttp_should_keep_alive(p))
         r.conn_hdr = CONN_HDR_CLOSE;
     else if (p->http_major == 1 && p->http_minor == 0)
         r.conn_hdr = CONN_HDR_KEEPALIVE;
-    if (stats_control_request(&r, url, plen, p->method)) {
-        emit(c, &r, 0);
-    } else if (c->route != APP_NONE) {
-        handle_app(c, &r);
-    } else {
-        if (plen > 8 && memcmp(url, "/status/", 8) == 0 &&
-            parse_digits(url + 8, plen - 8, 599, &code) && code >= 200)
-            r.status = (int)code;
-        if (q != NULL && !apply_query(&r, &latency, q + 1, c->url_len - plen - 1))
-            r.status = 400, r.size = 0, latency = 0;
-        r.slot = stats_path_slot(e->t, url, plen);
-        emit(c, &r, due_time(e, latency));
-    }
+    plan_request(c->e, p->method, c->route, c->url, c->url_len, &r, &due_ns);
+    if (r.kind == RESP_APP)
+        handle_app(c, &r, due_ns);
+    else
+        emit(c, &r, due_ns);
     if (r.conn_hdr == CONN_HDR_CLOSE)
         c->draining = true;
 }
@@ -592,6 +501,7 @@ static void on_conn_handle_closed(uv_handle_t *h)
     if (c->app != NULL)
         app_req_free(c->app);
     free(c->app);
+    h2_conn_free(c->h2);
     free(c);
 }
 
@@ -624,6 +534,38 @@ static void on_alloc(uv_handle_t *h, size_t suggested, uv_buf_t *buf)
     *buf = uv_buf_init(c->e->rbuf, READ_BUF_SIZE); /* parsing never outlives the read callback */
 }
 
+static void feed_h1(conn_t *c, const char *data, size_t len)
+{
+    enum llhttp_errno err = llhttp_execute(&c->parser, data, len);
+    if (err != HPE_OK && err != HPE_PAUSED && !c->closing && !c->draining)
+        reject(c, c->reject_status ? c->reject_status : 400);
+}
+
+/* --http2: a connection's first bytes say which protocol it speaks. Returns true once they
+ * did (then c->h2 is set for HTTP/2, and the bytes held back until now were fed), false
+ * while they are still a strict prefix of H2_PREFACE_START (they are that prefix: nothing
+ * needs keeping but their count). */
+static bool sniff(conn_t *c, const char *data, size_t len)
+{
+    size_t seen = c->sniffed, want = H2_PREFACE_START_LEN - seen, n = len < want ? len : want;
+    assert(seen < H2_PREFACE_START_LEN);
+    bool h2 = memcmp(data, H2_PREFACE_START + seen, n) == 0;
+    if (h2 && n < want) {
+        c->sniffed = (uint8_t)(seen + n);
+        return false;
+    }
+    c->sniffed = H2_PREFACE_START_LEN;
+    if (h2 && h2_conn_open(c, &c->h2) != 0) {
+        conn_close(c);
+        return true;
+    }
+    if (seen > 0 && h2)
+        h2_conn_feed(c->h2, H2_PREFACE_START, seen);
+    else if (seen > 0)
+        feed_h1(c, H2_PREFACE_START, seen);
+    return true;
+}
+
 static void on_read(uv_stream_t *s, ssize_t nread, const uv_buf_t *buf)
 {
     conn_t *c = s->data;
@@ -634,9 +576,12 @@ static void on_read(uv_stream_t *s, ssize_t nread, const uv_buf_t *buf)
     if (nread == 0 || c->draining || c->closing)
         return; /* after a request that closes, reading goes on only to notice the client leave */
     atomic_fetch_add_explicit(&c->e->bytes_in, (uint64_t)nread, RELAXED);
-    enum llhttp_errno err = llhttp_execute(&c->parser, buf->base, (size_t)nread);
-    if (err != HPE_OK && err != HPE_PAUSED && !c->closing && !c->draining)
-        reject(c, c->reject_status ? c->reject_status : 400);
+    if (c->sniffed < H2_PREFACE_START_LEN && !sniff(c, buf->base, (size_t)nread))
+        return;
+    if (c->h2 != NULL)
+        h2_conn_feed(c->h2, buf->base, (size_t)nread); /* it writes what it answers */
+    else if (!c->closing && !c->draining)
+        feed_h1(c, buf->base, (size_t)nread);
     out_flush(c, 0);
 }
 
@@ -648,6 +593,7 @@ void conn_on_connection(uv_stream_t *server, int status)
         return;
     memset(c, 0, offsetof(conn_t, url));
     c->e = e;
+    c->sniffed = e->t->cfg.http2 ? 0 : H2_PREFACE_START_LEN; /* without --http2, HTTP/1.1 only */
     uv_tcp_init(&e->loop, &c->tcp);
     uv_timer_init(&e->loop, &c->timer);
     c->tcp.data = c->timer.data = c;
@@ -674,4 +620,45 @@ void conn_prepare_responses(target_t *t)
     for (int h = CONN_HDR_NONE; h <= CONN_HDR_KEEPALIVE; h++)
         t->hdr_len[h] = format_head(t->hdr[h], sizeof t->hdr[h], (int)t->cfg.status, "text/plain",
                                     t->cfg.body_size, "", 0, h);
+}
+
+/* ---- for target_h2.c ---- */
+
+engine_t *conn_engine(const conn_t *c)
+{
+    return c->e;
+}
+
+void conn_out(conn_t *c, const char *data, size_t len)
+{
+    out_append(c, data, len);
+}
+
+void conn_flush(conn_t *c)
+{
+    out_flush(c, 0);
+}
+
+bool conn_backlogged(const conn_t *c)
+{
+    return c->tcp.write_queue_size > WRITE_HIGH_WATER;
+}
+
+bool conn_closing(const conn_t *c)
+{
+    return c->closing || c->draining;
+}
+
+void conn_timer_start(conn_t *c, uint64_t ms)
+{
+    if (!c->closing)
+        uv_timer_start(&c->timer, on_timer, ms, 0);
+}
+
+void conn_end(conn_t *c)
+{
+    if (c->closing || c->draining)
+        return;
+    c->draining = true;
+    conn_shutdown(c);
 }

@@ -53,6 +53,17 @@ static uint64_t sum(target_t *t, size_t offset)
 
 #define SUM(t, field) sum((t), offsetof(engine_t, field))
 
+/* --http2: connections that spoke it, request streams, GOAWAYs sent, streams reset (?rst=1)
+ * and refused (?rst=refused, or past --h2-goaway-after). */
+static json_t *h2_json(target_t *t)
+{
+    return json_pack("{s:I, s:I, s:I, s:I, s:I}", "connections_total", (json_int_t)SUM(t, h2_conns),
+                     "streams", (json_int_t)SUM(t, h2_streams),
+                     "goaways", (json_int_t)SUM(t, h2_goaways),
+                     "reset", (json_int_t)SUM(t, h2_reset),
+                     "refused", (json_int_t)SUM(t, h2_refused));
+}
+
 char *stats_json(target_t *t)
 {
     json_t *by = json_object();
@@ -72,6 +83,8 @@ char *stats_json(target_t *t)
                              "connections", (json_int_t)SUM(t, conns_now),
                              "connections_total", (json_int_t)SUM(t, conns_total),
                              "rejected", (json_int_t)SUM(t, rejected));
+    if (root != NULL && t->cfg.http2)
+        json_object_set_new(root, "h2", h2_json(t));
     char *text = root ? json_dumps(root, JSON_COMPACT | JSON_PRESERVE_ORDER) : NULL;
     json_decref(root);
     return text;
@@ -85,6 +98,11 @@ void stats_reset(target_t *t)
         atomic_store(&e->rejected, 0);
         atomic_store(&e->conns_total, 0);
         atomic_store(&e->other, 0);
+        atomic_store(&e->h2_conns, 0);
+        atomic_store(&e->h2_streams, 0);
+        atomic_store(&e->h2_goaways, 0);
+        atomic_store(&e->h2_reset, 0);
+        atomic_store(&e->h2_refused, 0);
         for (size_t s = 0; s < PATH_SLOTS; s++)
             atomic_store_explicit(&e->by_path[s], 0, RELAXED);
     }
