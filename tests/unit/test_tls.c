@@ -42,7 +42,7 @@ static void test_http_has_no_tls(void **state)
     worker_plan_t *p;
     char err[256];
     assert_int_equal(build("http://127.0.0.1:8080", NULL, &p, err, sizeof err), 0);
-    assert_null(p->tls);
+    assert_null(p->origins[0].tls);
     worker_plan_free(p);
 }
 
@@ -52,13 +52,13 @@ static void test_https_defaults(void **state)
     char err[256];
     /* System CAs, a name (SNI and host check) or an IP literal (address check). */
     assert_int_equal(build("https://shop.example:8443", NULL, &p, err, sizeof err), 0);
-    assert_non_null(p->tls);
+    assert_non_null(p->origins[0].tls);
     worker_plan_free(p);
     assert_int_equal(build("https://[::1]:8443", NULL, &p, err, sizeof err), 0);
-    assert_non_null(p->tls);
+    assert_non_null(p->origins[0].tls);
     worker_plan_free(p);
     assert_int_equal(build("https://127.0.0.1", "{\"insecure\": true}", &p, err, sizeof err), 0);
-    assert_non_null(p->tls);
+    assert_non_null(p->origins[0].tls);
     worker_plan_free(p);
 }
 
@@ -71,7 +71,7 @@ static void test_inline_ca_pem(void **state)
     assert_int_equal(
         build("https://127.0.0.1", "{\"ca_pem\": \"" TEST_CA_PEM_JSON "\"}", &p, err, sizeof err),
         0);
-    assert_non_null(p->tls);
+    assert_non_null(p->origins[0].tls);
     worker_plan_free(p);
 }
 
