@@ -316,10 +316,11 @@ static int parse_tasks(lc_jp_t *p, json_t *root, lc_scenario_t *s)
     char path[32];
     json_t *tasks = json_object_get(root, "tasks");
     if (json_object_get(root, "journeys") != NULL) /* v2: tasks are single-step journeys */
-        return lc_program_compile(root, &s->program, p->errmsg, p->errlen);
-    if (json_object_get(root, "feeders") != NULL || json_object_get(root, "defaults") != NULL)
-        return lc_jp_fail(p, "", json_object_get(root, "feeders") ? "feeders" : "defaults",
-                          "belongs to journeys (add \"journeys\")");
+        return lc_program_compile(root, &s->origins, &s->program, p->errmsg, p->errlen);
+    static const char *const v2_only[] = {"feeders", "defaults", "targets", NULL};
+    for (size_t i = 0; v2_only[i] != NULL; i++)
+        if (json_object_get(root, v2_only[i]) != NULL)
+            return lc_jp_fail(p, "", v2_only[i], "belongs to journeys (add \"journeys\")");
     if (tasks == NULL)
         return lc_jp_fail(p, "", "tasks", "required (or journeys)");
     if (!json_is_array(tasks) || json_array_size(tasks) == 0)
@@ -510,7 +511,7 @@ static int parse_identity(lc_jp_t *p, json_t *root, lc_scenario_t *s)
         return lc_jp_fail(p, "", "target", "expected a URL starting with http:// or https://");
     if (lc_url_parse(s->target, &s->url, sub, sizeof sub) != 0)
         return lc_jp_fail(p, "", "target", "%s", sub);
-    return 0;
+    return lc_origins_parse(p, root, &s->url, &s->origins);
 }
 
 /* CA certificates come inline, checked here, or as the name of a file the
@@ -574,7 +575,9 @@ static int parse_policy_timeouts(lc_jp_t *p, json_t *root, lc_scenario_t *s)
             return lc_jp_fail(p, "", "policy", "expected one of degrade, queue");
     }
     if ((rv = lc_jp_uint(p, root, "", "connect_timeout_ms", 1, TIMEOUT_MAX_MS,
-                       &s->connect_timeout_ms)) != 0)
+                       &s->connect_timeout_ms)) != 0 ||
+        (rv = lc_jp_uint(p, root, "", "idle_timeout_ms", 1, TIMEOUT_MAX_MS,
+                         &s->idle_timeout_ms)) != 0)
         return rv;
     return lc_jp_uint(p, root, "", "request_timeout_ms", 1, TIMEOUT_MAX_MS, &s->request_timeout_ms);
 }
@@ -601,6 +604,7 @@ static void set_defaults(lc_scenario_t *s)
     s->policy = LC_POLICY_DEGRADE;
     s->connect_timeout_ms = 5000;
     s->request_timeout_ms = 30000;
+    s->idle_timeout_ms = 30000;
 }
 
 static int parse_root(lc_jp_t *p, json_t *root, lc_scenario_t *s)
@@ -609,7 +613,8 @@ static int parse_root(lc_jp_t *p, json_t *root, lc_scenario_t *s)
         "name", "tenant", "target", "duration", "users", "spawn_rate", "think_time_ms",
         "arrival_rate", "max_users", "stages", "tls", "tasks", "thresholds", "policy",
         "connect_timeout_ms", "request_timeout_ms", "journeys", "feeders", "defaults", "script",
-        "modules", "script_cpu_ms", "seed", "http2", "compression", NULL};
+        "modules", "script_cpu_ms", "seed", "http2", "compression", "targets", "idle_timeout_ms",
+        NULL};
     int rv;
     if (!json_is_object(root))
         return lc_jp_fail(p, "scenario", NULL, "expected a JSON object");
@@ -666,6 +671,7 @@ void lc_scenario_free(lc_scenario_t *s)
     free(s->name);
     free(s->tenant);
     free(s->target);
+    lc_origins_free(&s->origins);
     free(s->stages);
     free(s->tls.ca_file);
     free(s->tls.ca_pem);

@@ -13,6 +13,7 @@
 #include "lc_codings.h"
 #include "lc_journey.h"
 #include "lc_json_fields.h"
+#include "lc_origins.h"
 #include "lc_threshold.h"
 
 #define LC_SCENARIO_MAX_BYTES (1u << 20) /* 1 MiB */
@@ -68,6 +69,9 @@ typedef struct lc_scenario_s {
     char *tenant;        /* default "default" */
     char *target;        /* required URL text */
     lc_url_t url;        /* parsed target */
+    /* Every origin a run may reach: origins.at[0] is target ("default"), then "targets"
+     * (journeys only: steps name one with "origin" or an absolute URL). */
+    lc_origins_t origins;
     uint64_t duration_ms; /* required unless stages given (then their sum); 1 s..7 d */
     /* Closed model. */
     uint32_t users;      /* 1..LC_SCENARIO_MAX_USERS; default 1 */
@@ -92,6 +96,9 @@ typedef struct lc_scenario_s {
     enum lc_http2 http2; /* default LC_HTTP2_OFF */
     uint32_t connect_timeout_ms; /* default 5000 */
     uint32_t request_timeout_ms; /* default 30000 */
+    /* "idle_timeout_ms": a connection to one of "targets" idle this long is closed and its
+     * memory freed (target's own connection stays open between requests); default 30000. */
+    uint32_t idle_timeout_ms;
     /* "compression": the codings asked for in Accept-Encoding (default: none, so no header);
      * a task or a step may give its own. Whatever the answer's Content-Encoding, a step that
      * reads the body reads it decoded. */

@@ -16,10 +16,10 @@
  * buffer counted by sizeof below: their pointers, counters, flags and
  * padding (x86-64 and aarch64). test_lc_scenario_summary.c compares the sum
  * with sizeof(worker_user_t): change this when the worker's structs change. */
-#define USER_FIELDS_BYTES 264u
+#define USER_FIELDS_BYTES 272u
 /* worker_journey_state_t (worker/user.h), worker_session_t and worker_slot_t
  * (worker/session.h); the unit test compares them with the worker's sizeofs. */
-#define JOURNEY_STATE_BYTES 184u
+#define JOURNEY_STATE_BYTES 192u
 #define SESSION_HEADER_BYTES 48u
 #define SESSION_SLOT_BYTES 12u
 /* glibc's malloc: an 8-byte header, chunks of 16-byte multiples, 32 at least. */

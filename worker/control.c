@@ -226,6 +226,8 @@ static void start_engines(uv_timer_t *t)
     }
 }
 
+static int resolve(worker_control_t *ctl, worker_run_t *r);
+
 static void on_resolved(uv_getaddrinfo_t *req, int status, struct addrinfo *res)
 {
     worker_run_t *r = req->data;
@@ -237,19 +239,30 @@ static void on_resolved(uv_getaddrinfo_t *req, int status, struct addrinfo *res)
         return;
     }
     run_unref(r); /* the resolution's reference; the timers hold the others */
+    worker_origin_t *o = &r->plan->origins[r->resolved];
     if (status != 0 || res == NULL) {
         char why[320];
-        snprintf(why, sizeof why, "cannot resolve %s: %s", r->plan->scenario.url.hp.host,
+        snprintf(why, sizeof why, "cannot resolve %s: %s", o->def->url.hp.host,
                  uv_strerror(status));
         uv_freeaddrinfo(res);
         fail_run(ctl, r, why);
         return;
     }
-    memcpy(&r->plan->addr, res->ai_addr, res->ai_addrlen);
-    r->plan->addr_len = (socklen_t)res->ai_addrlen;
+    memcpy(&o->addr, res->ai_addr, res->ai_addrlen);
+    o->addr_len = (socklen_t)res->ai_addrlen;
     uv_freeaddrinfo(res);
     if (r->stop_early) {
         finish_run(ctl, r);
+        return;
+    }
+    if (++r->resolved < r->plan->n_origins) { /* the next origin, once per run each */
+        int rv = resolve(ctl, r);
+        if (rv != 0) {
+            char why[320];
+            snprintf(why, sizeof why, "cannot resolve %s: %s",
+                     r->plan->origins[r->resolved].def->url.hp.host, uv_strerror(rv));
+            fail_run(ctl, r, why);
+        }
         return;
     }
     uint64_t spent = uv_now(ctl->loop) - r->assigned_ms;
@@ -257,14 +270,16 @@ static void on_resolved(uv_getaddrinfo_t *req, int status, struct addrinfo *res)
     uv_timer_start(&r->start_timer, start_engines, delay, 0);
 }
 
+/* Resolves origin r->resolved of the run's plan (the target first, then its targets). */
 static int resolve(worker_control_t *ctl, worker_run_t *r)
 {
     char port[8];
     struct addrinfo hints = {.ai_family = AF_UNSPEC, .ai_socktype = SOCK_STREAM};
-    snprintf(port, sizeof port, "%u", r->plan->scenario.url.hp.port);
+    assert(r->resolved < r->plan->n_origins);
+    const lc_hostport_t *hp = &r->plan->origins[r->resolved].def->url.hp;
+    snprintf(port, sizeof port, "%u", hp->port);
     r->gai.data = r;
-    int rv = uv_getaddrinfo(ctl->loop, &r->gai, on_resolved, r->plan->scenario.url.hp.host, port,
-                            &hints);
+    int rv = uv_getaddrinfo(ctl->loop, &r->gai, on_resolved, hp->host, port, &hints);
     if (rv != 0)
         return rv;
     r->resolving = true;

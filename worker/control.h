@@ -68,6 +68,7 @@ typedef struct worker_run_s {
     uv_timer_t safety_timer;
     uint8_t handles;
     bool resolving;
+    uint8_t resolved;         /* origins of the plan resolved so far (one at a time) */
     bool removed;             /* unlinked: callbacks still pending only drop references */
     bool stop_early;          /* Stop came while preparing */
     bool self_stopped;        /* stopped by this worker (orphan timeout, safety net) */

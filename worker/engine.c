@@ -10,6 +10,7 @@
 #include "lc_extract.h"
 #include "lc_log.h"
 #include "user.h"
+#include "user_conns.h"
 
 #define LAG_TICK_MS 100u
 
@@ -39,7 +40,7 @@ static uint32_t count_connections(const engine_run_t *r)
 {
     uint32_t n = 0;
     for (const worker_user_t *u = r->users; u != NULL; u = u->next)
-        n += worker_user_connected(u);
+        n += worker_user_connections(u);
     return n;
 }
 

@@ -62,6 +62,20 @@ int worker_conn_init(worker_conn_t *c, uv_loop_t *loop, char *rbuf, size_t rbuf_
     return 0;
 }
 
+void worker_conn_set_idle_timeout(worker_conn_t *c, uint32_t ms)
+{
+    c->idle_timeout_ms = ms;
+}
+
+static void on_timeout(uv_timer_t *t);
+
+/* The connection is idle after its owner heard of it: the idle timeout starts. */
+static void idle_from_now(worker_conn_t *c)
+{
+    if (c->state == WORKER_CONN_IDLE && c->idle_timeout_ms > 0 && !c->destroying)
+        uv_timer_start(&c->timer, on_timeout, c->idle_timeout_ms, 0);
+}
+
 bool worker_conn_connected(const worker_conn_t *c)
 {
     return c->state == WORKER_CONN_IDLE || c->state == WORKER_CONN_BUSY;
@@ -169,6 +183,8 @@ static void on_timeout(uv_timer_t *t)
         worker_conn_fail(c, WORKER_ERR_CONNECT_TIMEOUT);
     else if (c->state == WORKER_CONN_BUSY)
         worker_conn_fail(c, WORKER_ERR_TIMEOUT);
+    else if (c->state == WORKER_CONN_IDLE)
+        start_close(c); /* idle too long: closed() follows */
 }
 
 static void on_alloc(uv_handle_t *h, size_t suggested, uv_buf_t *buf)
@@ -305,6 +321,7 @@ void worker_conn_ready(worker_conn_t *c)
     uv_timer_stop(&c->timer);
     c->state = WORKER_CONN_IDLE;
     c->cbs->ready(c);
+    idle_from_now(c);
 }
 
 void worker_conn_send(worker_conn_t *c, const char *req, size_t len, bool head, bool capture,
@@ -359,6 +376,7 @@ static void finish(worker_conn_t *c, int kind, int status, bool keep)
     }
     c->state = WORKER_CONN_IDLE;
     c->cbs->done(c, &r);
+    idle_from_now(c);
 }
 
 /* The response is complete; consumed bytes of this read belonged to it. Extra bytes, or a

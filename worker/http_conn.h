@@ -87,7 +87,7 @@ enum worker_conn_state {
 
 struct worker_conn_s {
     uv_tcp_t tcp;
-    uv_timer_t timer;          /* connect and request timeouts */
+    uv_timer_t timer;          /* connect, request and idle timeouts */
     llhttp_t parser;
     const worker_transport_ops_t *transport;
     void *transport_state;     /* per TCP connection, the transport's */
@@ -106,6 +106,7 @@ struct worker_conn_s {
     uint64_t start_ns;
     uint64_t bytes;
     uint32_t request_timeout_ms;
+    uint32_t idle_timeout_ms;  /* an idle connection closes after this long; 0: never */
     uint8_t state;
     uint8_t handles;           /* open uv handles */
     uint8_t proto;             /* enum worker_conn_proto; H2TLS lasts one TCP connection */
@@ -113,6 +114,8 @@ struct worker_conn_s {
     bool tcp_open, pending, destroying, write_pending, head, capture, msg_done, hdr_skip;
 };
 
+/* Closes c once it has been idle (connected, no request) for ms; 0 (the default): never. */
+void worker_conn_set_idle_timeout(worker_conn_t *c, uint32_t ms);
 /* Initializes c (its timer handle) on loop; rbuf is the engine's read buffer. */
 int worker_conn_init(worker_conn_t *c, uv_loop_t *loop, char *rbuf, size_t rbuf_len,
                      const worker_conn_cbs_t *cbs, void *data);

@@ -56,6 +56,7 @@ void worker_journey_free(worker_user_t *u)
     worker_lua_user_free(u);
     worker_session_free(u->js->session);
     free(u->js->target);
+    free(u->js->oconns); /* its connections are closed and freed by now */
     free(u->js);
     u->js = NULL;
 }

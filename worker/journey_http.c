@@ -18,6 +18,7 @@
 #include "lc_url_ref.h"
 #include "response_body.h"
 #include "stats.h"
+#include "user_conns.h"
 #include "user_internal.h"
 
 #define REQUEST_MAX (8u << 20) /* a rendered request; a bigger one is a template error */
@@ -25,6 +26,24 @@
 static const lc_program_t *prog_of(const worker_user_t *u)
 {
     return u->run->plan->program;
+}
+
+/* The origin of the request in flight (or being rendered). */
+static const worker_origin_t *origin_of(const worker_user_t *u)
+{
+    assert(u->js->origin < u->run->plan->n_origins);
+    return &u->run->plan->origins[u->js->origin];
+}
+
+static const lc_url_t *url_of(const worker_user_t *u)
+{
+    return &origin_of(u)->def->url;
+}
+
+/* The base path before a step's path: its origin's, unless the path came from a URL. */
+static const char *base_of(const worker_user_t *u, const lc_jreq_t *r)
+{
+    return r->absolute ? "" : url_of(u)->base_path;
 }
 
 static uint64_t now_ms(void)
@@ -108,7 +127,7 @@ static int render_line(worker_user_t *u, const lc_jreq_t *r, const char *method,
     if (rv == 0 && js->target != NULL) {
         rv = lc_buf_append(out, js->target, strlen(js->target));
     } else if (rv == 0) {
-        const char *base = u->run->plan->scenario.url.base_path;
+        const char *base = base_of(u, r);
         rv = lc_buf_append(out, base, strlen(base));
         if (rv == 0)
             rv = render_tpl(u, r->path, out);
@@ -125,7 +144,8 @@ static int render_headers(worker_user_t *u, const lc_jreq_t *r, lc_buf_t *out)
     const worker_plan_t *pl = u->run->plan;
     static const char agent[] = "User-Agent: loadcluster/" LC_VERSION "\r\n";
     const worker_jreq_plan_t *jp = &pl->jreqs[u->js->req];
-    int rv = lc_buf_append(out, pl->host_lines.data, pl->host_lines.len);
+    const lc_buf_t *host = &origin_of(u)->host_line;
+    int rv = lc_buf_append(out, host->data, host->len);
     if (rv == 0 && !jp->sets_user_agent)
         rv = lc_buf_append(out, agent, sizeof agent - 1);
     if (rv == 0)
@@ -170,7 +190,7 @@ static void request_path(const lc_buf_t *req, char p[COOKIE_PATH_MAX])
 static int render_cookies(worker_user_t *u, lc_buf_t *out)
 {
     const worker_session_t *s = u->js->session;
-    const lc_url_t *url = &u->run->plan->scenario.url;
+    const lc_url_t *url = url_of(u); /* the jar sends what RFC 6265 matches to its host */
     if (s == NULL || lc_cookie_jar_bytes(&s->jar) == 0)
         return 0;
     char p[COOKIE_PATH_MAX];
@@ -241,10 +261,12 @@ static void send_now(worker_user_t *u)
 {
     const lc_jreq_t *r = &prog_of(u)->reqs[u->js->req];
     lc_buf_t *req = &u->run->engine->req_scratch;
-    int rv = render_request(u, r, req);
+    int rv = worker_user_conn_open(u, u->js->origin);
+    if (rv == 0)
+        rv = render_request(u, r, req);
     if (rv == 0)
         rv = keep_target(u, r, req);
-    if (rv == 0 && u->conn.state != WORKER_CONN_IDLE) {
+    if (rv == 0 && worker_user_conn(u)->state != WORKER_CONN_IDLE) {
         u->req.len = 0;
         rv = lc_buf_append(&u->req, req->data, req->len);
     }
@@ -269,7 +291,7 @@ static void send_now(worker_user_t *u)
     }
     if (u->run->plan->trace != NULL)
         worker_trace_request(u->run->plan->trace, req->data, req->len, u->js->hops);
-    worker_conn_want_headers(&u->conn, &u->run->plan->jreqs[u->js->req].want);
+    worker_conn_want_headers(worker_user_conn(u), &u->run->plan->jreqs[u->js->req].want);
     worker_user_connect(u);
 }
 
@@ -277,6 +299,7 @@ void worker_journey_request(worker_user_t *u, uint32_t req)
 {
     worker_journey_state_t *js = u->js;
     js->req = req;
+    js->origin = prog_of(u)->reqs[req].origin;
     js->hops = 0;
     js->redirect_status = 0;
     free(js->target);
@@ -294,7 +317,7 @@ void worker_journey_send(worker_user_t *u)
     bool head = strcmp(method_now(u->js, r), "HEAD") == 0;
     /* u->req when the request waited for its connection; else send_now's rendering, just made */
     const lc_buf_t *req = u->req.data != NULL ? &u->req : &u->run->engine->req_scratch;
-    worker_conn_send(&u->conn, req->data, req->len, head, r->needs_body, r->timeout_ms);
+    worker_conn_send(worker_user_conn(u), req->data, req->len, head, r->needs_body, r->timeout_ms);
     lc_buf_free(&u->req); /* the transport copied what it could not send at once */
 }
 
@@ -304,7 +327,7 @@ static void answered_path(worker_user_t *u, const lc_jreq_t *r, char p[COOKIE_PA
 {
     const char *t = u->js->target;
     lc_buf_t *b = &u->run->engine->req_scratch; /* free between sends */
-    const char *base = u->run->plan->scenario.url.base_path;
+    const char *base = r != NULL ? base_of(u, r) : "";
     b->len = 0;
     if (t == NULL && (r == NULL || lc_buf_append(b, base, strlen(base)) != 0 ||
                       render_tpl(u, r->path, b) != 0))
@@ -316,7 +339,7 @@ static void answered_path(worker_user_t *u, const lc_jreq_t *r, char p[COOKIE_PA
 
 static void store_cookies(worker_user_t *u, const lc_jreq_t *r, const worker_conn_result_t *res)
 {
-    const lc_url_t *url = &u->run->plan->scenario.url;
+    const lc_url_t *url = url_of(u); /* the origin that answered */
     const char *name, *value;
     size_t vlen, pos = 0;
     char p[COOKIE_PATH_MAX] = "";
@@ -344,60 +367,38 @@ static bool find_header(const worker_conn_result_t *res, const char *want, const
     return false;
 }
 
-/* A Location of the same origin as the request target made a request target in *out
- * (malloc'd): an absolute URL, a path, or (with r, the step answered) a reference relative to
- * that request's path. False: another origin or not a usable location. */
-static bool same_origin_target(worker_user_t *u, const lc_jreq_t *r, const char *script_base,
-                               const char *loc, size_t len, char **out)
+/* A Location of one of the scenario's origins made a request target in *out (malloc'd) and
+ * that origin in *origin: an absolute URL, a path on the origin answered, or (with r, the step
+ * answered, or script_base) a reference relative to that request's path. False: an origin
+ * outside the list, or not a usable location. */
+static bool listed_target(worker_user_t *u, const lc_jreq_t *r, const char *script_base,
+                          const char *loc, size_t len, char **out, uint8_t *origin)
 {
-    const lc_url_t *url = &u->run->plan->scenario.url;
-    char origin[320];
-    const char *host = url->hp.host;
-    bool v6 = strchr(host, ':') != NULL;
-    int n = snprintf(origin, sizeof origin, "%s://%s%s%s", url->tls ? "https" : "http",
-                     v6 ? "[" : "", host, v6 ? "]" : "");
-    size_t olen = (size_t)n;
-    if (len >= olen && strncasecmp(loc, origin, olen) == 0) {
-        char port[16];
-        int pl = snprintf(port, sizeof port, ":%u", url->hp.port);
-        bool default_port = url->hp.port == (url->tls ? 443 : 80);
-        const char *rest = loc + olen;
-        size_t rlen = len - olen;
-        if (rlen >= (size_t)pl && memcmp(rest, port, (size_t)pl) == 0) {
-            rest += pl;
-            rlen -= (size_t)pl;
-        } else if (!default_port || (rlen > 0 && rest[0] == ':')) {
-            return false;
-        }
-        loc = rlen == 0 ? "/" : rest;
-        len = rlen == 0 ? 1 : rlen;
-    }
-    bool relative = lc_url_ref_is_relative(loc, len);
-    if (len == 0 || (relative && r == NULL && script_base == NULL) ||
-        (!relative && (loc[0] != '/' || (len > 1 && loc[1] == '/'))))
-        return false; /* another origin ("//host", "http://other"), or relative to nothing */
-    /* A path, or a reference relative to the answered request's: merged, dot segments and
-     * fragment removed (RFC 3986 5.2). */
     char base[COOKIE_PATH_MAX] = "/", target[2 * COOKIE_PATH_MAX];
     if (r != NULL)
         answered_path(u, r, base);
     else if (script_base != NULL)
         target_path(script_base, strlen(script_base), base);
-    if (!lc_url_ref_resolve(base, loc, len, target, sizeof target) ||
-        !clean_target(target, strlen(target)))
+    int o = lc_origins_locate(&u->run->plan->scenario.origins, *origin,
+                              r != NULL || script_base != NULL ? base : NULL, loc, len, target,
+                              sizeof target);
+    if (o < 0 || !clean_target(target, strlen(target)) || (*out = strdup(target)) == NULL)
         return false;
-    return (*out = strdup(target)) != NULL;
+    *origin = (uint8_t)o;
+    return true;
 }
 
-bool worker_journey_same_origin(worker_user_t *u, const char *loc, size_t len, char **out)
+bool worker_journey_listed_url(worker_user_t *u, const char *url, size_t len, char **out,
+                               uint8_t *origin)
 {
-    return same_origin_target(u, NULL, NULL, loc, len, out);
+    *origin = 0; /* a network-path reference takes target's scheme */
+    return listed_target(u, NULL, NULL, url, len, out, origin);
 }
 
 bool worker_journey_script_location(worker_user_t *u, const char *base, const char *loc,
-                                    size_t len, char **out)
+                                    size_t len, char **out, uint8_t *origin)
 {
-    return same_origin_target(u, NULL, base, loc, len, out);
+    return listed_target(u, NULL, base, loc, len, out, origin);
 }
 
 static bool is_redirect(int status)
@@ -413,16 +414,19 @@ static int follow(worker_user_t *u, const lc_jreq_t *r, const worker_conn_result
     const char *loc;
     size_t len;
     char *target = NULL;
+    uint8_t origin = js->origin;
     if (js->hops >= r->follow_redirects)
         return WORKER_ERR_REDIRECT; /* too many */
-    if (!find_header(res, "location", &loc, &len) || !same_origin_target(u, r, NULL, loc, len, &target))
-        return WORKER_ERR_REDIRECT;
+    if (!find_header(res, "location", &loc, &len) ||
+        !listed_target(u, r, NULL, loc, len, &target, &origin))
+        return WORKER_ERR_REDIRECT; /* another origin than the scenario's, or no location */
     worker_stats_record(u->run->stats, r->endpoint, WORKER_KIND_OK, res->latency_us, res->bytes);
     if (u->run->plan->trace != NULL)
         worker_trace_response(u->run->plan->trace, res->status, res->latency_us, res->bytes, NULL);
-    worker_conn_release(&u->conn);
+    worker_conn_release(worker_user_conn(u));
     free(js->target);
     js->target = target;
+    js->origin = origin; /* the next hop's, maybe another of the scenario's */
     js->redirect_status = (uint16_t)res->status;
     js->hops++;
     send_now(u);
@@ -465,7 +469,7 @@ static int extract_one(worker_user_t *u, const lc_jextract_t *e, const worker_co
             return LC_ENOTFOUND;
         return lc_buf_append(scratch, v, len);
     case LC_EXTRACT_COOKIE: {
-        const lc_url_t *url = &u->run->plan->scenario.url;
+        const lc_url_t *url = url_of(u);
         lc_value_t c;
         const worker_session_t *s = u->js->session;
         if (s == NULL || !lc_cookie_jar_get(&s->jar, e->name, strlen(e->name), url->hp.host, "/",
@@ -557,7 +561,7 @@ uint64_t worker_journey_latency(worker_user_t *u, const worker_conn_result_t *re
     js->first_request = false;
     if (!first || res->latency_us == WORKER_NO_LATENCY)
         return res->latency_us;
-    uint64_t sent = u->conn.start_ns;
+    uint64_t sent = worker_user_conn(u)->start_ns;
     return res->latency_us + (sent > js->iter_start_ns ? (sent - js->iter_start_ns) / 1000u : 0);
 }
 
@@ -594,7 +598,7 @@ void worker_journey_done(worker_user_t *u, const worker_conn_result_t *res)
     else if (u->run->plan->trace != NULL && res->kind == WORKER_KIND_OK && kind == WORKER_ERR_REDIRECT)
         worker_trace_response(u->run->plan->trace, res->status, res->latency_us, res->bytes,
                               worker_err_kind_name(kind));
-    worker_conn_release(&u->conn);
+    worker_conn_release(worker_user_conn(u));
     lc_buf_free(&u->req); /* a copy never sent: the connection failed */
     free(js->target);
     js->target = NULL;
@@ -623,7 +627,6 @@ static const worker_hdr_want_t every_header = {.all = true};
 static int render_script(worker_user_t *u, const worker_script_req_t *sr, lc_buf_t *out)
 {
     static const char agent[] = "User-Agent: loadcluster/" LC_VERSION "\r\n";
-    const worker_plan_t *pl = u->run->plan;
     out->len = 0;
     int rv = lc_buf_appendf(out, "%s ", sr->method);
     if (rv == 0)
@@ -631,7 +634,7 @@ static int render_script(worker_user_t *u, const worker_script_req_t *sr, lc_buf
     if (rv == 0)
         rv = lc_buf_append(out, " HTTP/1.1\r\n", 11);
     if (rv == 0)
-        rv = lc_buf_append(out, pl->host_lines.data, pl->host_lines.len);
+        rv = lc_buf_append(out, origin_of(u)->host_line.data, origin_of(u)->host_line.len);
     if (rv == 0 && !sr->sets_user_agent)
         rv = lc_buf_append(out, agent, sizeof agent - 1);
     if (rv == 0)
@@ -654,13 +657,17 @@ int worker_journey_send_script(worker_user_t *u, const worker_script_req_t *sr)
     worker_journey_state_t *js = u->js;
     lc_buf_t *req = &u->run->engine->req_scratch;
     assert(!js->script_req && u->phase != WORKER_USER_REQUEST);
+    assert(sr->origin < u->run->plan->n_origins);
     free(js->target);
     js->target = NULL;
-    int rv = clean_target(sr->target, sr->target_len) ? render_script(u, sr, req) : LC_EINVAL;
+    js->origin = sr->origin;
+    int rv = worker_user_conn_open(u, js->origin);
+    if (rv == 0)
+        rv = clean_target(sr->target, sr->target_len) ? render_script(u, sr, req) : LC_EINVAL;
     /* The target, kept for the default path of the cookies the answer sets. */
     if (rv == 0 && sr->cookies && (js->target = strndup(sr->target, sr->target_len)) == NULL)
         rv = LC_ENOMEM;
-    if (rv == 0 && u->conn.state != WORKER_CONN_IDLE) {
+    if (rv == 0 && worker_user_conn(u)->state != WORKER_CONN_IDLE) {
         u->req.len = 0;
         rv = lc_buf_append(&u->req, req->data, req->len);
     }
@@ -673,7 +680,7 @@ int worker_journey_send_script(worker_user_t *u, const worker_script_req_t *sr)
     if (u->run->plan->trace != NULL)
         worker_trace_request(u->run->plan->trace, req->data, req->len, 0);
     js->script_req = true;
-    worker_conn_want_headers(&u->conn, &every_header);
+    worker_conn_want_headers(worker_user_conn(u), &every_header);
     worker_user_connect(u);
     return 0;
 }

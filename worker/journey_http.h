@@ -20,6 +20,7 @@ void worker_journey_request(worker_user_t *u, uint32_t req);
  * jar and counters like a step's. */
 typedef struct worker_script_req_s {
     const char *method;     /* static text */
+    uint8_t origin;         /* of the scenario's origins (0: target) */
     const char *target;     /* the request target, base path included ("/api/me?x=1") */
     size_t target_len;
     const char *headers;    /* "Name: value\r\n"..., each checked by the caller */
@@ -38,13 +39,14 @@ int worker_journey_send_script(worker_user_t *u, const worker_script_req_t *sr);
 /* A script's response is in: the cookies it sets go into the user's jar (when cookies). */
 void worker_journey_script_answered(worker_user_t *u, const worker_conn_result_t *res,
                                     bool cookies);
-/* A Location or a script's URL of the same origin as the run's target as a request target
- * in *out (malloc'd); false: another origin, or not a path. */
-bool worker_journey_same_origin(worker_user_t *u, const char *loc, size_t len, char **out);
+/* A script's absolute URL of one of the scenario's origins (target or targets) as a request
+ * target in *out (malloc'd) and that origin in *origin; false: another origin, or not a path. */
+bool worker_journey_listed_url(worker_user_t *u, const char *url, size_t len, char **out,
+                               uint8_t *origin);
 /* The same for the Location of a script's redirect, which may also be relative to base (the
- * target of the request it answers). */
+ * target of the request it answers, on origin *origin, which becomes the next hop's). */
 bool worker_journey_script_location(worker_user_t *u, const char *base, const char *loc,
-                                    size_t len, char **out);
+                                    size_t len, char **out, uint8_t *origin);
 /* The latency to record for res (the open model's first request counts from when its
  * iteration was due). */
 uint64_t worker_journey_latency(worker_user_t *u, const worker_conn_result_t *res);

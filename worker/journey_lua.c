@@ -18,6 +18,7 @@
 #include "rng.h"
 #include "stats.h"
 #include "user_internal.h"
+#include "user_conns.h"
 
 /* The CPU deadline bounds one run of a function, not a user that runs many without waiting
  * (a loop of lua steps, a journey without requests: libuv 1.44 runs a 0 ms timer started
@@ -277,7 +278,7 @@ void worker_lua_send(worker_user_t *u)
     assert(lu != NULL && lu->wait == WORKER_LUA_HTTP);
     /* u->req when the request waited for its connection; else the rendering just made */
     const lc_buf_t *req = u->req.data != NULL ? &u->req : &u->run->engine->req_scratch;
-    worker_conn_send(&u->conn, req->data, req->len, lu->head, true, lu->timeout_ms);
+    worker_conn_send(worker_user_conn(u), req->data, req->len, lu->head, true, lu->timeout_ms);
     lc_buf_free(&u->req); /* the transport copied what it could not send at once */
 }
 
@@ -304,7 +305,7 @@ static bool hop_target(worker_user_t *u, const worker_conn_result_t *res, char *
         base[lu->hold_target] = '\0';
     }
     return lu->hops < lu->follow && loc != NULL &&
-           worker_journey_script_location(u, base, loc, len, out);
+           worker_journey_script_location(u, base, loc, len, out, &lu->origin);
 }
 
 /* Makes target the one the request keeps (for the next relative Location), then sends it. */
@@ -348,7 +349,7 @@ static int follow(worker_user_t *u, const worker_conn_result_t *res, int *kind)
     worker_journey_script_answered(u, res, prog_of(u)->luas[lu->step].cookies);
     worker_stats_record(u->run->stats, lu->endpoint, WORKER_KIND_OK,
                         worker_journey_latency(u, res), res->bytes);
-    worker_conn_release(&u->conn);
+    worker_conn_release(worker_user_conn(u));
     return send_hop(u, res->status, target) == 0 ? HOP_SENT : HOP_FAILED;
 }
 

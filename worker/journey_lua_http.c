@@ -190,8 +190,9 @@ static void read_request(lua_State *L, worker_user_t *u, const call_t *c, worker
     sr->headers_len = out->len;
 }
 
-/* The request target: a path on the run's target (its base path before it), or a URL of the
- * same origin. Anything else is another host: a script error. *owned: free it after. */
+/* The request target: a path on the run's target (its base path before it), or a URL of one
+ * of the scenario's origins (target or targets). Anything else is another host: a script
+ * error. *owned: free it after. */
 static void read_target(lua_State *L, worker_user_t *u, const call_t *c, worker_script_req_t *sr,
                         char **owned)
 {
@@ -199,6 +200,7 @@ static void read_target(lua_State *L, worker_user_t *u, const call_t *c, worker_
     const char *path = luaL_checklstring(L, c->url, &len);
     const char *base = u->run->plan->scenario.url.base_path;
     *owned = NULL;
+    sr->origin = 0;
     if (len > 0 && path[0] == '/' && (len == 1 || path[1] != '/')) {
         if (base[0] != '\0') {
             lua_pushstring(L, base);
@@ -210,9 +212,10 @@ static void read_target(lua_State *L, worker_user_t *u, const call_t *c, worker_
         sr->target_len = len;
         return;
     }
-    if (!worker_journey_same_origin(u, path, len, owned))
-        worker_lua_error(L, "%s: \"%.200s\" is not a path of the run's target (%.200s): a script "
-                         "reaches its target only", c->fn, path, u->run->plan->scenario.target);
+    if (!worker_journey_listed_url(u, path, len, owned, &sr->origin))
+        worker_lua_error(L, "%s: \"%.200s\" is neither a path of the run's target (%.200s) nor a "
+                         "URL of one of its targets: a script reaches those only", c->fn, path,
+                         u->run->plan->scenario.target);
     sr->target = *owned;
     sr->target_len = strlen(*owned);
 }
@@ -258,6 +261,7 @@ static int http_call(lua_State *L, const call_t *c)
     luaL_checklstring(L, c->url, NULL);
     read_request(L, u, c, &sr, lu);
     read_target(L, u, c, &sr, &owned); /* last: nothing raises between it and the free */
+    lu->origin = sr.origin;
     int rv = lu->follow > 0 ? hold(lu, &sr) : 0;
     lu->wait = WORKER_LUA_HTTP;
     if (rv == 0)
@@ -284,6 +288,7 @@ int worker_lua_send_hop(worker_user_t *u, int status, const char *target)
     size_t body_at = lu->hold_target + lu->hold_headers;
     worker_script_req_t sr = {
         .method = lu->method,
+        .origin = lu->origin,
         .target = target,
         .target_len = strlen(target),
         .headers = h + lu->hold_target,

@@ -62,6 +62,7 @@ struct worker_lua_user_s {
     bool head;            /* the request in flight is a HEAD */
     uint8_t hops;         /* redirects followed by the request in flight */
     uint8_t follow;       /* and how many it may follow */
+    uint8_t origin;       /* the origin of the request in flight (of the scenario's) */
     uint64_t rng;         /* math.random's state for this user (lc_lua_rng_swap) */
     /* While a request that may follow a redirect is in flight: its method (static text),
      * then in hold its target, headers and body, to send again to the Location. */

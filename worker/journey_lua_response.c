@@ -15,6 +15,7 @@
 #include "lc_extract.h"
 #include "stats.h"
 #include "user_internal.h"
+#include "user_conns.h"
 
 #define HEADER_NAME_MAX 256u
 #define SOURCE_MAX 1024u /* bytes of a json path or a regex */
@@ -174,7 +175,8 @@ static int l_cookie(lua_State *L)
     size_t len;
     const char *name = luaL_checklstring(L, first_arg(L), &len);
     const worker_session_t *s = u->js->session;
-    const lc_url_t *url = &u->run->plan->scenario.url;
+    /* The cookie the jar would send to the origin of the last request. */
+    const lc_url_t *url = &u->run->plan->origins[u->js->origin].def->url;
     struct timespec ts;
     lc_value_t v;
     clock_gettime(CLOCK_REALTIME_COARSE, &ts);
@@ -301,6 +303,6 @@ int worker_lua_push_response(lua_State *co, void *ud)
     keep_body(co, res);
     push_meta(co);
     lua_setmetatable(co, -2);
-    worker_conn_release(&a->u->conn); /* copied: the script's next request may reuse them */
+    worker_conn_release(worker_user_conn(a->u)); /* copied: the script's next request may reuse them */
     return 1;
 }

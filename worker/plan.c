@@ -19,11 +19,11 @@ static bool task_sets_header(const lc_task_t *t, const char *name)
     return false;
 }
 
-static int render_host(const lc_scenario_t *sc, lc_buf_t *b)
+static int render_host(const lc_url_t *url, lc_buf_t *b)
 {
-    const lc_hostport_t *hp = &sc->url.hp;
+    const lc_hostport_t *hp = &url->hp;
     bool v6 = strchr(hp->host, ':') != NULL;
-    bool default_port = hp->port == (sc->url.tls ? 443 : 80);
+    bool default_port = hp->port == (url->tls ? 443 : 80);
     int rv = lc_buf_appendf(b, "Host: %s%s%s", v6 ? "[" : "", hp->host, v6 ? "]" : "");
     if (rv == 0 && !default_port)
         rv = lc_buf_appendf(b, ":%u", hp->port);
@@ -35,7 +35,7 @@ static int render_head2(const lc_scenario_t *sc, const lc_task_t *t, lc_buf_t *b
 {
     int rv = lc_buf_append(b, " HTTP/1.1\r\n", 11);
     if (rv == 0) /* lc_scenario_parse refuses a task's own Host */
-        rv = render_host(sc, b);
+        rv = render_host(&sc->url, b);
     if (rv == 0 && !task_sets_header(t, "User-Agent"))
         rv = lc_buf_appendf(b, "User-Agent: loadcluster/%s\r\n", LC_VERSION);
     for (size_t i = 0; rv == 0 && i < t->n_headers; i++)
@@ -213,7 +213,26 @@ static int build_journeys(worker_plan_t *p)
         for (size_t h = 0; h < r->n_headers; h++)
             jp->sets_user_agent |= strcasecmp(r->headers[h].name, "User-Agent") == 0;
     }
-    return build_feeds(p) == 0 ? render_host(&p->scenario, &p->host_lines) : LC_ENOMEM;
+    return build_feeds(p);
+}
+
+/* Every origin's Host line and, for https, its TLS client; addresses come later. */
+static int build_origins(worker_plan_t *p, char *errmsg, size_t errlen)
+{
+    const lc_origins_t *o = &p->scenario.origins;
+    if ((p->origins = calloc(o->n ? o->n : 1, sizeof *p->origins)) == NULL)
+        return LC_ENOMEM;
+    p->n_origins = o->n;
+    for (size_t i = 0; i < o->n; i++) {
+        worker_origin_t *wo = &p->origins[i];
+        wo->def = &o->at[i];
+        int rv = render_host(&wo->def->url, &wo->host_line);
+        if (rv == 0 && wo->def->url.tls)
+            rv = worker_tls_new(&wo->tls, &p->scenario, wo->def->url.hp.host, errmsg, errlen);
+        if (rv != 0)
+            return rv;
+    }
+    return 0;
 }
 
 /* The master checked the script before it accepted the run; a worker checks it again (a
@@ -248,8 +267,8 @@ int worker_plan_build(worker_plan_t **out, lc_scenario_t *sc, char *errmsg, size
     }
     if (rv == 0)
         rv = p->scenario.program ? build_journeys(p) : assign_endpoints(p);
-    if (rv == 0 && p->scenario.url.tls)
-        rv = worker_tls_new(&p->tls, &p->scenario, errmsg, errlen);
+    if (rv == 0)
+        rv = build_origins(p, errmsg, errlen);
     if (rv == 0 && p->scenario.script != NULL)
         rv = build_script(p, errmsg, errlen);
     if (rv != 0) {
@@ -282,8 +301,11 @@ void worker_plan_free(worker_plan_t *p)
         free(p->feeds[f].perm);
     free(p->feeds);
     free(p->lua_modules);
-    lc_buf_free(&p->host_lines);
-    worker_tls_free(p->tls);
+    for (size_t i = 0; p->origins && i < p->n_origins; i++) {
+        lc_buf_free(&p->origins[i].host_line);
+        worker_tls_free(p->origins[i].tls);
+    }
+    free(p->origins);
     lc_scenario_free(&p->scenario);
     free(p);
 }

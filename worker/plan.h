@@ -50,6 +50,16 @@ typedef struct worker_feed_s {
     uint32_t *perm;           /* order shuffle: the order rows are taken in; else NULL */
 } worker_feed_t;
 
+/* One origin of the run (the scenario's target, then its targets), resolved once per run. */
+typedef struct worker_origin_s {
+    const lc_origin_t *def;       /* the scenario's origins.at[i] */
+    struct sockaddr_storage addr; /* filled in by the control thread before the engines start */
+    socklen_t addr_len;
+    worker_tls_t *tls;            /* https: its TLS client (SNI and the name verified are its
+                                   * host's); NULL for http */
+    lc_buf_t host_line;           /* "Host: …\r\n" */
+} worker_origin_t;
+
 typedef struct worker_plan_s {
     lc_scenario_t scenario;   /* owned */
     worker_task_plan_t *tasks;
@@ -58,17 +68,15 @@ typedef struct worker_plan_s {
     uint64_t total_weight;
     worker_endpoint_t *endpoints; /* one per distinct task name */
     size_t n_endpoints;
-    struct sockaddr_storage addr; /* target, filled in before the engines start */
-    socklen_t addr_len;
+    worker_origin_t *origins;     /* one per scenario origin; origins[0] is target */
+    size_t n_origins;
     /* Where the run's timeline (stages, arrivals) stands when the engines
      * start: 0, or the time already run when this worker adopts a run. Set
      * by the control thread before the engines start. */
     uint64_t offset_ms;
-    worker_tls_t *tls;        /* https: the run's TLS client (tls.h); NULL for http */
     /* Journeys (scenario.program != NULL): */
     const lc_program_t *program;
     worker_jreq_plan_t *jreqs;  /* one per program request */
-    lc_buf_t host_lines;        /* "Host: …\r\n" */
     size_t first_timer;         /* the endpoints index of the program's first timer */
     worker_feed_t *feeds;       /* one per program feeder */
     worker_trace_t *trace;      /* the dry run's trace (--local --trace), or NULL */

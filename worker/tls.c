@@ -179,9 +179,9 @@ static void configure(worker_tls_t *t, const lc_scenario_t *sc)
         t->slots[i].tls = t;
 }
 
-int worker_tls_new(worker_tls_t **out, const lc_scenario_t *sc, char *errmsg, size_t errlen)
+int worker_tls_new(worker_tls_t **out, const lc_scenario_t *sc, const char *host, char *errmsg,
+                   size_t errlen)
 {
-    const char *host = sc->url.hp.host;
     bool ip = lc_addr_is_ip_literal(host);
     worker_tls_t *t = calloc(1, sizeof *t);
     if (t == NULL || (t->ctx = SSL_CTX_new(TLS_client_method())) == NULL) {

@@ -24,12 +24,14 @@ typedef struct worker_tls_s worker_tls_t;
  * ca_file is refused). Call before any run is assigned. Returns 0 or LC_EIO. */
 int worker_tls_ca_dir_set(const char *dir, char *errmsg, size_t errlen);
 
-/* Builds the client for an https scenario: verification on unless
+/* Builds the client of one https origin of a scenario, whose host (a name, or an IP
+ * literal) is sent as SNI and verified: verification on unless
  * tls.insecure, CAs from tls.ca_pem, from tls.ca_file in the CA directory,
  * or the system's default paths. Returns 0, LC_ENOMEM, or LC_EINVAL with
  * errmsg (any ca_file that cannot be used gets one message that does not say
  * whether the file exists; the reason is logged). */
-int worker_tls_new(worker_tls_t **out, const lc_scenario_t *sc, char *errmsg, size_t errlen);
+int worker_tls_new(worker_tls_t **out, const lc_scenario_t *sc, const char *host, char *errmsg,
+                   size_t errlen);
 /* Frees the context and every engine's session; no connection may use it. */
 void worker_tls_free(worker_tls_t *t);
 

@@ -10,7 +10,7 @@
 #include "response_body.h"
 #include "rng.h"
 #include "stats.h"
-#include "tls.h"
+#include "user_conns.h"
 #include "user_internal.h"
 
 static void user_next(worker_user_t *u);
@@ -21,7 +21,7 @@ static void on_closed(worker_conn_t *c);
 static void on_conn_destroyed(worker_conn_t *c);
 static void on_think(uv_timer_t *t);
 
-static const worker_conn_cbs_t conn_cbs = {
+const worker_conn_cbs_t worker_user_conn_cbs = {
     .ready = on_ready,
     .done = on_done,
     .closed = on_closed,
@@ -70,7 +70,15 @@ static void on_conn_destroyed(worker_conn_t *c)
 {
     worker_user_t *u = c->data;
     u->handles--;
+    worker_user_conn_destroyed(u, c);
     maybe_free(u);
+}
+
+/* A journey user's callback from a connection that is not the one its request waits for
+ * (a connect it stopped waiting for, before a request to another origin). */
+static bool stray(const worker_user_t *u, const worker_conn_t *c)
+{
+    return u->js != NULL && c != worker_user_conn(u);
 }
 
 worker_user_t *worker_user_new(engine_run_t *r, uint64_t id)
@@ -89,14 +97,7 @@ worker_user_t *worker_user_new(engine_run_t *r, uint64_t id)
     }
     u->think.data = u;
     u->handles = 1;
-    if (worker_conn_init(&u->conn, &e->loop, e->rbuf, sizeof e->rbuf, &conn_cbs, u) == 0) {
-        u->handles++;
-        worker_conn_set_pool(&u->conn, &e->pool);
-        if (r->plan->tls != NULL) /* https: ALPN picks the protocol */
-            worker_tls_attach(&u->conn, r->plan->tls, e->index, &r->stats);
-        else if (r->plan->scenario.http2 == LC_HTTP2_ON) /* http: prior knowledge */
-            worker_conn_set_h2c(&u->conn);
-    }
+    (void)worker_user_conn_setup(u, &u->conn, 0); /* a failure leaves handles at 1: below */
     u->next = r->users;
     if (r->users)
         r->users->prev = u;
@@ -130,6 +131,7 @@ static void user_finish(worker_user_t *u)
     uv_timer_stop(&u->think);
     uv_close((uv_handle_t *)&u->think, on_think_close);
     worker_conn_destroy(&u->conn);
+    worker_user_conns_destroy(u);
 }
 
 /* A journey user between requests winds down (on_stop); a connect in progress is left to
@@ -174,13 +176,9 @@ void worker_user_stop(worker_user_t *u)
 
 void worker_user_abort(worker_user_t *u)
 {
-    if (u->phase == WORKER_USER_REQUEST)
-        worker_conn_abort(&u->conn, WORKER_ERR_ABORTED);
-}
-
-bool worker_user_connected(const worker_user_t *u)
-{
-    return worker_conn_connected(&u->conn);
+    worker_conn_t *c = worker_user_conn(u);
+    if (u->phase == WORKER_USER_REQUEST && c != NULL)
+        worker_conn_abort(c, WORKER_ERR_ABORTED);
 }
 
 static void send_request(worker_user_t *u)
@@ -278,6 +276,8 @@ static bool blocked(const worker_user_t *u)
 static void on_ready(worker_conn_t *c)
 {
     worker_user_t *u = c->data;
+    if (stray(u, c))
+        return; /* it stays open, idle, until its origin's next request or its idle timeout */
     if (u->js != NULL && blocked(u) && u->phase == WORKER_USER_CONNECT)
         journey_wind_down(u);
     else if (blocked(u))
@@ -289,8 +289,10 @@ static void on_ready(worker_conn_t *c)
 static void on_closed(worker_conn_t *c)
 {
     worker_user_t *u = c->data;
-    if (u->phase != WORKER_USER_CONNECT)
+    if (stray(u, c) || u->phase != WORKER_USER_CONNECT) {
+        worker_user_conn_idle_closed(u, c); /* another origin's: freed until it is used again */
         return;
+    }
     if (u->js != NULL && blocked(u)) {
         journey_wind_down(u);
         return;
@@ -299,8 +301,7 @@ static void on_closed(worker_conn_t *c)
         user_finish(u);
         return;
     }
-    const worker_plan_t *p = u->run->plan;
-    worker_conn_connect(c, (const struct sockaddr *)&p->addr, p->scenario.connect_timeout_ms);
+    worker_conn_connect(c, worker_user_addr(u), u->run->plan->scenario.connect_timeout_ms);
 }
 
 /* Whether the body, decoded, holds text: WORKER_KIND_OK, or kind expect or parse. */
@@ -359,7 +360,9 @@ static void on_done(worker_conn_t *c, const worker_conn_result_t *r)
     worker_user_t *u = c->data;
     engine_run_t *run = u->run;
     if (u->js != NULL) {
-        if (u->phase == WORKER_USER_THINK)
+        if (stray(u, c) && c->state == WORKER_CONN_CLOSED)
+            worker_user_conn_idle_closed(u, c);
+        if (u->phase == WORKER_USER_THINK || stray(u, c))
             return; /* a connect the user stopped waiting for (it wound down) */
         u->phase = WORKER_USER_THINK;
         worker_journey_done(u, r);
@@ -404,15 +407,15 @@ void worker_user_wait(worker_user_t *u, uint64_t ms)
 
 void worker_user_connect(worker_user_t *u)
 {
-    const worker_plan_t *p = u->run->plan;
+    worker_conn_t *c = worker_user_conn(u);
+    assert(c != NULL); /* worker_user_conn_open made it */
     u->phase = WORKER_USER_CONNECT;
-    switch (u->conn.state) {
+    switch (c->state) {
     case WORKER_CONN_IDLE:
         send_request(u);
         break;
     case WORKER_CONN_CLOSED:
-        worker_conn_connect(&u->conn, (const struct sockaddr *)&p->addr,
-                            p->scenario.connect_timeout_ms);
+        worker_conn_connect(c, worker_user_addr(u), u->run->plan->scenario.connect_timeout_ms);
         break;
     default:
         break; /* closing: on_closed connects */

@@ -33,6 +33,7 @@ enum worker_section { WORKER_SECTION_START, WORKER_SECTION_STEPS, WORKER_SECTION
                       WORKER_SECTION_DONE };
 
 typedef struct worker_lua_user_s worker_lua_user_t;
+typedef struct worker_oconn_s worker_oconn_t;
 
 /* The state of a journey user (plan->program != NULL). */
 typedef struct worker_journey_state_s {
@@ -45,6 +46,7 @@ typedef struct worker_journey_state_s {
     uint8_t section;           /* enum worker_section */
     uint8_t depth;             /* frames in use */
     uint8_t hops;              /* redirects followed by the request in flight */
+    uint8_t origin;            /* the origin of the request in flight (or being rendered) */
     bool failed;               /* the iteration had a failure */
     bool fresh;                /* the next op begins an iteration (or on_start) */
     bool fed_user;             /* per-user feeder rows were taken */
@@ -55,6 +57,9 @@ typedef struct worker_journey_state_s {
      * a redirect's Location, or a rendering of a path that would not render alike again
      * (${uuid}…), kept for its cookies' default path. */
     char *target;
+    /* The connections to the scenario's targets (origins 1, 2, …; user_conns.c): NULL until
+     * a request goes to one, then one slot per origin, NULL while it has none. */
+    worker_oconn_t **oconns;
     worker_frame_t frames[LC_JOURNEY_DEPTH_MAX];
 } worker_journey_state_t;
 
@@ -72,7 +77,7 @@ struct worker_user_s {
     uint64_t intended_ns; /* open model: when the request should have started (uv_hrtime) */
     uv_timer_t think;
     lc_buf_t req;     /* a journey request waiting for its connection (journey_http.c) */
-    worker_conn_t conn;
+    worker_conn_t conn;   /* to target; journeys' other origins: js->oconns */
     worker_journey_state_t *js; /* journeys: allocated with the user; NULL for tasks */
 };
 
@@ -90,7 +95,5 @@ void worker_user_retire(worker_user_t *u);
 void worker_user_stop(worker_user_t *u);
 /* The stop deadline passed: a request in flight is counted as aborted. */
 void worker_user_abort(worker_user_t *u);
-/* Whether the user holds an open connection. */
-bool worker_user_connected(const worker_user_t *u);
 
 #endif

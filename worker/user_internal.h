@@ -15,6 +15,9 @@
  * loop: no I/O, no stop, no signal. */
 #define WORKER_YIELD_MS 1u
 
+/* What a user's connections call (every connection of a user has data == the user). */
+extern const worker_conn_cbs_t worker_user_conn_cbs;
+
 /* The user waits ms on its timer, then goes on (ending if the run stops meanwhile). */
 void worker_user_wait(worker_user_t *u, uint64_t ms);
 /* The same with another callback (t->data is the user). */

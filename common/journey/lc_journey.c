@@ -444,10 +444,11 @@ static void free_ops_paths(jc_t *c)
     free(c->op_paths);
 }
 
-int lc_program_compile(json_t *root, lc_program_t **out, char *errmsg, size_t errlen)
+int lc_program_compile(json_t *root, const lc_origins_t *origins, lc_program_t **out,
+                       char *errmsg, size_t errlen)
 {
-    assert(root != NULL && out != NULL);
-    jc_t c = {.jp = {errmsg, errlen}, .root = root};
+    assert(root != NULL && origins != NULL && origins->n > 0 && out != NULL);
+    jc_t c = {.jp = {errmsg, errlen}, .root = root, .origins = origins};
     json_t *timeout = json_object_get(root, "request_timeout_ms");
     c.request_timeout_ms = json_is_integer(timeout) ? (uint32_t)json_integer_value(timeout) : 30000;
     c.names = (lc_tpl_names_t){.resolve = resolve_name, .ctx = &c};

@@ -13,6 +13,7 @@
 #include "lc_codings.h"
 #include "lc_csv.h"
 #include "lc_extract.h"
+#include "lc_origins.h"
 #include "lc_value.h"
 
 #define LC_JOURNEYS_MAX 64u
@@ -109,6 +110,8 @@ typedef struct lc_jreq_s {
     char *path_json;       /* "journeys[0].steps[2]": where errors and the trace point */
     uint32_t endpoint;
     const char *method;    /* static text */
+    uint8_t origin;        /* index in the scenario's origins ("origin", or an absolute URL's) */
+    bool absolute;         /* path came from an absolute URL: no base path before it */
     lc_tpl_t *path;        /* the path (may hold its own query) */
     lc_jbody_part_t *query;/* "query" pairs, form-encoded, after the path; may be empty */
     size_t n_query;
@@ -216,13 +219,15 @@ typedef struct lc_program_s {
 } lc_program_t;
 
 /* Compiles a scenario's "journeys" (required, non-empty), "feeders" and "defaults" members of
- * root, and its "tasks" (each then a single-step journey). Every request path must start
- * with '/'. Returns 0 with *out (free with lc_program_free), LC_ENOMEM, or LC_EINVAL with
+ * root, and its "tasks" (each then a single-step journey). Every request path starts with '/'
+ * or is an absolute URL of one of origins (the scenario's target and targets); a step's
+ * "origin" names one of them. Returns 0 with *out (free with lc_program_free), LC_ENOMEM, or LC_EINVAL with
  * "<json path>: <what was wrong>" in errmsg, including the dataflow check's "uses ${x},
  * which may be unset here (set at …)". Lua steps need root's "script": the dataflow check
  * counts a lua step as setting every variable the script or its modules name as u.vars.x
  * (or u.vars["x"]); whether the function exists is the sandbox's check, not this one. */
-int lc_program_compile(json_t *root, lc_program_t **out, char *errmsg, size_t errlen);
+int lc_program_compile(json_t *root, const lc_origins_t *origins, lc_program_t **out,
+                       char *errmsg, size_t errlen);
 void lc_program_free(lc_program_t *p);
 
 /* Index of the endpoint named name, or -1. */

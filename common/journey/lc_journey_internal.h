@@ -32,6 +32,7 @@ typedef struct jc_s {
     unsigned frames;          /* loops and groups around it: each holds a user's frame */
     lc_tpl_names_t names;
     json_t *root;             /* the scenario: its "script" and "modules" (lua steps) */
+    const lc_origins_t *origins; /* target and targets: what a step's "origin" may name */
     char **lua_vars;          /* the names the script mentions as u.vars.x (jc_lua_scan) */
     size_t n_lua_vars, cap_lua_vars;
     size_t cap_luas;
@@ -59,6 +60,10 @@ int jc_steps(jc_t *c, json_t *steps, const char *parent);
 /* lc_journey_request.c: a request step (obj has "path") into a new request and its op. */
 int jc_request(jc_t *c, json_t *obj, const char *path);
 void jc_request_free(lc_jreq_t *r);
+/* lc_journey_origin.c: the origin of a request step into r->origin and r->absolute; an
+ * absolute URL's path replaces view's "path", and a step on another origin than target is
+ * named "<METHOD> <origin>:<path>" unless it has a name. */
+int jc_request_origin(jc_t *c, json_t *view, const char *path, lc_jreq_t *r);
 /* lc_journey_lua.c: a lua step ({"lua": "fname", ...}) into a new lua step and its op. */
 int jc_lua_step(jc_t *c, json_t *obj, const char *path);
 /* The names root's script and modules mention as vars.x or vars["x"], into c->lua_vars. */

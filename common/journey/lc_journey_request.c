@@ -15,7 +15,7 @@
 
 static const char *const request_fields[] = {
     "name", "method", "path", "headers", "query", "body", "json", "form", "expect", "extract",
-    "follow_redirects", "timeout_ms", "cookies", "on_error", "compression", NULL};
+    "follow_redirects", "timeout_ms", "cookies", "on_error", "compression", "origin", NULL};
 
 /* The step's own headers over the scenario's defaults (names compare case-insensitively). */
 static json_t *merged_headers(const jc_t *c, json_t *step)
@@ -456,13 +456,16 @@ static int compile_options(jc_t *c, json_t *step, const char *path, lc_jreq_t *r
     return jc_on_error(c, step, path, &r->on_error);
 }
 
-/* The v1 parser's view of the step: the headers merged with the defaults. */
-static int parse_head(jc_t *c, json_t *step, const char *path, lc_task_t *t)
+/* The v1 parser's view of the step: the headers merged with the defaults, the path on its
+ * origin (an absolute URL's path). */
+static int parse_head(jc_t *c, json_t *step, const char *path, lc_task_t *t, lc_jreq_t *r)
 {
     json_t *view = json_copy(step), *headers = merged_headers(c, step);
     int rv = view ? 0 : lc_jp_oom(&c->jp);
     if (rv == 0 && headers != NULL && json_object_set(view, "headers", headers) != 0)
         rv = lc_jp_oom(&c->jp);
+    if (rv == 0)
+        rv = jc_request_origin(c, view, path, r);
     if (rv == 0)
         rv = lc_scenario_parse_request(&c->jp, view, path, t, false);
     json_decref(headers);
@@ -474,7 +477,7 @@ static int compile_request(jc_t *c, json_t *step, const char *path, lc_task_t *t
 {
     int rv;
     if ((rv = lc_jp_fields(&c->jp, step, path, request_fields)) != 0 ||
-        (rv = parse_head(c, step, path, t)) != 0 ||
+        (rv = parse_head(c, step, path, t, r)) != 0 ||
         (rv = lc_jp_dup(&c->jp, path, &r->path_json)) != 0)
         return rv;
     r->method = static_method(t->method);

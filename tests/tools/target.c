@@ -171,6 +171,7 @@ static void usage(FILE *out)
           "  GET /me (Bearer token + session cookie)   GET /items[?n=N]   GET /items/ID\n"
           "  GET|POST /cart, POST /pay (session cookie)   POST /logout\n"
           "  /redirect/N[?code=301..308][&rel=1]   /redirect-away   /redirect-loop\n"
+          "  /redirect-to/HOST:PORT/PATH (Location: http://HOST:PORT/PATH)\n"
           "  /echo (method, path, headers, cookies, body as JSON)   GET /setcookie?k=v&attrs=A\n"
           "  GET /gzip, /deflate, /br [?size=N][&force=1] (encoded as accepted)   GET /bomb[?coding=C][&mib=M]\n"
           "Control: GET /__stats (JSON counters by path, without the query string; all\n"

@@ -484,6 +484,21 @@ static int serve_redirect_loop(const app_ctx_t *cx, app_resp_t *out)
     return redirect_to(out, code, "/redirect-loop", carry);
 }
 
+static int serve_redirect_to(const app_ctx_t *cx, app_resp_t *out)
+{
+    int code;
+    char carry[CARRY_MAX], location[512];
+    size_t n = cx->path.len - 13; /* after "/redirect-to/" */
+    out->stats_key = "/redirect-to";
+    out->stats_key_len = strlen(out->stats_key);
+    if (!redirect_code(cx, &code, carry))
+        return json_error(out, 400, "code: one of 301 302 303 307 308");
+    if (n == 0 || n > 400)
+        return json_error(out, 404, "expected /redirect-to/<host:port>/<path>");
+    snprintf(location, sizeof location, "http://%.*s", (int)n, cx->path.at + 13);
+    return redirect_to(out, code, location, "");
+}
+
 /* ---- /echo ---- */
 
 /* Appends "name":"value[, value...]" for header i unless an earlier header has its name;
@@ -668,6 +683,7 @@ static const route_t routes[] = {
     {APP_REDIRECT, "/redirect/", true, "/redirect/:n", M_ANY, "", serve_redirect},
     {APP_REDIRECT_AWAY, "/redirect-away", false, "/redirect-away", M_ANY, "", serve_redirect_away},
     {APP_REDIRECT_LOOP, "/redirect-loop", false, "/redirect-loop", M_ANY, "", serve_redirect_loop},
+    {APP_REDIRECT_TO, "/redirect-to/", true, "/redirect-to", M_ANY, "", serve_redirect_to},
     {APP_ECHO, "/echo", false, "/echo", M_ANY, "", serve_echo},
     {APP_SETCOOKIE, "/setcookie", false, "/setcookie", M_GET, "GET, HEAD", serve_setcookie},
     {APP_GZIP, "/gzip", false, "/gzip", M_GET, "GET, HEAD", serve_encoded},

@@ -26,6 +26,8 @@
  *        method, so tests see whether 307/308 kept the method and 301-303 dropped it.
  *   ANY  /redirect-away[?code=C]  C with Location: http://other.example/
  *   ANY  /redirect-loop[?code=C]  C with Location: /redirect-loop (plus ?code=C when given).
+ *   ANY  /redirect-to/<host:port>/<path>[?code=C]  C with Location: http://<host:port>/<path>
+ *        (another origin); counted as "/redirect-to".
  *   ANY  /echo      200 {"method":"GET","path":"/echo?x=1","headers":{"<lowercased name>":"v"},
  *        "cookies":{"name":"value"},"body":"..."}; a repeated header's values are joined with
  *        ", ", a repeated cookie keeps its first value; bytes that are not UTF-8 become U+FFFD.
@@ -66,6 +68,7 @@ enum app_route {
     APP_REDIRECT,
     APP_REDIRECT_AWAY,
     APP_REDIRECT_LOOP,
+    APP_REDIRECT_TO,
     APP_ECHO,
     APP_SETCOOKIE,
     APP_GZIP, /* /gzip, /deflate, /br and /bomb: target_app_enc.h */

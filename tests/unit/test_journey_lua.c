@@ -55,7 +55,7 @@ static void fx_open_at(fx_t *f, uint16_t port, const char *script, const char *j
         fail_msg("parse: %s", err);
     if (worker_plan_build(&f->plan, &sc, err, sizeof err) != 0)
         fail_msg("plan: %s", err);
-    uv_ip4_addr("127.0.0.1", port, (struct sockaddr_in *)&f->plan->addr);
+    uv_ip4_addr("127.0.0.1", port, (struct sockaddr_in *)&f->plan->origins[0].addr);
     f->trace_out = open_memstream(&f->trace_text, &f->trace_len);
     worker_trace_init(&f->trace, f->trace_out);
     f->plan->trace = &f->trace;
@@ -230,11 +230,12 @@ static void test_what_a_script_may_not_do(void **state)
     /* The function bodies go through JSON: \\\" there is a quote in Lua. */
     expect_script_error("error(\\\"boom\\\")", "journeys[0].steps[0]: script:1: boom: error script");
     expect_script_error("http.get(\\\"http://other.example/x\\\")",
-                        "http.get: \"http://other.example/x\" is not a path of the run's "
-                        "target (http://127.0.0.1:1): a script reaches its target only");
-    expect_script_error("http.get(\\\"//other.example/x\\\")", "is not a path of the run's");
-    expect_script_error("http.get(\\\"https://127.0.0.1:1/x\\\")", "is not a path of the run's");
-    expect_script_error("http.get(\\\"x\\\")", "is not a path of the run's");
+                        "http.get: \"http://other.example/x\" is neither a path of the run's "
+                        "target (http://127.0.0.1:1) nor a URL of one of its targets: a script "
+                        "reaches those only");
+    expect_script_error("http.get(\\\"//other.example/x\\\")", "is neither a path of the run's");
+    expect_script_error("http.get(\\\"https://127.0.0.1:1/x\\\")", "is neither a path of the run's");
+    expect_script_error("http.get(\\\"x\\\")", "is neither a path of the run's");
     expect_script_error("http.get(\\\"/a b\\\")", "http.get: a space or a control byte");
     expect_script_error("http.get(\\\"/\\\", {name = \\\"nope\\\"})",
                         "http.get: opts.name: no endpoint named \"nope\"");

@@ -42,7 +42,7 @@ static void test_http_has_no_tls(void **state)
     worker_plan_t *p;
     char err[256];
     assert_int_equal(build("http://127.0.0.1:8080", NULL, &p, err, sizeof err), 0);
-    assert_null(p->tls);
+    assert_null(p->origins[0].tls);
     worker_plan_free(p);
 }
 
@@ -52,13 +52,38 @@ static void test_https_defaults(void **state)
     char err[256];
     /* System CAs, a name (SNI and host check) or an IP literal (address check). */
     assert_int_equal(build("https://shop.example:8443", NULL, &p, err, sizeof err), 0);
-    assert_non_null(p->tls);
+    assert_non_null(p->origins[0].tls);
     worker_plan_free(p);
     assert_int_equal(build("https://[::1]:8443", NULL, &p, err, sizeof err), 0);
-    assert_non_null(p->tls);
+    assert_non_null(p->origins[0].tls);
     worker_plan_free(p);
     assert_int_equal(build("https://127.0.0.1", "{\"insecure\": true}", &p, err, sizeof err), 0);
-    assert_non_null(p->tls);
+    assert_non_null(p->origins[0].tls);
+    worker_plan_free(p);
+}
+
+/* Each https origin of a journey scenario (target or one of targets) has its own client. */
+static void test_tls_per_origin(void **state)
+{
+    (void)state;
+    static const char doc[] =
+        "{\"name\": \"o\", \"target\": \"http://127.0.0.1:8080\", \"duration\": \"1s\","
+        " \"targets\": {\"api\": \"https://api.example\", \"auth\": \"https://[::1]:9443\","
+        " \"plain\": \"http://127.0.0.1:9000\"},"
+        " \"journeys\": [{\"name\": \"j\", \"steps\": [{\"origin\": \"api\", \"path\": \"/\"}]}]}";
+    lc_scenario_t sc;
+    worker_plan_t *p;
+    char err[256];
+    assert_int_equal(lc_scenario_parse(doc, strlen(doc), &sc, err, sizeof err), 0);
+    assert_int_equal(worker_plan_build(&p, &sc, err, sizeof err), 0);
+    assert_int_equal(p->n_origins, 4);
+    assert_null(p->origins[0].tls);
+    assert_non_null(p->origins[1].tls);
+    assert_non_null(p->origins[2].tls);
+    assert_ptr_not_equal(p->origins[1].tls, p->origins[2].tls);
+    assert_null(p->origins[3].tls);
+    assert_memory_equal(p->origins[1].host_line.data, "Host: api.example\r\n", 19);
+    assert_memory_equal(p->origins[2].host_line.data, "Host: [::1]:9443\r\n", 18);
     worker_plan_free(p);
 }
 
@@ -71,7 +96,7 @@ static void test_inline_ca_pem(void **state)
     assert_int_equal(
         build("https://127.0.0.1", "{\"ca_pem\": \"" TEST_CA_PEM_JSON "\"}", &p, err, sizeof err),
         0);
-    assert_non_null(p->tls);
+    assert_non_null(p->origins[0].tls);
     worker_plan_free(p);
 }
 
@@ -178,6 +203,7 @@ int main(void)
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_http_has_no_tls),
         cmocka_unit_test(test_https_defaults),
+        cmocka_unit_test(test_tls_per_origin),
         cmocka_unit_test(test_inline_ca_pem),
         cmocka_unit_test_setup_teardown(test_ca_file_from_the_operators_directory,
                                         ca_dir_setup, ca_dir_teardown),
