@@ -68,6 +68,10 @@ typedef struct worker_run_s {
     uv_timer_t safety_timer;
     uint8_t handles;
     bool resolving;
+    /* A script's sandboxes, one per engine: loading on libuv's pool, or loaded until
+     * RUN_START hands them over (lua_load.h). The load holds a reference while it runs. */
+    struct worker_lua_load_s *lua_load;
+    bool start_due;           /* the start time came while they loaded: start once loaded */
     bool removed;             /* unlinked: callbacks still pending only drop references */
     bool stop_early;          /* Stop came while preparing */
     bool self_stopped;        /* stopped by this worker (orphan timeout, safety net) */
