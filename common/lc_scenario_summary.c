@@ -22,6 +22,14 @@
 #define JOURNEY_STATE_BYTES 192u
 #define SESSION_HEADER_BYTES 48u
 #define SESSION_SLOT_BYTES 12u
+/* worker_lua_user_t (worker/journey_lua_internal.h), allocated when a user first reaches a lua
+ * step; test_journey_lua compares it with the worker's sizeof. */
+#define LUA_USER_BYTES 96u
+/* A scripted user's Lua heap, parked in sleep() in a lua step: its coroutine (lua_State and
+ * stack), its u table with u.vars' proxy, their registry slots, plus malloc's overhead on each
+ * block. Measured by test_journey_lua over 2,000 users (sandbox allocator's bytes and blocks,
+ * LuaJIT 2.1 GC64, glibc), which keeps this at or above what it measures. */
+#define LUA_PARKED_HEAP_BYTES 850u
 /* glibc's malloc: an 8-byte header, chunks of 16-byte multiples, 32 at least. */
 #define MALLOC_HEADER_BYTES 8u
 #define MALLOC_ALIGN 16u
@@ -66,7 +74,19 @@ void lc_scenario_idle_user_bytes(const lc_scenario_t *s, lc_idle_user_bytes_t *o
         out->journey = malloc_chunk(JOURNEY_STATE_BYTES) +
                        malloc_chunk(SESSION_HEADER_BYTES + s->program->n_vars * SESSION_SLOT_BYTES +
                                     s->program->n_feeders * sizeof(uint32_t));
-    out->total = out->user + out->allocator + out->libuv + out->tls + out->journey;
+    if (s->program != NULL && s->program->n_luas > 0)
+        out->lua = malloc_chunk(LUA_USER_BYTES) + LUA_PARKED_HEAP_BYTES;
+    out->total = out->user + out->allocator + out->libuv + out->tls + out->journey + out->lua;
+}
+
+size_t lc_scenario_lua_user_struct_bytes(void)
+{
+    return LUA_USER_BYTES;
+}
+
+size_t lc_scenario_lua_parked_heap_bytes(void)
+{
+    return LUA_PARKED_HEAP_BYTES;
 }
 
 size_t lc_scenario_journey_state_bytes(void)
@@ -217,9 +237,10 @@ static json_t *script_json(const lc_scenario_t *s)
 
 static json_t *memory_parts_json(const lc_idle_user_bytes_t *b)
 {
-    return json_pack("{s:I,s:I,s:I,s:I,s:I}", "user", (json_int_t)b->user, "allocator",
+    return json_pack("{s:I,s:I,s:I,s:I,s:I,s:I}", "user", (json_int_t)b->user, "allocator",
                      (json_int_t)b->allocator, "libuv", (json_int_t)b->libuv, "tls",
-                     (json_int_t)b->tls, "journey", (json_int_t)b->journey);
+                     (json_int_t)b->tls, "journey", (json_int_t)b->journey, "lua",
+                     (json_int_t)b->lua);
 }
 
 json_t *lc_scenario_summary(const lc_scenario_t *s)

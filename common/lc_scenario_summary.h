@@ -21,6 +21,9 @@ typedef struct lc_idle_user_bytes_s {
     size_t journey;   /* journeys: the user's state (position, loop and group frames) and its
                        * session (variable slots, feeder rows), with malloc's overhead; the
                        * values, cookies and rows it holds are data, not counted here */
+    size_t lua;       /* scripts: a user's worker_lua_user_t and, in the run's Lua state, its
+                       * coroutine parked in sleep or http with its u table (malloc's overhead
+                       * included); what its locals and u table hold is data */
     size_t total;
 } lc_idle_user_bytes_t;
 
@@ -28,6 +31,10 @@ void lc_scenario_idle_user_bytes(const lc_scenario_t *s, lc_idle_user_bytes_t *o
 /* The constants behind `journey`, for the unit test to hold against the worker's sizeofs. */
 size_t lc_scenario_journey_state_bytes(void);
 size_t lc_scenario_session_bytes(size_t n_vars, size_t n_feeders);
+/* The constants behind `lua`, for test_journey_lua to hold against sizeof(worker_lua_user_t)
+ * and the Lua heap a parked user takes, as the sandbox's allocator counts it. */
+size_t lc_scenario_lua_user_struct_bytes(void);
+size_t lc_scenario_lua_parked_heap_bytes(void);
 
 /* The summary, a new reference (NULL when out of memory). Its keys are only
  * ever added to (README, "Validating a scenario"):
@@ -40,7 +47,7 @@ size_t lc_scenario_session_bytes(size_t n_vars, size_t n_feeders);
  *   endpoints: [{name, method, path (the template, unrendered), weight}]
  *   thresholds: ["http_req_duration{endpoint:list} p(95)<500", …]
  *   bytes_per_idle_user: integer (lc_idle_user_bytes_t's total)
- *   bytes_per_idle_user_parts: {user, allocator, libuv, tls, journey} (requests are rendered
+ *   bytes_per_idle_user_parts: {user, allocator, libuv, tls, journey, lua} (requests are rendered
  *     into the engine's buffer, so an idle user holds none)
  *   journeys (v2 only): [{name, weight, pacing_ms, requests, lua_steps}]
  *   variables (v2 only): [names]

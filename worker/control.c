@@ -11,6 +11,7 @@
 #include "lc_err.h"
 #include "lc_log.h"
 #include "lc_scenario.h"
+#include "lua_load.h"
 #include "sysinfo.h"
 
 #define SAFETY_MARGIN_MS 30000u
@@ -86,7 +87,13 @@ static void post_shares(worker_control_t *ctl, worker_run_t *r, enum worker_msg_
         /* Both rates split like the users (the open model's user pool). */
         m->spawn_rate = r->users ? r->spawn_rate * m->users / r->users : 0;
         m->rate = r->users ? r->rate * m->users / r->users : 0;
+        if (type == WORKER_MSG_RUN_START && r->lua_load != NULL)
+            m->lua = worker_lua_load_take(r->lua_load, i);
         worker_engine_post(ctl->engines[i], m);
+    }
+    if (type == WORKER_MSG_RUN_START) { /* the sandboxes are the engines' now */
+        worker_lua_load_free(r->lua_load);
+        r->lua_load = NULL;
     }
 }
 
@@ -182,6 +189,12 @@ static void remove_run(worker_control_t *ctl, worker_run_t *r)
     r->removed = true;
     if (r->resolving)
         uv_cancel((uv_req_t *)&r->gai); /* its callback drops the last reference */
+    if (r->lua_load != NULL && !worker_lua_load_ready(r->lua_load)) {
+        worker_lua_load_cancel(r->lua_load); /* its callback frees it */
+    } else {
+        worker_lua_load_free(r->lua_load);
+        r->lua_load = NULL;
+    }
     uv_close((uv_handle_t *)&r->start_timer, on_run_handle_close);
     uv_close((uv_handle_t *)&r->safety_timer, on_run_handle_close);
 }
@@ -204,10 +217,59 @@ static void on_safety(uv_timer_t *t)
     worker_control_stop_self(r->ctl, r->id, r->plan->scenario.request_timeout_ms);
 }
 
+static void start_engines(uv_timer_t *t);
+
+/* The pool is done loading the run's sandboxes: the load's reference goes, and the run
+ * starts if its time came meanwhile. */
+static void on_lua_loaded(worker_lua_load_t *l, void *arg)
+{
+    worker_run_t *r = arg;
+    assert(r->lua_load == l);
+    bool due = r->start_due && !r->removed;
+    r->start_due = false;
+    if (r->removed) {
+        worker_lua_load_free(l);
+        r->lua_load = NULL;
+    }
+    run_unref(r);
+    if (due)
+        start_engines(&r->start_timer);
+}
+
+/* Starts loading the run's sandboxes off the engines' loops (a run with a script, none
+ * loaded or loading). When it cannot be queued the engines load their own, as before. */
+static void begin_lua_load(worker_control_t *ctl, worker_run_t *r)
+{
+    if (r->plan->scenario.script == NULL || r->lua_load != NULL)
+        return;
+    int rv = worker_lua_load_start(&r->lua_load, ctl->loop, r->plan, r->id, ctl->n_engines,
+                                   on_lua_loaded, r);
+    if (rv != 0) {
+        r->lua_load = NULL;
+        lc_warn("control", "msg=\"cannot load the run's script off the engines: they load it\" "
+                "run=%llu error=\"%s\"", (unsigned long long)r->id, lc_strerror(rv));
+        return;
+    }
+    r->handles++; /* the pool reads the plan until on_lua_loaded */
+}
+
+/* True when the engines may start the run: no script, its sandboxes loaded, or no load
+ * possible. Else start_engines runs again once they are in. */
+static bool lua_ready(worker_control_t *ctl, worker_run_t *r)
+{
+    begin_lua_load(ctl, r);
+    if (r->lua_load == NULL || worker_lua_load_ready(r->lua_load))
+        return true;
+    r->start_due = true;
+    return false;
+}
+
 static void start_engines(uv_timer_t *t)
 {
     worker_run_t *r = t->data;
     worker_control_t *ctl = r->ctl;
+    if (!lua_ready(ctl, r))
+        return;
     r->state = WORKER_RUN_RUNNING;
     r->started_ms = uv_now(ctl->loop);
     /* An adopted run's stages and arrivals go on from where the run stands. */
@@ -265,6 +327,7 @@ static void on_resolved(uv_getaddrinfo_t *req, int status, struct addrinfo *res)
         }
         return;
     }
+    begin_lua_load(ctl, r); /* meanwhile: the start delay is time the load need not add */
     uint64_t spent = uv_now(ctl->loop) - r->assigned_ms;
     uint64_t delay = r->start_delay_ms > spent ? r->start_delay_ms - spent : 0;
     uv_timer_start(&r->start_timer, start_engines, delay, 0);
@@ -361,6 +424,7 @@ static void restart_run(worker_control_t *ctl, worker_run_t *r)
     memset(r->eng_users, 0, ctl->n_engines * sizeof *r->eng_users);
     memset(r->eng_conns, 0, ctl->n_engines * sizeof *r->eng_conns);
     r->state = WORKER_RUN_PREPARING;
+    begin_lua_load(ctl, r); /* the engines closed the last run's sandboxes */
     lc_info("control", "msg=\"run assigned again after this worker stopped it: starting it "
                        "again\" run=%llu generation=%llu users=%u",
             (unsigned long long)r->id, (unsigned long long)r->generation, r->users);
@@ -474,6 +538,7 @@ void worker_control_stop(worker_control_t *ctl, uint64_t run, uint32_t deadline_
             deadline_ms);
     if (r->state == WORKER_RUN_PREPARING) {
         uv_timer_stop(&r->start_timer);
+        r->start_due = false; /* a load under way finishes unused (kept for a restart) */
         if (r->resolving)
             r->stop_early = true; /* finished once the resolution returns */
         else

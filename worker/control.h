@@ -69,6 +69,10 @@ typedef struct worker_run_s {
     uint8_t handles;
     bool resolving;
     uint8_t resolved;         /* origins of the plan resolved so far (one at a time) */
+    /* A script's sandboxes, one per engine: loading on libuv's pool, or loaded until
+     * RUN_START hands them over (lua_load.h). The load holds a reference while it runs. */
+    struct worker_lua_load_s *lua_load;
+    bool start_due;           /* the start time came while they loaded: start once loaded */
     bool removed;             /* unlinked: callbacks still pending only drop references */
     bool stop_early;          /* Stop came while preparing */
     bool self_stopped;        /* stopped by this worker (orphan timeout, safety net) */

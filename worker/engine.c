@@ -339,7 +339,23 @@ static void run_stop(engine_run_t *r, uint32_t deadline_ms)
     engine_run_user_gone(r); /* done at once when no user had anything in flight */
 }
 
-static void run_start(worker_engine_t *e, const worker_msg_t *m)
+/* The run's sandbox: the one the control thread loaded off this loop, else (it could not)
+ * loaded here. */
+static void run_lua(engine_run_t *r, worker_msg_t *m)
+{
+    if (m->lua != NULL) {
+        worker_lua_run_attach(r, m->lua);
+        m->lua = NULL;
+        return;
+    }
+    lc_warn("engine", "msg=\"the run's script loads on the engine's loop\" run=%llu",
+            (unsigned long long)r->id);
+    if (worker_lua_run_open(r) != 0)
+        lc_error("engine", "msg=\"out of memory for the run's script: its lua steps fail\" "
+                 "run=%llu", (unsigned long long)r->id);
+}
+
+static void run_start(worker_engine_t *e, worker_msg_t *m)
 {
     assert(m->plan != NULL);
     engine_run_t *r = calloc(1, sizeof *r);
@@ -362,9 +378,8 @@ static void run_start(worker_engine_t *e, const worker_msg_t *m)
     r->handles = 2;
     r->next = e->runs;
     e->runs = r;
-    if (m->plan->scenario.script != NULL && worker_lua_run_open(r) != 0)
-        lc_error("engine", "msg=\"out of memory for the run's script: its lua steps fail\" "
-                 "run=%llu", (unsigned long long)r->id);
+    if (m->plan->scenario.script != NULL)
+        run_lua(r, m);
     run_apply(r, m, true);
 }
 

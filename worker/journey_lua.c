@@ -43,23 +43,24 @@ static void on_turn(uv_timer_t *t)
     worker_journey_resume(t->data); /* the lua step again, on a fresh turn */
 }
 
-/* print() and log() lines, already rate limited by the sandbox. */
+/* print() and log() lines, already rate limited by the sandbox. The top level's come while
+ * the sandbox loads, off the engine (worker_lua_run_load): only the plan is used here. */
 static void on_log(void *ud, const char *line, size_t len)
 {
     worker_lua_run_t *lr = ud;
-    lc_info("script", "run=%llu line=\"%.*s\"", (unsigned long long)lr->run->id, (int)len, line);
-    if (lr->run->plan->trace != NULL)
-        worker_trace_note(lr->run->plan->trace, "print: %.*s", (int)len, line);
+    lc_info("script", "run=%llu line=\"%.*s\"", (unsigned long long)lr->run_id, (int)len, line);
+    if (lr->plan->trace != NULL)
+        worker_trace_note(lr->plan->trace, "print: %.*s", (int)len, line);
 }
 
-int worker_lua_run_open(engine_run_t *r)
+int worker_lua_run_load(const worker_plan_t *pl, uint64_t run, worker_lua_run_t **out)
 {
-    const worker_plan_t *pl = r->plan;
-    assert(pl->scenario.script != NULL && r->lua == NULL);
+    assert(pl != NULL && pl->scenario.script != NULL && out != NULL);
     worker_lua_run_t *lr = calloc(1, sizeof *lr);
     if (lr == NULL)
         return LC_ENOMEM;
-    lr->run = r;
+    lr->plan = pl;
+    lr->run_id = run;
     lc_lua_host_fn_t host[32]; /* lc_lua_new copies what it needs */
     size_t n_host = worker_lua_n_http_fns + worker_lua_n_host_fns;
     assert(n_host <= sizeof host / sizeof host[0]);
@@ -84,22 +85,42 @@ int worker_lua_run_open(engine_run_t *r)
     if (lc_lua_new(&lr->lua, &cfg, err, sizeof err) != 0) {
         /* The plan's check loaded it: this is memory, or a top level that takes its time. */
         lc_error("engine", "msg=\"the run's script does not load here: its lua steps fail\" "
-                 "run=%llu error=\"%s\"", (unsigned long long)r->id, err);
+                 "run=%llu error=\"%s\"", (unsigned long long)run, err);
         lr->lua = NULL;
     }
-    r->lua = lr;
+    *out = lr;
     return 0;
 }
 
-void worker_lua_run_close(engine_run_t *r)
+void worker_lua_run_attach(engine_run_t *r, worker_lua_run_t *lr)
 {
-    worker_lua_run_t *lr = r->lua;
+    assert(r != NULL && r->lua == NULL && lr != NULL && lr->plan == r->plan);
+    assert(lr->current == NULL && lr->n_cache == 0); /* fresh: no engine has used it */
+    r->lua = lr;
+}
+
+void worker_lua_run_free(worker_lua_run_t *lr)
+{
     if (lr == NULL)
         return;
     assert(lr->current == NULL);
     worker_lua_cache_free(lr);
     lc_lua_free(lr->lua);
     free(lr);
+}
+
+int worker_lua_run_open(engine_run_t *r)
+{
+    worker_lua_run_t *lr;
+    int rv = worker_lua_run_load(r->plan, r->id, &lr);
+    if (rv == 0)
+        worker_lua_run_attach(r, lr);
+    return rv;
+}
+
+void worker_lua_run_close(engine_run_t *r)
+{
+    worker_lua_run_free(r->lua);
     r->lua = NULL;
 }
 

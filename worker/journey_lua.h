@@ -11,9 +11,23 @@
 #include "http_conn.h"
 #include "user.h"
 
-/* The run's sandbox on this engine (r->plan->scenario.script != NULL): the script's top level
- * runs once here (at most the sandbox's 50 ms load deadline). When it cannot be made, that is
- * logged and every lua step of the run fails as a script error. Returns 0 or LC_ENOMEM. */
+typedef struct worker_lua_run_s worker_lua_run_t;
+
+/* Any thread: the run's sandbox for one engine (pl->scenario.script != NULL), its top level
+ * run once here (at most the sandbox's 50 ms load deadline). The control thread loads one per
+ * engine on libuv's pool before it starts the run, so that no engine's loop, and none of its
+ * other runs' users, waits for it. The state is used by one thread at a time: whoever holds
+ * the pointer (the mailbox hands it over). When it cannot be made, that is logged, *out holds
+ * no state and every lua step of the run fails as a script error. Returns 0 (OUT *out) or
+ * LC_ENOMEM. */
+int worker_lua_run_load(const worker_plan_t *pl, uint64_t run, worker_lua_run_t **out);
+/* Engine thread: r (of lr's plan, without a sandbox yet) takes the loaded sandbox. */
+void worker_lua_run_attach(engine_run_t *r, worker_lua_run_t *lr);
+/* Any thread: a loaded sandbox that no run took (a dropped message, a run stopped while it
+ * loaded). NULL is ignored. */
+void worker_lua_run_free(worker_lua_run_t *lr);
+/* Engine thread: load and attach in one, on the loop: what an engine does when the control
+ * thread could not load the sandbox for it (and what unit tests use). */
 int worker_lua_run_open(engine_run_t *r);
 /* After the run's last user is freed. */
 void worker_lua_run_close(engine_run_t *r);

@@ -37,10 +37,12 @@ typedef struct worker_lua_xcache_s {
     lc_extractor_t *x;
 } worker_lua_xcache_t;
 
-/* The run's sandbox on one engine (engine_run_t.lua). */
+/* The run's sandbox on one engine (engine_run_t.lua): made by worker_lua_run_load on any
+ * thread, then used by the engine thread alone once attached. */
 typedef struct worker_lua_run_s {
     lc_lua_t *lua;          /* NULL: the sandbox could not be made (logged) */
-    engine_run_t *run;
+    const worker_plan_t *plan; /* the run's, read-only */
+    uint64_t run_id;
     worker_user_t *current; /* the user whose coroutine runs now, or NULL (between runs) */
     uint32_t errors_logged; /* script errors logged; past WORKER_LUA_ERRORS_LOGGED, counted */
     uint32_t n_cache;

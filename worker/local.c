@@ -19,10 +19,12 @@
 /* As k6 (and loadctl run --wait): a failed threshold. */
 #define LOCAL_EXIT_THRESHOLDS 99
 
-/* Users running at one moment of the run, for the JSON report's timeline. */
+/* Users running at one moment of the run, and the engines' worst loop lag in the second
+ * before it, for the JSON report's timeline. */
 typedef struct local_sample_s {
     double t_s;
     uint32_t users;
+    uint64_t lag_us;
 } local_sample_t;
 
 typedef struct local_s {
@@ -86,9 +88,14 @@ static void print_json(const worker_run_t *r, double secs, const local_t *lc, js
 {
     const worker_stats_t *s = r->acc;
     json_t *timeline = json_array();
-    for (size_t i = 0; i < lc->n_samples; i++)
-        json_array_append_new(timeline, json_pack("{s:f,s:i}", "t_s", lc->samples[i].t_s,
-                                                  "users", (int)lc->samples[i].users));
+    uint64_t lag_max_us = 0;
+    for (size_t i = 0; i < lc->n_samples; i++) {
+        const local_sample_t *sm = &lc->samples[i];
+        json_array_append_new(timeline, json_pack("{s:f,s:i,s:f}", "t_s", sm->t_s, "users",
+                                                  (int)sm->users, "loop_lag_ms",
+                                                  (double)sm->lag_us / 1000.0));
+        lag_max_us = sm->lag_us > lag_max_us ? sm->lag_us : lag_max_us;
+    }
     worker_ep_stats_t total;
     worker_stats_total(s, worker_plan_requests(r->plan), &total);
     json_t *eps = json_array(), *errs = json_array();
@@ -110,6 +117,7 @@ static void print_json(const worker_run_t *r, double secs, const local_t *lc, js
                              "totals", totals, "endpoints", eps, "errors", errs, "timeline",
                              timeline);
     json_object_set_new(root, "verdict", json_string(verdict));
+    json_object_set_new(root, "engine_loop_lag_ms_max", json_real((double)lag_max_us / 1000.0));
     if (r->plan->scenario.script != NULL)
         json_object_set_new(root, "checks", checks_json(s->checks));
     json_object_set_new(root, "thresholds", thresholds ? json_incref(thresholds) : json_array());
@@ -212,7 +220,8 @@ static void on_duration(uv_timer_t *t)
     worker_control_stop_all(&lc->ctl, UINT32_MAX);
 }
 
-/* Once a second: how many users the engines run (the JSON's timeline). */
+/* Once a second: how many users the engines run and how late their loops ran a 100 ms
+ * probe at worst since the last second (the JSON's timeline). */
 static void on_interval(void *arg, worker_run_t *r)
 {
     local_t *lc = arg;
@@ -225,10 +234,15 @@ static void on_interval(void *arg, worker_run_t *r)
         lc->cap_samples = cap;
     }
     uint32_t users = 0;
-    for (unsigned i = 0; i < lc->ctl.n_engines; i++)
+    uint64_t lag_us = 0;
+    for (unsigned i = 0; i < lc->ctl.n_engines; i++) {
+        uint64_t lag = worker_engine_take_lag_us(lc->ctl.engines[i]);
         users += r->eng_users[i];
+        lag_us = lag > lag_us ? lag : lag_us;
+    }
     lc->samples[lc->n_samples++] = (local_sample_t){
-        .t_s = (double)(uv_now(&lc->loop) - r->started_ms) / 1000.0, .users = users};
+        .t_s = (double)(uv_now(&lc->loop) - r->started_ms) / 1000.0, .users = users,
+        .lag_us = lag_us};
 }
 
 static void on_started(void *arg, worker_run_t *r)

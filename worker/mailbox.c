@@ -3,6 +3,7 @@
 
 #include <stdlib.h>
 
+#include "journey_lua.h"
 #include "lc_err.h"
 
 worker_msg_t *worker_msg_new(enum worker_msg_type type)
@@ -18,6 +19,7 @@ void worker_msg_free(worker_msg_t *m)
     if (m == NULL)
         return;
     worker_stats_free(m->stats);
+    worker_lua_run_free(m->lua);
     free(m);
 }
 

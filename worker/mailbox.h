@@ -11,7 +11,7 @@
 
 enum worker_msg_type {
     /* control → engine */
-    WORKER_MSG_RUN_START, /* run, plan, users, spawn_rate, rate */
+    WORKER_MSG_RUN_START, /* run, plan, users, spawn_rate, rate, lua (a script's sandbox) */
     WORKER_MSG_RUN_SCALE, /* run, users, spawn_rate, rate */
     WORKER_MSG_RUN_STOP,  /* run, deadline_ms */
     WORKER_MSG_COLLECT,   /* round */
@@ -38,6 +38,9 @@ typedef struct worker_msg_s {
     worker_stats_t *stats;     /* ownership travels with the message */
     uint32_t connections;
     uint32_t feeder;           /* RUN_EXHAUSTED: the program's feeder index */
+    /* RUN_START of a run with a script: the engine's sandbox, loaded off its loop
+     * (journey_lua.h); ownership travels with the message. NULL: the engine loads it. */
+    struct worker_lua_run_s *lua;
 } worker_msg_t;
 
 /* A zeroed message of that type, or NULL when out of memory. */

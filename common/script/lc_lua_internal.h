@@ -30,6 +30,7 @@ struct lc_lua_s {
     lua_State *L;
     /* memory: every allocation passes through lua_alloc (ours or LuaJIT's, wrapped) */
     size_t used, peak, cap;
+    size_t blocks;               /* allocations live (malloc's overhead is per block) */
     size_t used_after_gc;        /* after the last full collection we ran */
     uint64_t refused_at_gc;      /* refused, then: more since means garbage may block users */
     unsigned oom_dead;           /* coroutines dead over the cap, not freed yet */

@@ -35,6 +35,7 @@ static void *lua_alloc(void *ud, void *ptr, size_t osize, size_t nsize)
         if (ptr != NULL) {
             assert(s->used >= old);
             s->used -= old;
+            s->blocks -= s->blocks > 0; /* wrapped: the blocks made before are not counted */
             if (s->inner != NULL)
                 s->inner(s->inner_ud, ptr, osize, 0);
             else
@@ -50,6 +51,7 @@ static void *lua_alloc(void *ud, void *ptr, size_t osize, size_t nsize)
     if (p == NULL)
         return NULL;
     s->used = s->used - old + nsize;
+    s->blocks += ptr == NULL;
     if (s->used > s->peak)
         s->peak = s->used;
     return p;
@@ -710,6 +712,7 @@ void lc_lua_stats(const lc_lua_t *s, lc_lua_stats_t *out)
     assert(s != NULL && out != NULL);
     *out = (lc_lua_stats_t){
         .mem_used = s->used,
+        .mem_blocks = s->blocks,
         .mem_peak = s->peak,
         .mem_cap = s->cap,
         .mem_refused = s->refused,

@@ -83,6 +83,7 @@ typedef struct lc_lua_config_s {
 
 typedef struct lc_lua_stats_s {
     size_t mem_used, mem_peak, mem_cap; /* bytes, counted by the allocator */
+    size_t mem_blocks;                  /* allocations live: each has malloc's overhead too */
     uint64_t mem_refused;               /* allocations refused at the cap */
     uint64_t deadline_hits;             /* runs stopped at the CPU deadline */
     uint64_t log_lines, log_dropped;    /* print()/log() lines passed on / over the rate */

@@ -6,13 +6,16 @@
 # same connections and one stream each (our model: a connection per user), and the
 # memory of idle users. Prints medians, ratios and
 # one summary block; never fails on speed (it is a measurement, not a test).
-# Journeys (issue 14) are measured by the functions of journeys.sh.
+# Journeys (issue 14) are measured by the functions of journeys.sh, scripted users
+# (issue 15) by those of scripts.sh.
 #   env: PAIRS (default 5), DURATION seconds (default 10), CONNECTIONS (50),
 #        IDLE_USERS (15000), LOCUST_IDLE_USERS (IDLE_USERS),
 #        JOURNEY_IDLE_SPAWN (spawn rate of the idle journey users, 100000),
-#        BENCH_ONLY (plain | journeys: only that half; default both)
+#        BENCH_ONLY (plain | journeys | scripts: only that part; default all three),
+#        and scripts.sh's SCRIPT_* settings
 source "$LC_SRC/tests/integration/lib.sh"
 source "$LC_SRC/tests/bench/journeys.sh"
+source "$LC_SRC/tests/bench/scripts.sh"
 
 PAIRS=${PAIRS:-5}
 DURATION=${DURATION:-10}
@@ -92,9 +95,9 @@ run_timed() {
     awk '{ printf "%.3f\n", $1 + $2 }' "$tfile" >&3
 }
 
-bench_wrk() { # url → "rps cpu_s requests"
+bench_wrk() { # url [-- script args] → "rps cpu_s requests"; WRK_SCRIPT: wrk's -s
     local out cpu
-    out=$( { run_timed taskset -c "$GEN_CPU" wrk -t1 -c"$CONNECTIONS" -d"${DURATION}s" "$1"; } 3>"$WORK/cpu")
+    out=$( { run_timed taskset -c "$GEN_CPU" wrk -t1 -c"$CONNECTIONS" -d"${DURATION}s" ${WRK_SCRIPT:+-s "$WRK_SCRIPT"} "$@"; } 3>"$WORK/cpu")
     cpu=$(cat "$WORK/cpu")
     local rps req
     rps=$(awk '/^Requests\/sec:/ { print $2 }' <<<"$out")
@@ -365,7 +368,8 @@ echo "bench: $PAIRS pairs of ${DURATION}s, $CONNECTIONS connections, 1 generator
 start target taskset -c "$TARGET_CPU" "$LC_BIN/lc_target" --listen 127.0.0.1:0 --port-file "$WORK/target.port" --quiet
 wait_until 10 test -s "$WORK/target.port"
 TARGET_PORT=$(cat "$WORK/target.port")
-if [ "$BENCH_ONLY" != journeys ]; then
+only() { [ -z "$BENCH_ONLY" ] || [ "$BENCH_ONLY" = "$1" ]; }
+if only plain; then
     start_nginx
     compare nginx "http://127.0.0.1:$NGINX_PORT/"
     compare lc_target "http://127.0.0.1:$TARGET_PORT/"
@@ -375,14 +379,20 @@ if [ "$BENCH_ONLY" != journeys ]; then
     locust_line
     decode_line
 fi
-if [ "$BENCH_ONLY" != plain ]; then
+if only journeys; then
     journey_cpu
     journey_idle
     locust_journey
     artillery_line
 fi
+if only scripts; then
+    script_cpu
+    script_idle
+    script_many
+fi
 machine_line
 echo
 echo "==== summary (goals: rps_vs_wrk >= 1.00, cpu_per_request_vs_wrk <= 1.00, the same against h2load, bytes_per_idle_user <= 2048;"
-echo "     journeys: journey_vs_plain <= 1.15, plain requests_per_cpu_s_vs_wrk >= 1.00, journey idle <= 2048 + data held) ===="
+echo "     journeys: journey_vs_plain <= 1.15, plain requests_per_cpu_s_vs_wrk >= 1.00, journey idle <= 2048 + data held;"
+echo "     scripts: scripted_vs_declarative <= 1.25 (wrk's own Lua hooks beside it), scripted idle <= 2800 + data held) ===="
 printf '%s\n' "${SUMMARY[@]}"

@@ -80,6 +80,9 @@ check "report has the run JSON shape" jq_true \
     '.name == "local-split" and .state == "finished" and .duration_s >= 3 and
      (.totals.latency_ms | has("p99")) and (.totals.rps > 0) and (.errors | length) == 0' \
     "$WORK/report.json"
+check "the timeline has each second's loop lag, and the run's worst" jq_true \
+    '(.timeline | length) >= 2 and all(.timeline[]; .loop_lag_ms >= 0 and .loop_lag_ms < 1000) and
+     .engine_loop_lag_ms_max == ([.timeline[].loop_lag_ms] | max)' "$WORK/report.json"
 
 # Thresholds, as with a master: 0 when they pass, 99 (as k6) when one fails.
 thresholds_run() { # thresholds_run THRESHOLDS_JSON: prints the exit code

@@ -20,6 +20,8 @@
 #include "engine.h"
 #include "journey.h"
 #include "journey_lua.h"
+#include "journey_lua_internal.h"
+#include "lc_scenario_summary.h"
 #include "lc_err.h"
 #include "lc_http_server.h"
 #include "plan.h"
@@ -527,6 +529,65 @@ static void test_script_cpu_ms(void **state)
     fx_close(&g);
 }
 
+/* What a scripted user parked in sleep() costs, as the sandbox's allocator counts it (bytes,
+ * and blocks for malloc's overhead on each), next to the idle-user estimate's constants
+ * (lc_scenario_summary.c), which must not be below it nor far above. */
+#define PARKED 2000
+#define MALLOC_BLOCK_OVERHEAD 16.0 /* glibc: an 8-byte header, rounding to 16 (~8 on average) */
+
+static bool all_parked(const fx_t *f)
+{
+    for (const worker_user_t *u = f->r->users; u != NULL; u = u->next)
+        if (u->js->lua == NULL || u->js->lua->wait != WORKER_LUA_SLEEP)
+            return false;
+    return true;
+}
+
+static void test_bytes_per_parked_user(void **state)
+{
+    fx_t f = {0};
+    fx_open(&f, "function park(u) sleep(60000) end", /* a slow CPU: no deadline errors */
+            "'script_cpu_ms':50,'journeys':[{'name':'j','steps':[{'lua':'park'}]}]");
+    f.plan->trace = NULL; /* many users, each for longer than one iteration */
+    worker_lua_run_t *lr = f.r->lua;
+    lc_lua_stats_t before, after;
+    lc_lua_collect(lr->lua);
+    lc_lua_stats(lr->lua, &before);
+    for (uint64_t id = 1; id <= PARKED; id++) {
+        worker_user_t *u = worker_user_new(f.r, id);
+        assert_non_null(u);
+        worker_journey_resume(u);
+    }
+    uint64_t t0 = uv_hrtime();
+    while (!all_parked(&f) && (uv_hrtime() - t0) / 1000000u < RUN_BOUND_MS) {
+        uv_run(&f.e->loop, UV_RUN_NOWAIT); /* ONCE would block on the 60 s sleeps */
+        uv_sleep(1);
+    }
+    assert_true(all_parked(&f));
+    assert_int_equal(ep(&f, "lua park")->errors[WORKER_ERR_SCRIPT], 0);
+    lc_lua_collect(lr->lua);
+    lc_lua_stats(lr->lua, &after);
+    double heap = (double)(after.mem_used - before.mem_used) / PARKED;
+    double blocks = (double)(after.mem_blocks - before.mem_blocks) / PARKED;
+    double measured = heap + blocks * MALLOC_BLOCK_OVERHEAD;
+    size_t estimate = lc_scenario_lua_parked_heap_bytes();
+    print_message("      a parked scripted user: %.0f B of Lua heap in %.1f blocks (~%.0f B with "
+                  "malloc's overhead; the estimate says %zu), worker_lua_user_t %zu B\n", heap,
+                  blocks, measured, estimate, sizeof(worker_lua_user_t));
+    assert_int_equal(sizeof(worker_lua_user_t), lc_scenario_lua_user_struct_bytes());
+    assert_true((double)estimate >= measured);
+    assert_true((double)estimate <= measured * 1.25);
+    for (worker_user_t *u = f.r->users, *next; u != NULL; u = next) {
+        next = u->next;
+        worker_user_retire(u);
+    }
+    t0 = uv_hrtime();
+    while (f.r->live > 0 && (uv_hrtime() - t0) / 1000000u < RUN_BOUND_MS)
+        uv_run(&f.e->loop, UV_RUN_ONCE);
+    assert_int_equal(f.r->live, 0);
+    fx_close(&f);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -543,6 +604,7 @@ int main(void)
         cmocka_unit_test(test_feed_exhausted),
         cmocka_unit_test(test_random_per_user),
         cmocka_unit_test(test_script_cpu_ms),
+        cmocka_unit_test(test_bytes_per_parked_user),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

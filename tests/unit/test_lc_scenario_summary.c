@@ -50,7 +50,7 @@ static void test_closed_model(void **state)
              "\"thresholds\":[\"http_req_failed rate<=0.01\","
              "\"http_req_duration{endpoint:list} p(95)<500\"],"
              "\"bytes_per_idle_user\":%zu,\"bytes_per_idle_user_parts\":{\"user\":%zu,"
-             "\"allocator\":%zu,\"libuv\":%zu,\"tls\":0,\"journey\":0}}",
+             "\"allocator\":%zu,\"libuv\":%zu,\"tls\":0,\"journey\":0,\"lua\":0}}",
              b.total, b.user, b.allocator, b.libuv);
     assert_string_equal(text, want);
     free(text);
