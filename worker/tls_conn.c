@@ -116,6 +116,17 @@ static int read_plain(worker_conn_t *c, tls_conn_t *t)
     return 0;
 }
 
+/* OpenSSL set up its read buffer (16.5 KiB) for a record that has not come yet, perhaps
+ * for a long time (the server's answer, a user's think time): SSL_free_buffers frees it
+ * unless part of a record waits there. Not during the handshake: freed there (after the
+ * ClientHello), OpenSSL 3.0.19 stopped resuming sessions once a thousand handshakes were
+ * under way at once. */
+static void release_buffers(tls_conn_t *t)
+{
+    if (t->ready && t->io.kept == NULL && !t->io.writing)
+        (void)SSL_free_buffers(t->ssl);
+}
+
 /* Runs OpenSSL over the ciphertext on offer (tls_bio.h), keeping what it left. */
 static int pump_in(worker_conn_t *c, tls_conn_t *t, const char *buf, size_t len)
 {
@@ -132,10 +143,8 @@ static int pump_in(worker_conn_t *c, tls_conn_t *t, const char *buf, size_t len)
     bool keep = kind == 0 && conn_open(c) && !(SSL_get_shutdown(t->ssl) & SSL_RECEIVED_SHUTDOWN);
     if (worker_tls_io_end(&t->io, keep) != 0 && kind == 0)
         kind = WORKER_ERR_ABORTED;
-    /* OpenSSL set up its read buffer (16.5 KiB) for a record that has not come yet:
-     * SSL_free_buffers frees it unless part of a record waits there. */
-    if (kind == 0 && t->io.kept == NULL && !t->io.writing)
-        (void)SSL_free_buffers(t->ssl);
+    if (kind == 0)
+        release_buffers(t);
     return kind;
 }
 

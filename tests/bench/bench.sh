@@ -4,11 +4,12 @@
 # core and the target to the other. Plain HTTP and HTTPS against nginx, plain
 # against lc_target, HTTP/2 (h2c and over TLS) against nginx next to h2load with the
 # same connections and one stream each (our model: a connection per user), and the
-# memory of idle users. Prints medians, ratios and
+# memory of idle users (plain, HTTPS next to wrk's per TLS connection, HTTP/2 over TLS).
+# Prints medians, ratios and
 # one summary block; never fails on speed (it is a measurement, not a test).
 # Journeys (issue 14) are measured by the functions of journeys.sh.
 #   env: PAIRS (default 5), DURATION seconds (default 10), CONNECTIONS (50),
-#        IDLE_USERS (15000), LOCUST_IDLE_USERS (IDLE_USERS),
+#        IDLE_USERS (15000), TLS_IDLE_USERS (IDLE_USERS), LOCUST_IDLE_USERS (IDLE_USERS),
 #        JOURNEY_IDLE_SPAWN (spawn rate of the idle journey users, 100000),
 #        BENCH_ONLY (plain | journeys: only that half; default both)
 source "$LC_SRC/tests/integration/lib.sh"
@@ -18,6 +19,7 @@ PAIRS=${PAIRS:-5}
 DURATION=${DURATION:-10}
 CONNECTIONS=${CONNECTIONS:-50}
 IDLE_USERS=${IDLE_USERS:-15000}
+TLS_IDLE_USERS=${TLS_IDLE_USERS:-$IDLE_USERS}
 LOCUST_IDLE_USERS=${LOCUST_IDLE_USERS:-$IDLE_USERS}
 BENCH_ONLY=${BENCH_ONLY:-}
 GEN_CPU=0
@@ -44,10 +46,11 @@ start_nginx() {
     local body='return 200 "hello from nginx, 64 bytes of body to make it a small response\n";'
     cat >"$WORK/nginx/nginx.conf" <<CONF
 worker_processes 1;
+worker_rlimit_nofile $((2 * TLS_IDLE_USERS + 8192));
 daemon off;
 pid $WORK/nginx/nginx.pid;
 error_log $WORK/nginx/error.log;
-events { worker_connections 4096; }
+events { worker_connections $((TLS_IDLE_USERS + 4096)); }
 http {
     access_log off;
     client_body_temp_path $WORK/nginx;
@@ -251,6 +254,39 @@ bench_idle() {
     SUMMARY+=("$line")
 }
 
+# HTTPS users thinking 30 s against nginx keep their TLS connections open: loadworker's RSS
+# per idle user as bench_idle measures it, next to wrk's per TLS connection (a Lua delay()
+# of 30 s between requests), and the same for HTTP/2 over TLS (a connection per user).
+bench_idle_tls() {
+    local n=$TLS_IDLE_USERS think='"think_time_ms": 30000,' lc_many lc_one wrk_many wrk_one
+    local h2_many h2_one lc_b wrk_b h2_b line url="https://127.0.0.1:$NGINX_TLS_PORT"
+    scenario "$WORK/idle-tls.json" "$url" "$n" 120 "$think \"tls\": {\"insecure\": true},"
+    scenario "$WORK/idle-tls1.json" "$url" 1 120 "$think \"tls\": {\"insecure\": true},"
+    idle_rss lc_idle_tls "$NGINX_TLS_PORT" "$n" "$LC_BIN/loadworker" --local "$WORK/idle-tls.json" --threads 1 --log-level warn
+    lc_many=$IDLE_RSS
+    idle_rss lc_idle_tls1 "$NGINX_TLS_PORT" 1 "$LC_BIN/loadworker" --local "$WORK/idle-tls1.json" --threads 1 --log-level warn
+    lc_one=$IDLE_RSS
+    echo 'function delay() return 30000 end' >"$WORK/think.lua"
+    idle_rss wrk_idle_tls "$NGINX_TLS_PORT" "$n" wrk -t1 -c"$n" -d120s --timeout 60s -s "$WORK/think.lua" "$url/"
+    wrk_many=$IDLE_RSS
+    idle_rss wrk_idle_tls1 "$NGINX_TLS_PORT" 1 wrk -t1 -c1 -d120s --timeout 60s -s "$WORK/think.lua" "$url/"
+    wrk_one=$IDLE_RSS
+    local h2='"http2": true, "tls": {"insecure": true},'
+    scenario "$WORK/idle-h2.json" "https://127.0.0.1:$NGINX_H2_PORT" "$n" 120 "$think $h2"
+    scenario "$WORK/idle-h21.json" "https://127.0.0.1:$NGINX_H2_PORT" 1 120 "$think $h2"
+    idle_rss lc_idle_h2 "$NGINX_H2_PORT" "$n" "$LC_BIN/loadworker" --local "$WORK/idle-h2.json" --threads 1 --log-level warn
+    h2_many=$IDLE_RSS
+    idle_rss lc_idle_h21 "$NGINX_H2_PORT" 1 "$LC_BIN/loadworker" --local "$WORK/idle-h21.json" --threads 1 --log-level warn
+    h2_one=$IDLE_RSS
+    lc_b=$(per_conn_bytes "$lc_many" "$lc_one" "$n")
+    wrk_b=$(per_conn_bytes "$wrk_many" "$wrk_one" "$n")
+    h2_b=$(per_conn_bytes "$h2_many" "$h2_one" "$n")
+    printf -v line 'idle-https   bytes_per_idle_tls_user=%s (loadworker, %s users: %s KiB vs 1 user: %s KiB; goal <= 8192)  wrk_bytes_per_tls_connection=%s (%s KiB vs %s KiB)  bytes_per_idle_h2_tls_user=%s (%s KiB vs %s KiB)' \
+        "$lc_b" "$n" "$lc_many" "$lc_one" "$wrk_b" "$wrk_many" "$wrk_one" "$h2_b" "$h2_many" "$h2_one"
+    echo "$line"
+    SUMMARY+=("$line")
+}
+
 # have_locust: whether Debian's locust runs (its script imports the module
 # with /usr/bin/python3, which need not be the python3 on PATH); else sets
 # LOCUST_MISSING to why not.
@@ -372,6 +408,7 @@ if [ "$BENCH_ONLY" != journeys ]; then
     compare_https
     compare_h2
     bench_idle
+    bench_idle_tls
     locust_line
     decode_line
 fi
@@ -383,6 +420,6 @@ if [ "$BENCH_ONLY" != plain ]; then
 fi
 machine_line
 echo
-echo "==== summary (goals: rps_vs_wrk >= 1.00, cpu_per_request_vs_wrk <= 1.00, the same against h2load, bytes_per_idle_user <= 2048;"
+echo "==== summary (goals: rps_vs_wrk >= 1.00, cpu_per_request_vs_wrk <= 1.00, the same against h2load, bytes_per_idle_user <= 2048, bytes_per_idle_tls_user <= 8192;"
 echo "     journeys: journey_vs_plain <= 1.15, plain requests_per_cpu_s_vs_wrk >= 1.00, journey idle <= 2048 + data held) ===="
 printf '%s\n' "${SUMMARY[@]}"
