@@ -117,13 +117,12 @@ static int read_plain(worker_conn_t *c, tls_conn_t *t)
 }
 
 /* OpenSSL set up its read buffer (16.5 KiB) for a record that has not come yet, perhaps
- * for a long time (the server's answer, a user's think time): SSL_free_buffers frees it
- * unless part of a record waits there. Not during the handshake: freed there (after the
- * ClientHello), OpenSSL 3.0.19 stopped resuming sessions once a thousand handshakes were
- * under way at once. */
+ * for a long time (the server's handshake flight, its answer, a user's think time):
+ * SSL_free_buffers frees it unless part of a record waits there. SSL_MODE_RELEASE_BUFFERS
+ * frees the write buffer after each write. */
 static void release_buffers(tls_conn_t *t)
 {
-    if (t->ready && t->io.kept == NULL && !t->io.writing)
+    if (t->io.kept == NULL && !t->io.writing)
         (void)SSL_free_buffers(t->ssl);
 }
 
@@ -206,6 +205,8 @@ static void tls_start(worker_conn_t *c)
     int kind = handshake(c, t); /* ClientHello */
     if (kind != 0)
         tls_fail(c, t, kind);
+    else
+        release_buffers(t); /* while the server answers: many connect at once */
 }
 
 /* The caller's bytes are valid only during tls_write: the rest pump_out still has to

@@ -222,6 +222,18 @@ idle_rss() {
     stop_proc "$pid"
 }
 
+# lc_idle_pair NAME PORT USERS URL EXTRA_FIELDS: loadworker's RSS in KiB with USERS idle
+# users of a one-task scenario on URL in PAIR_MANY, with one user in PAIR_ONE.
+lc_idle_pair() {
+    local name=$1 port=$2 n=$3 url=$4 extra=$5
+    scenario "$WORK/$name.json" "$url" "$n" 120 "$extra"
+    scenario "$WORK/${name}1.json" "$url" 1 120 "$extra"
+    idle_rss "$name" "$port" "$n" "$LC_BIN/loadworker" --local "$WORK/$name.json" --threads 1 --log-level warn
+    PAIR_MANY=$IDLE_RSS
+    idle_rss "${name}1" "$port" 1 "$LC_BIN/loadworker" --local "$WORK/${name}1.json" --threads 1 --log-level warn
+    PAIR_ONE=$IDLE_RSS
+}
+
 per_conn_bytes() { # rss_many_kib rss_one_kib [users] → bytes per extra connection
     echo "($1 - $2) * 1024 / (${3:-$IDLE_USERS} - 1)" | bc
 }
@@ -231,12 +243,8 @@ per_conn_bytes() { # rss_many_kib rss_one_kib [users] → bytes per extra connec
 # figure measured the same way against a target that answers in 30 s.
 bench_idle() {
     local lc_many lc_one wrk_many wrk_one lc_b wrk_b line
-    scenario "$WORK/idle.json" "http://127.0.0.1:$TARGET_PORT" "$IDLE_USERS" 120 '"think_time_ms": 30000,'
-    scenario "$WORK/idle1.json" "http://127.0.0.1:$TARGET_PORT" 1 120 '"think_time_ms": 30000,'
-    idle_rss lc_idle "$TARGET_PORT" "$IDLE_USERS" "$LC_BIN/loadworker" --local "$WORK/idle.json" --threads 1 --log-level warn
-    lc_many=$IDLE_RSS
-    idle_rss lc_idle1 "$TARGET_PORT" 1 "$LC_BIN/loadworker" --local "$WORK/idle1.json" --threads 1 --log-level warn
-    lc_one=$IDLE_RSS
+    lc_idle_pair lc_idle "$TARGET_PORT" "$IDLE_USERS" "http://127.0.0.1:$TARGET_PORT" '"think_time_ms": 30000,'
+    lc_many=$PAIR_MANY lc_one=$PAIR_ONE
     start slow taskset -c "$TARGET_CPU" "$LC_BIN/lc_target" --listen 127.0.0.1:0 --port-file "$WORK/slow.port" --quiet --latency-ms 30000
     wait_until 10 test -s "$WORK/slow.port"
     local slow; slow=$(cat "$WORK/slow.port")
@@ -260,24 +268,16 @@ bench_idle() {
 bench_idle_tls() {
     local n=$TLS_IDLE_USERS think='"think_time_ms": 30000,' lc_many lc_one wrk_many wrk_one
     local h2_many h2_one lc_b wrk_b h2_b line url="https://127.0.0.1:$NGINX_TLS_PORT"
-    scenario "$WORK/idle-tls.json" "$url" "$n" 120 "$think \"tls\": {\"insecure\": true},"
-    scenario "$WORK/idle-tls1.json" "$url" 1 120 "$think \"tls\": {\"insecure\": true},"
-    idle_rss lc_idle_tls "$NGINX_TLS_PORT" "$n" "$LC_BIN/loadworker" --local "$WORK/idle-tls.json" --threads 1 --log-level warn
-    lc_many=$IDLE_RSS
-    idle_rss lc_idle_tls1 "$NGINX_TLS_PORT" 1 "$LC_BIN/loadworker" --local "$WORK/idle-tls1.json" --threads 1 --log-level warn
-    lc_one=$IDLE_RSS
+    lc_idle_pair lc_idle_tls "$NGINX_TLS_PORT" "$n" "$url" "$think \"tls\": {\"insecure\": true},"
+    lc_many=$PAIR_MANY lc_one=$PAIR_ONE
     echo 'function delay() return 30000 end' >"$WORK/think.lua"
     idle_rss wrk_idle_tls "$NGINX_TLS_PORT" "$n" wrk -t1 -c"$n" -d120s --timeout 60s -s "$WORK/think.lua" "$url/"
     wrk_many=$IDLE_RSS
     idle_rss wrk_idle_tls1 "$NGINX_TLS_PORT" 1 wrk -t1 -c1 -d120s --timeout 60s -s "$WORK/think.lua" "$url/"
     wrk_one=$IDLE_RSS
     local h2='"http2": true, "tls": {"insecure": true},'
-    scenario "$WORK/idle-h2.json" "https://127.0.0.1:$NGINX_H2_PORT" "$n" 120 "$think $h2"
-    scenario "$WORK/idle-h21.json" "https://127.0.0.1:$NGINX_H2_PORT" 1 120 "$think $h2"
-    idle_rss lc_idle_h2 "$NGINX_H2_PORT" "$n" "$LC_BIN/loadworker" --local "$WORK/idle-h2.json" --threads 1 --log-level warn
-    h2_many=$IDLE_RSS
-    idle_rss lc_idle_h21 "$NGINX_H2_PORT" 1 "$LC_BIN/loadworker" --local "$WORK/idle-h21.json" --threads 1 --log-level warn
-    h2_one=$IDLE_RSS
+    lc_idle_pair lc_idle_h2 "$NGINX_H2_PORT" "$n" "https://127.0.0.1:$NGINX_H2_PORT" "$think $h2"
+    h2_many=$PAIR_MANY h2_one=$PAIR_ONE
     lc_b=$(per_conn_bytes "$lc_many" "$lc_one" "$n")
     wrk_b=$(per_conn_bytes "$wrk_many" "$wrk_one" "$n")
     h2_b=$(per_conn_bytes "$h2_many" "$h2_one" "$n")
