@@ -648,6 +648,7 @@ size_t worker_control_loads(const worker_control_t *ctl, Lc__RunLoad *out, size_
 static void on_stats_timer(uv_timer_t *t)
 {
     worker_control_t *ctl = t->data;
+    (void)worker_heap_trim_tick(&ctl->heap_trim);
     if (ctl->round_pending > 0 || ctl->runs == NULL)
         return; /* the previous round is still being answered */
     ctl->round++;
