@@ -76,6 +76,12 @@ static void idle_from_now(worker_conn_t *c)
         uv_timer_start(&c->timer, on_timeout, c->idle_timeout_ms, 0);
 }
 
+void worker_conn_idle(worker_conn_t *c)
+{
+    if (c->state == WORKER_CONN_IDLE && c->transport != NULL && c->transport->idle != NULL)
+        c->transport->idle(c);
+}
+
 bool worker_conn_connected(const worker_conn_t *c)
 {
     return c->state == WORKER_CONN_IDLE || c->state == WORKER_CONN_BUSY;

@@ -73,6 +73,9 @@ typedef struct worker_transport_ops_s {
     /* Optional: the connection is about to close; last words (TLS close_notify),
      * best effort, without blocking or waiting. */
     void (*close)(worker_conn_t *c);
+    /* Optional: the owner will not use the connection for a while (a think time): drop
+     * what an idle connection need not hold (TLS: its record buffers). */
+    void (*idle)(worker_conn_t *c);
 } worker_transport_ops_t;
 
 extern const worker_transport_ops_t worker_transport_plain;
@@ -146,6 +149,8 @@ bool worker_conn_header_next(const worker_conn_result_t *r, size_t *pos, const c
 void worker_conn_abort(worker_conn_t *c, int kind);
 /* Closes every handle without reporting anything pending; destroyed() follows. */
 void worker_conn_destroy(worker_conn_t *c);
+/* The owner will not use c for a while: its transport may drop idle state. */
+void worker_conn_idle(worker_conn_t *c);
 /* Whether the TCP connection is up (idle or busy). */
 bool worker_conn_connected(const worker_conn_t *c);
 

@@ -127,10 +127,9 @@ static int setup_verify(SSL_CTX *ctx, const char *host, bool ip, bool insecure)
 static void configure(worker_tls_t *t)
 {
     /* A write OpenSSL could not finish is retried from tls_conn.c's copy, not the caller's
-     * buffer: the same bytes at another address. Record buffers (~34 KiB) exist only while
-     * a record is on its way: an idle connection holds none. */
-    long mode = SSL_MODE_ENABLE_PARTIAL_WRITE | SSL_MODE_ACCEPT_MOVING_WRITE_BUFFER |
-                SSL_MODE_RELEASE_BUFFERS;
+     * buffer: the same bytes at another address. Record buffers (~34 KiB) are kept while a
+     * connection is busy and freed when it waits (tls_conn.c's tls_idle). */
+    long mode = SSL_MODE_ENABLE_PARTIAL_WRITE | SSL_MODE_ACCEPT_MOVING_WRITE_BUFFER;
     SSL_CTX_set_min_proto_version(t->ctx, TLS1_2_VERSION);
     SSL_CTX_set_mode(t->ctx, mode);
     /* Clients look sessions up themselves: each engine keeps its last one. */

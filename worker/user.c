@@ -398,6 +398,13 @@ void worker_user_wait_cb(worker_user_t *u, uint64_t ms, uv_timer_cb cb)
     }
     u->phase = WORKER_USER_THINK;
     uv_timer_start(&u->think, cb, ms, 0);
+    if (ms < WORKER_IDLE_CONN_MS)
+        return;
+    /* A long wait: the target's connection and the current step's drop their idle state. */
+    worker_conn_t *c = worker_user_conn(u);
+    worker_conn_idle(&u->conn);
+    if (c != NULL && c != &u->conn)
+        worker_conn_idle(c);
 }
 
 void worker_user_wait(worker_user_t *u, uint64_t ms)

@@ -14,6 +14,9 @@
  * yielding with 0 ms (ops that never wait, a request that cannot be rendered) would hold the
  * loop: no I/O, no stop, no signal. */
 #define WORKER_YIELD_MS 1u
+/* A wait at least this long lets the user's connection drop its idle state (TLS record
+ * buffers): shorter ones would pay for them again at once. */
+#define WORKER_IDLE_CONN_MS 100u
 
 /* What a user's connections call (every connection of a user has data == the user). */
 extern const worker_conn_cbs_t worker_user_conn_cbs;
