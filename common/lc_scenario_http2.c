@@ -69,10 +69,10 @@ static int check_pool(lc_jp_t *p, const lc_scenario_t *s)
     if (s->arrival_rate > 0)
         return lc_jp_fail(p, "http2", "pool", "closed model only: the open model keeps a "
                                               "connection per user (leave pool out)");
-    /* The engines do not multiplex yet: refuse here rather than run the other model. */
-    return lc_jp_fail(p, "http2", "pool", "not built yet: streams multiplexed over a shared "
-                                          "per-engine pool (issue 16); leave pool out and "
-                                          "each user keeps its own connection");
+    if (s->http2 != LC_HTTP2_ON)
+        return lc_jp_fail(p, "http2", "mode", "must be true with a pool (its connections "
+                                              "speak HTTP/2 only, h2c or ALPN h2)");
+    return 0;
 }
 
 int lc_scenario_parse_http2(lc_jp_t *p, json_t *root, lc_scenario_t *s)

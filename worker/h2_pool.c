@@ -71,22 +71,29 @@ int worker_h2_slots_acquire(worker_h2_slots_t *s, worker_h2_waiter_t *w)
     return -1;
 }
 
-worker_h2_waiter_t *worker_h2_slots_next(worker_h2_slots_t *s, uint32_t *conn)
+worker_h2_waiter_t *worker_h2_slots_pop(worker_h2_slots_t *s)
 {
-    assert(s != NULL && conn != NULL);
-    int i = s->head != NULL ? free_slot(s) : -1;
-    if (i < 0)
-        return NULL;
     worker_h2_waiter_t *w = s->head;
+    if (w == NULL)
+        return NULL;
     s->head = w->next;
     if (s->head == NULL)
         s->tail = NULL;
     w->next = NULL;
     w->queued = false;
     s->n_waiting--;
+    return w;
+}
+
+worker_h2_waiter_t *worker_h2_slots_next(worker_h2_slots_t *s, uint32_t *conn)
+{
+    assert(s != NULL && conn != NULL);
+    int i = s->head != NULL ? free_slot(s) : -1;
+    if (i < 0)
+        return NULL;
     s->conns[i].in_flight++;
     *conn = (uint32_t)i;
-    return w;
+    return worker_h2_slots_pop(s);
 }
 
 void worker_h2_slots_release(worker_h2_slots_t *s, uint32_t conn)

@@ -51,6 +51,8 @@ int worker_h2_slots_acquire(worker_h2_slots_t *s, worker_h2_waiter_t *w);
 /* After a slot freed (release, up, a higher limit): the FIFO's head, given a slot on *conn
  * (already counted), or NULL when nobody waits or no slot is free. Call until NULL. */
 worker_h2_waiter_t *worker_h2_slots_next(worker_h2_slots_t *s, uint32_t *conn);
+/* The FIFO's head, taken out without a slot (its request fails), or NULL. */
+worker_h2_waiter_t *worker_h2_slots_pop(worker_h2_slots_t *s);
 /* A stream on conn ended (answered, reset or refused). */
 void worker_h2_slots_release(worker_h2_slots_t *s, uint32_t conn);
 /* w stops waiting (its user is stopped); a no-op when it does not wait. */

@@ -895,7 +895,7 @@ static void test_http2_option(void **state)
 }
 
 /* "http2": {"mode": true|"auto", "pool": {...}}: the mode alone parses as the plain value; a
- * pool's members are validated, then the pool is refused as not built yet. */
+ * pool's members are bounded, it needs mode true, v1 tasks and the closed model. */
 static void test_http2_pool_option(void **state)
 {
     (void)state;
@@ -925,10 +925,19 @@ static void test_http2_pool_option(void **state)
          "unknown"},
         {"'arrival_rate':10,'http2':{'mode':true,'pool':{'connections':2}}", "http2.pool",
          "closed model only"},
-        {"'http2':{'mode':true,'pool':{'connections':4,'max_streams':25}}", "http2.pool",
-         "not built yet"},
+        {"'http2':{'mode':'auto','pool':{'connections':2}}", "http2.mode", "must be true"},
+        {"'journeys':[{'name':'j','steps':[{'path':'/'}]}],"
+         "'http2':{'mode':true,'pool':{'connections':2}}", "http2.pool", "v1 tasks only"},
     };
     run_cases(cases, sizeof cases / sizeof cases[0]);
+    expect_ok(doc("'http2':{'mode':true,'pool':{'connections':4,'max_streams':25}}", NULL), &s);
+    assert_int_equal(s.http2, LC_HTTP2_ON);
+    assert_int_equal(s.h2_pool.connections, 4);
+    assert_int_equal(s.h2_pool.max_streams, 25);
+    lc_scenario_free(&s);
+    expect_ok(doc("'http2':{'mode':true,'pool':{'connections':1}}", NULL), &s);
+    assert_int_equal(s.h2_pool.max_streams, LC_H2_POOL_STREAMS_DEFAULT);
+    lc_scenario_free(&s);
 }
 
 int main(void)
