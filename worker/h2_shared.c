@@ -178,6 +178,19 @@ static void pump(worker_h2_shared_t *p)
     connect_down(p);
 }
 
+/* A GOAWAY (or no stream ids left) ends pc's new streams before its ends are told: a slot
+ * freed by a refused stream must not go to a connection that takes none. */
+static void note_goaway(pconn_t *pc)
+{
+    worker_h2_shared_t *p = pc->p;
+    if (pc->mux == NULL || worker_h2_mux_open_for_streams(pc->mux) ||
+        p->slots.conns[pc->i].state != WORKER_H2_PCONN_UP)
+        return;
+    worker_h2_slots_goaway(&p->slots, pc->i); /* its streams finish, none start */
+    if (p->slots.conns[pc->i].state == WORKER_H2_PCONN_DOWN)
+        worker_conn_abort(&pc->conn, WORKER_ERR_RESET); /* then it reconnects */
+}
+
 static void on_settings(worker_h2_mux_t *m, uint32_t max_streams)
 {
     pconn_t *pc = worker_h2_mux_data(m);
@@ -194,6 +207,7 @@ static void on_stream_end(worker_h2_mux_t *m, worker_h2_stream_t *st, int kind)
     worker_h2_shared_t *p = pc->p;
     /* A closing session's streams (conn_lost detached it) hold no slot any more. */
     if (m == pc->mux) {
+        note_goaway(pc);
         worker_h2_slots_release(&p->slots, pc->i);
         /* The last stream of a connection that had a GOAWAY: close it (then reconnect). */
         if (p->slots.conns[pc->i].state == WORKER_H2_PCONN_DOWN)
@@ -253,7 +267,6 @@ static void on_ready(worker_conn_t *c)
 static void on_bytes(worker_conn_t *c, const char *data, size_t len)
 {
     pconn_t *pc = c->data;
-    worker_h2_shared_t *p = pc->p;
     if (pc->mux == NULL || c->state != WORKER_CONN_IDLE)
         return;
     int kind = worker_h2_mux_feed(pc->mux, data, len);
@@ -262,12 +275,7 @@ static void on_bytes(worker_conn_t *c, const char *data, size_t len)
         worker_conn_abort(c, kind);
         return;
     }
-    if (!worker_h2_mux_open_for_streams(pc->mux) &&
-        p->slots.conns[pc->i].state == WORKER_H2_PCONN_UP) {
-        worker_h2_slots_goaway(&p->slots, pc->i); /* GOAWAY: its streams finish, none start */
-        if (p->slots.conns[pc->i].state == WORKER_H2_PCONN_DOWN)
-            worker_conn_abort(c, WORKER_ERR_RESET);
-    }
+    note_goaway(pc);
 }
 
 /* A connect failed (refused, timed out, TLS): as a close before it came up. */
