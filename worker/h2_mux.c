@@ -161,6 +161,20 @@ static int on_frame_send(nghttp2_session *s, const nghttp2_frame *frame, void *d
     return 0;
 }
 
+/* A request's HEADERS nghttp2 could not send (a GOAWAY came first): the stream never opened
+ * and no close follows, so it ends here, not processed. */
+static int on_frame_not_send(nghttp2_session *s, const nghttp2_frame *frame, int error,
+                             void *data)
+{
+    (void)error;
+    worker_h2_stream_t *st = stream_of(s, frame->hd.stream_id);
+    if (st != NULL && frame->hd.type == NGHTTP2_HEADERS && !st->sent) {
+        nghttp2_session_set_stream_user_data(s, frame->hd.stream_id, NULL);
+        end_later(data, st, st->cancelled ? st->cancel_kind : WORKER_ERR_H2_REFUSED);
+    }
+    return 0;
+}
+
 static int on_data_chunk(nghttp2_session *s, uint8_t flags, int32_t stream_id,
                          const uint8_t *data, size_t len, void *user)
 {
@@ -236,6 +250,7 @@ static int new_session(worker_h2_mux_t *m)
     nghttp2_session_callbacks_set_on_header_callback(cbs, on_header);
     nghttp2_session_callbacks_set_on_frame_recv_callback(cbs, on_frame_recv);
     nghttp2_session_callbacks_set_on_frame_send_callback(cbs, on_frame_send);
+    nghttp2_session_callbacks_set_on_frame_not_send_callback(cbs, on_frame_not_send);
     nghttp2_session_callbacks_set_on_data_chunk_recv_callback(cbs, on_data_chunk);
     nghttp2_session_callbacks_set_on_stream_close_callback(cbs, on_stream_close);
     nghttp2_option_set_max_reserved_remote_streams(opt, 0);
