@@ -194,19 +194,11 @@ static int on_data_chunk(nghttp2_session *s, uint8_t flags, int32_t stream_id,
     return 0;
 }
 
-/* As h2_session.c's: answered, refused (not processed), reset by the server, or malformed;
- * a stream we reset ends as why we did. */
+/* As worker_h2_end_kind says; a stream we reset ends as why we did. */
 static int end_kind(const worker_h2_stream_t *st, uint32_t error_code)
 {
-    if (st->cancelled)
-        return st->cancel_kind;
-    if (error_code == NGHTTP2_REFUSED_STREAM)
-        return WORKER_ERR_H2_REFUSED;
-    if (st->peer_reset && !(error_code == NGHTTP2_NO_ERROR && st->final_headers))
-        return WORKER_ERR_H2_RESET;
-    if (error_code != NGHTTP2_NO_ERROR || !st->final_headers)
-        return WORKER_ERR_PARSE;
-    return WORKER_KIND_OK;
+    return st->cancelled ? st->cancel_kind
+                         : worker_h2_end_kind(error_code, st->peer_reset, st->final_headers);
 }
 
 static int on_stream_close(nghttp2_session *s, int32_t stream_id, uint32_t error_code,
