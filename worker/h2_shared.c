@@ -221,8 +221,9 @@ static void on_stream_end(worker_h2_mux_t *m, worker_h2_stream_t *st, int kind)
 
 /* pc's TCP connection is gone: its slots are forgotten, its session's streams end (each once,
  * as h2_mux_close says), and whoever waits gets a connection again. Before the server's
- * SETTINGS it failed to come up: the users at the FIFO's head (one connection's worth) fail
- * with why, as their own connects would, rather than wait for a server that cannot serve. */
+ * SETTINGS it failed to come up: the user at the FIFO's head fails with why, as its own
+ * connect would have (one failed connect, one failed request), rather than everyone waiting
+ * on a server that cannot serve; the others wait for the next attempt. */
 static void conn_lost(pconn_t *pc, int why)
 {
     worker_h2_shared_t *p = pc->p;
@@ -231,14 +232,9 @@ static void conn_lost(pconn_t *pc, int why)
     worker_h2_mux_t *m = pc->mux;
     pc->mux = NULL;
     worker_h2_mux_close(m);
-    if (never_up && !p->closing) {
-        /* Those waiting now only: a user that fails and asks again queues behind them. */
-        size_t n = p->slots.n_waiting < p->slots.max_streams ? p->slots.n_waiting
-                                                             : p->slots.max_streams;
-        worker_h2_waiter_t *w;
-        for (; n > 0 && (w = worker_h2_slots_pop(&p->slots)) != NULL; n--)
-            deliver(p, preq_of_waiter(w), why);
-    }
+    worker_h2_waiter_t *w;
+    if (never_up && !p->closing && (w = worker_h2_slots_pop(&p->slots)) != NULL)
+        deliver(p, preq_of_waiter(w), why);
     pump(p);
 }
 

@@ -7,12 +7,14 @@
 # refused); more users than slots wait in FIFO order with the wait in their latency; a GOAWAY
 # every 20 streams: served + refused = requests exactly, connections reopened; RST_STREAM as
 # h2_reset and h2_refused on connections that are kept; streams past request_timeout_ms are
-# reset as timeouts without losing their connection; a pool with mode "auto" is refused.
+# reset as timeouts without losing their connection; connections that never come up (nobody
+# listening, no HTTP/2) fail one request per attempt and the run ends; mode "auto" is refused.
 source "$(dirname "$0")/lib.sh"
 
 start_named_target h2 --http2
 start_named_target lim --http2 --h2-max-streams 3
 start_named_target goaway --http2 --h2-goaway-after 20
+start_named_target plain
 
 port_of() { local v="PORT_$1"; echo "${!v}"; }
 stats() { curl -sf --max-time 2 "http://127.0.0.1:$(port_of "$1")/__stats" | jq -r "$2"; }
@@ -22,7 +24,7 @@ reset() { curl -sf --max-time 2 -X POST "http://127.0.0.1:$(port_of "$1")/__rese
 # connections of M streams against TARGET (after its /__reset). Report in $WORK/NAME.json,
 # exit status in RC.
 run() {
-    reset "$2"
+    [ "$2" = closed ] || reset "$2"
     cat >"$WORK/$1.scenario.json" <<JSON
 {"name": "$1", "target": "http://127.0.0.1:$(port_of "$2")", "duration": "2s",
  "users": $3, "spawn_rate": 10000, ${7:-}
@@ -139,7 +141,22 @@ check "tmo: every request timed out (about 4 users * 2000 / 300)" \
 check "tmo: none answered, 2 connections throughout" \
     test "$(stats h2 .requests)" -eq 0 -a "$(stats h2 .h2.connections_total)" -eq 2
 
-# (8) Refused before anything runs: a pool is HTTP/2 only.
+# (8) Connections that never come up fail one request per attempt, as a user's own connect
+# would, and the run still ends: a port nobody listens on, a server without HTTP/2.
+PORT_closed=$(free_port)
+run closed closed 20 2 10 '"tasks": [{"name": "c", "path": "/c"}]'
+requests=$(field closed .totals.requests)
+log "closed: exit $RC, requests $requests, errors $(jq -c .errors "$WORK/closed.json")"
+check "closed: exits 0, every request connect_refused" \
+    test "$RC" -eq 0 -a "$requests" -gt 0 -a "$(errors_of closed connect_refused)" -eq "$requests"
+run noh2 plain 20 2 10 '"tasks": [{"name": "n", "path": "/n"}]'
+requests=$(field noh2 .totals.requests)
+log "noh2: exit $RC, requests $requests, errors $(jq -c .errors "$WORK/noh2.json"), target $(stats plain -c '{requests, rejected}')"
+check "noh2: exits 0, every request failed, none served" \
+    test "$RC" -eq 0 -a "$requests" -gt 0 -a "$(field noh2 .totals.failures)" -eq "$requests" \
+    -a "$(stats plain .requests)" -eq 0
+
+# (9) Refused before anything runs: a pool is HTTP/2 only.
 cat >"$WORK/auto.scenario.json" <<JSON
 {"name": "auto", "target": "http://127.0.0.1:$PORT_h2", "duration": "2s", "users": 4,
  "http2": {"mode": "auto", "pool": {"connections": 2}}, "tasks": [{"path": "/a"}]}
