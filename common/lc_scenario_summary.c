@@ -38,13 +38,12 @@
  * grows to twice what it needs: up to two pointers per connection. */
 #define LIBUV_FD_BYTES (2u * sizeof(void *))
 /* lc_buf's first capacity; it doubles from there (lc_buf.c). */
-/* An idle client TLS connection: the SSL object, its session and keys, the
- * 4 KiB BIO pair (worker/tls.c) and, unless released, the record buffers.
- * Measured with OpenSSL 3.0 (TLS 1.3, a P-256 certificate, one request
- * answered). worker/tls.c releases the buffers when users think 1 s or more. */
-#define TLS_IDLE_CONN_BYTES 61000u
-#define TLS_IDLE_CONN_RELEASED_BYTES 44200u
-#define TLS_RELEASE_BUFFERS_THINK_MS 1000u
+/* An idle client TLS connection: the SSL object, its session (and, after a full handshake,
+ * the peer's certificate) and keys; no BIO pair and no record buffers while idle
+ * (worker/tls_bio.c, worker/tls_conn.c). Measured with OpenSSL 3.0 by test_tls_conn's
+ * counting allocator (TLS 1.3, a P-256 certificate, one request answered): 17.6 KB after a
+ * full handshake, 14.7 KB after a resumed one; the larger is counted. */
+#define TLS_IDLE_CONN_BYTES 17600u
 
 /* What malloc takes for a request of n bytes. */
 static size_t malloc_chunk(size_t n)
@@ -70,8 +69,7 @@ void lc_scenario_idle_user_bytes(const lc_scenario_t *s, lc_idle_user_bytes_t *o
     bool pooled = s->h2_pool.connections > 0;
     out->libuv = pooled ? 0 : LIBUV_FD_BYTES;
     if (s->url.tls && !pooled)
-        out->tls = s->think_min_ms >= TLS_RELEASE_BUFFERS_THINK_MS ? TLS_IDLE_CONN_RELEASED_BYTES
-                                                                   : TLS_IDLE_CONN_BYTES;
+        out->tls = TLS_IDLE_CONN_BYTES;
     if (s->program != NULL)
         out->journey = malloc_chunk(JOURNEY_STATE_BYTES) +
                        malloc_chunk(SESSION_HEADER_BYTES + s->program->n_vars * SESSION_SLOT_BYTES +

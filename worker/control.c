@@ -470,32 +470,34 @@ static int rescale(worker_control_t *ctl, worker_run_t *r, const worker_assign_t
 
 /* Refuses what the open-file limit cannot hold (one connection per user, the
  * other runs' users included): better one clear reason than EMFILE storms. */
-static int check_fd_room(const worker_control_t *ctl, const worker_assign_t *a, char *errmsg,
-                         size_t errlen)
+/* Whether a's users fit the open-file limit beside the other runs', each user holding up to
+ * one connection per origin of its run (conns_per_user for a's). */
+static int check_fd_room(const worker_control_t *ctl, const worker_assign_t *a,
+                         size_t conns_per_user, char *errmsg, size_t errlen)
 {
-    uint64_t others = 0, room = worker_fd_room();
+    uint64_t others = 0, room = worker_fd_room(), need = (uint64_t)a->users * conns_per_user;
     for (const worker_run_t *r = ctl->runs; r != NULL; r = r->next)
         if (r->id != a->run && r->state != WORKER_RUN_FINAL)
-            others += r->users;
-    if (a->users + others <= room)
+            others += (uint64_t)r->users * r->plan->n_origins;
+    if (need + others <= room)
         return 0;
     uint64_t left = room > others ? room - others : 0;
     snprintf(errmsg, errlen,
-             "%u users need %u connections but the open-file limit allows %llu%s; raise it "
-             "with ulimit -n or LimitNOFILE",
-             a->users, a->users, (unsigned long long)left,
-             others ? " (other runs hold the rest)" : "");
+             "%u users need %llu connections (%zu origin%s each) but the open-file limit allows "
+             "%llu%s; raise it with ulimit -n or LimitNOFILE",
+             a->users, (unsigned long long)need, conns_per_user, conns_per_user == 1 ? "" : "s",
+             (unsigned long long)left, others ? " (other runs hold the rest)" : "");
     return LC_ETOOBIG;
 }
 
 int worker_control_assign(worker_control_t *ctl, const worker_assign_t *a, char *errmsg,
                           size_t errlen)
 {
-    if (check_fd_room(ctl, a, errmsg, errlen) != 0)
-        return LC_ETOOBIG;
     worker_run_t *r = find_run(ctl, a->run);
     if (r != NULL)
-        return rescale(ctl, r, a);
+        return check_fd_room(ctl, a, r->plan->n_origins, errmsg, errlen) != 0
+                   ? LC_ETOOBIG
+                   : rescale(ctl, r, a);
     lc_scenario_t sc;
     char why[512];
     int rv = lc_scenario_parse(a->scenario_json, a->scenario_len, &sc, why, sizeof why);
@@ -506,6 +508,10 @@ int worker_control_assign(worker_control_t *ctl, const worker_assign_t *a, char 
         lc_scenario_free(&sc);
         snprintf(errmsg, errlen, "scenario.json: %s", why);
         return rv;
+    }
+    if (check_fd_room(ctl, a, p->n_origins, errmsg, errlen) != 0) {
+        worker_plan_free(p);
+        return LC_ETOOBIG;
     }
     p->trace = ctl->trace;
     if ((r = new_run(ctl, a, p)) == NULL) {
@@ -642,6 +648,7 @@ size_t worker_control_loads(const worker_control_t *ctl, Lc__RunLoad *out, size_
 static void on_stats_timer(uv_timer_t *t)
 {
     worker_control_t *ctl = t->data;
+    (void)worker_heap_trim_tick(&ctl->heap_trim);
     if (ctl->round_pending > 0 || ctl->runs == NULL)
         return; /* the previous round is still being answered */
     ctl->round++;

@@ -10,6 +10,7 @@
 
 #include "cluster.pb-c.h"
 #include "engine.h"
+#include "heap_trim.h"
 #include "mailbox.h"
 #include "plan.h"
 #include "stats.h"
@@ -110,6 +111,7 @@ struct worker_control_s {
     worker_mailbox_t inbox;
     worker_run_t *runs;
     uv_timer_t stats_timer;
+    worker_heap_trim_t heap_trim; /* free heap back to the system (heap_trim.h) */
     uint32_t stats_interval_ms;
     bool batches;             /* cut StatsBatches (--join) or keep totals (--local) */
     bool safety_net;          /* stop runs by themselves past their duration */

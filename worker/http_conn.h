@@ -61,7 +61,7 @@ typedef struct worker_conn_cbs_s {
 } worker_conn_cbs_t;
 
 /* Bytes between the socket and HTTP. Plain TCP passes them through; the TLS
- * transport (tls.h) runs OpenSSL over a BIO pair here. */
+ * transport (tls.h) runs OpenSSL here, through a BIO of its own (tls_bio.h). */
 typedef struct worker_transport_ops_s {
     const char *name;
     /* TCP is up; call worker_conn_ready() once HTTP can flow. */

@@ -1,6 +1,7 @@
 /* tls.h — engine thread (the per-run context: control thread): HTTPS for the engine,
- * a worker_transport_ops_t running OpenSSL over a BIO pair on the connection's uv
- * stream, with one SSL_CTX per run and one resumable session per engine and run. */
+ * a worker_transport_ops_t running OpenSSL on the connection's uv stream (tls_conn.c,
+ * through the BIO of tls_bio.h), with one SSL_CTX per run and one resumable session per
+ * engine and run. */
 #ifndef WORKER_TLS_H
 #define WORKER_TLS_H
 

@@ -4,12 +4,13 @@
 # core and the target to the other. Plain HTTP and HTTPS against nginx, plain
 # against lc_target, HTTP/2 (h2c and over TLS) against nginx next to h2load with the
 # same connections and one stream each (our model: a connection per user), h2load -c4 -m25
-# beside our per-engine pool (H2_POOL_C, H2_POOL_M), and the memory of idle users. Prints medians, ratios and
+# beside our per-engine pool (H2_POOL_C, H2_POOL_M), and the memory of idle users (plain,
+# HTTPS next to wrk's per TLS connection, HTTP/2 over TLS). Prints medians, ratios and
 # one summary block; never fails on speed (it is a measurement, not a test).
 # Journeys (issue 14) are measured by the functions of journeys.sh, scripted users
 # (issue 15) by those of scripts.sh.
 #   env: PAIRS (default 5), DURATION seconds (default 10), CONNECTIONS (50),
-#        IDLE_USERS (15000), LOCUST_IDLE_USERS (IDLE_USERS),
+#        IDLE_USERS (15000), TLS_IDLE_USERS (IDLE_USERS), LOCUST_IDLE_USERS (IDLE_USERS),
 #        JOURNEY_IDLE_SPAWN (spawn rate of the idle journey users, 100000),
 #        BENCH_ONLY (plain | journeys | scripts: only that part; default all three),
 #        and scripts.sh's SCRIPT_* settings
@@ -21,6 +22,7 @@ PAIRS=${PAIRS:-5}
 DURATION=${DURATION:-10}
 CONNECTIONS=${CONNECTIONS:-50}
 IDLE_USERS=${IDLE_USERS:-15000}
+TLS_IDLE_USERS=${TLS_IDLE_USERS:-$IDLE_USERS}
 LOCUST_IDLE_USERS=${LOCUST_IDLE_USERS:-$IDLE_USERS}
 BENCH_ONLY=${BENCH_ONLY:-}
 GEN_CPU=0
@@ -47,10 +49,11 @@ start_nginx() {
     local body='return 200 "hello from nginx, 64 bytes of body to make it a small response\n";'
     cat >"$WORK/nginx/nginx.conf" <<CONF
 worker_processes 1;
+worker_rlimit_nofile $((2 * TLS_IDLE_USERS + 8192));
 daemon off;
 pid $WORK/nginx/nginx.pid;
 error_log $WORK/nginx/error.log;
-events { worker_connections 4096; }
+events { worker_connections $((TLS_IDLE_USERS + 4096)); }
 http {
     access_log off;
     client_body_temp_path $WORK/nginx;
@@ -246,6 +249,18 @@ idle_rss() {
     stop_proc "$pid"
 }
 
+# lc_idle_pair NAME PORT USERS URL EXTRA_FIELDS: loadworker's RSS in KiB with USERS idle
+# users of a one-task scenario on URL in PAIR_MANY, with one user in PAIR_ONE.
+lc_idle_pair() {
+    local name=$1 port=$2 n=$3 url=$4 extra=$5
+    scenario "$WORK/$name.json" "$url" "$n" 120 "$extra"
+    scenario "$WORK/${name}1.json" "$url" 1 120 "$extra"
+    idle_rss "$name" "$port" "$n" "$LC_BIN/loadworker" --local "$WORK/$name.json" --threads 1 --log-level warn
+    PAIR_MANY=$IDLE_RSS
+    idle_rss "${name}1" "$port" 1 "$LC_BIN/loadworker" --local "$WORK/${name}1.json" --threads 1 --log-level warn
+    PAIR_ONE=$IDLE_RSS
+}
+
 per_conn_bytes() { # rss_many_kib rss_one_kib [users] → bytes per extra connection
     echo "($1 - $2) * 1024 / (${3:-$IDLE_USERS} - 1)" | bc
 }
@@ -255,12 +270,8 @@ per_conn_bytes() { # rss_many_kib rss_one_kib [users] → bytes per extra connec
 # figure measured the same way against a target that answers in 30 s.
 bench_idle() {
     local lc_many lc_one wrk_many wrk_one lc_b wrk_b line
-    scenario "$WORK/idle.json" "http://127.0.0.1:$TARGET_PORT" "$IDLE_USERS" 120 '"think_time_ms": 30000,'
-    scenario "$WORK/idle1.json" "http://127.0.0.1:$TARGET_PORT" 1 120 '"think_time_ms": 30000,'
-    idle_rss lc_idle "$TARGET_PORT" "$IDLE_USERS" "$LC_BIN/loadworker" --local "$WORK/idle.json" --threads 1 --log-level warn
-    lc_many=$IDLE_RSS
-    idle_rss lc_idle1 "$TARGET_PORT" 1 "$LC_BIN/loadworker" --local "$WORK/idle1.json" --threads 1 --log-level warn
-    lc_one=$IDLE_RSS
+    lc_idle_pair lc_idle "$TARGET_PORT" "$IDLE_USERS" "http://127.0.0.1:$TARGET_PORT" '"think_time_ms": 30000,'
+    lc_many=$PAIR_MANY lc_one=$PAIR_ONE
     start slow taskset -c "$TARGET_CPU" "$LC_BIN/lc_target" --listen 127.0.0.1:0 --port-file "$WORK/slow.port" --quiet --latency-ms 30000
     wait_until 10 test -s "$WORK/slow.port"
     local slow; slow=$(cat "$WORK/slow.port")
@@ -274,6 +285,31 @@ bench_idle() {
     PLAIN_IDLE_B=$lc_b
     printf -v line 'idle         bytes_per_idle_user=%s (loadworker, %s users: %s KiB vs 1 user: %s KiB; goal <= 2048)  wrk_bytes_per_connection=%s (%s KiB vs %s KiB)' \
         "$lc_b" "$IDLE_USERS" "$lc_many" "$lc_one" "$wrk_b" "$wrk_many" "$wrk_one"
+    echo "$line"
+    SUMMARY+=("$line")
+}
+
+# HTTPS users thinking 30 s against nginx keep their TLS connections open: loadworker's RSS
+# per idle user as bench_idle measures it, next to wrk's per TLS connection (a Lua delay()
+# of 30 s between requests), and the same for HTTP/2 over TLS (a connection per user).
+bench_idle_tls() {
+    local n=$TLS_IDLE_USERS think='"think_time_ms": 30000,' lc_many lc_one wrk_many wrk_one
+    local h2_many h2_one lc_b wrk_b h2_b line url="https://127.0.0.1:$NGINX_TLS_PORT"
+    lc_idle_pair lc_idle_tls "$NGINX_TLS_PORT" "$n" "$url" "$think \"tls\": {\"insecure\": true},"
+    lc_many=$PAIR_MANY lc_one=$PAIR_ONE
+    echo 'function delay() return 30000 end' >"$WORK/think.lua"
+    idle_rss wrk_idle_tls "$NGINX_TLS_PORT" "$n" wrk -t1 -c"$n" -d120s --timeout 60s -s "$WORK/think.lua" "$url/"
+    wrk_many=$IDLE_RSS
+    idle_rss wrk_idle_tls1 "$NGINX_TLS_PORT" 1 wrk -t1 -c1 -d120s --timeout 60s -s "$WORK/think.lua" "$url/"
+    wrk_one=$IDLE_RSS
+    local h2='"http2": true, "tls": {"insecure": true},'
+    lc_idle_pair lc_idle_h2 "$NGINX_H2_PORT" "$n" "https://127.0.0.1:$NGINX_H2_PORT" "$think $h2"
+    h2_many=$PAIR_MANY h2_one=$PAIR_ONE
+    lc_b=$(per_conn_bytes "$lc_many" "$lc_one" "$n")
+    wrk_b=$(per_conn_bytes "$wrk_many" "$wrk_one" "$n")
+    h2_b=$(per_conn_bytes "$h2_many" "$h2_one" "$n")
+    printf -v line 'idle-https   bytes_per_idle_tls_user=%s (loadworker, %s users: %s KiB vs 1 user: %s KiB; goal <= 8192)  wrk_bytes_per_tls_connection=%s (%s KiB vs %s KiB)  bytes_per_idle_h2_tls_user=%s (%s KiB vs %s KiB)' \
+        "$lc_b" "$n" "$lc_many" "$lc_one" "$wrk_b" "$wrk_many" "$wrk_one" "$h2_b" "$h2_many" "$h2_one"
     echo "$line"
     SUMMARY+=("$line")
 }
@@ -400,6 +436,7 @@ if only plain; then
     compare_https
     compare_h2
     bench_idle
+    bench_idle_tls
     locust_line
     decode_line
 fi
@@ -416,7 +453,7 @@ if only scripts; then
 fi
 machine_line
 echo
-echo "==== summary (goals: rps_vs_wrk >= 1.00, cpu_per_request_vs_wrk <= 1.00, the same against h2load, bytes_per_idle_user <= 2048;"
+echo "==== summary (goals: rps_vs_wrk >= 1.00, cpu_per_request_vs_wrk <= 1.00, the same against h2load, bytes_per_idle_user <= 2048, bytes_per_idle_tls_user <= 8192;"
 echo "     journeys: journey_vs_plain <= 1.15, plain requests_per_cpu_s_vs_wrk >= 1.00, journey idle <= 2048 + data held;"
 echo "     scripts: scripted_vs_declarative <= 1.25 (wrk's own Lua hooks beside it), scripted idle <= 2800 + data held) ===="
 printf '%s\n' "${SUMMARY[@]}"

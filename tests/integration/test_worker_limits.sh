@@ -26,7 +26,7 @@ set -e
 log "--local refusal: rc=$rc: $(cat "$WORK/big-worker.log")"
 check "--local: 1000 users over a 256-file limit exits 1" [ "$rc" = 1 ]
 check "--local: the message names users, connections and the limit" grep -q \
-    '1000 users need 1000 connections but the open-file limit allows 192; raise it with ulimit -n or LimitNOFILE' \
+    '1000 users need 1000 connections (1 origin each) but the open-file limit allows 192; raise it with ulimit -n or LimitNOFILE' \
     "$WORK/big-worker.log"
 check "--local: no request was made" [ "$(target_requests)" = 0 ]
 scenario "$WORK/small.json" 100 1s
@@ -35,6 +35,20 @@ run_small() {
         --threads 1 --json --log-level warn >"$WORK/small.report.json" 2>"$WORK/small-worker.log"
 }
 check "--local: 100 users under the same limit run" run_small
+# Each user may hold a connection per origin: 100 users of two origins need 200.
+cat >"$WORK/two.json" <<JSON
+{"name": "two-origins", "target": "http://127.0.0.1:$TARGET_PORT",
+ "targets": {"b": "http://127.0.0.2:$TARGET_PORT"}, "duration": "1s", "users": 100,
+ "journeys": [{"name": "j", "steps": [{"path": "/"}, {"origin": "b", "path": "/"}]}]}
+JSON
+set +e
+timeout 30 prlimit --nofile=256:256 "$LC_BIN/loadworker" --local "$WORK/two.json" --threads 1 \
+    >"$WORK/two.out" 2>"$WORK/two-worker.log"
+rc=$?
+set -e
+check "--local: 100 users of two origins over the same limit exit 1" [ "$rc" = 1 ]
+check "--local: the message counts a connection per origin" grep -q \
+    '100 users need 200 connections (2 origins each)' "$WORK/two-worker.log"
 
 # Under a master: the worker (file limit 256, capacity claimed 5000) refuses
 # its 1000 users and the run fails with the worker's reason.
@@ -53,7 +67,7 @@ check "run fails" wait_until 30 run_state_is "$id" failed
 reason=$(curl -sf --max-time 5 "$API/api/v1/runs/$id" | jq -r .reason)
 log "run $id reason: $reason"
 check "the run's reason carries the worker's refusal" grep -q \
-    'w1 refused its share: 1000 users need 1000 connections but the open-file limit allows 192' \
+    'w1 refused its share: 1000 users need 1000 connections (1 origin each) but the open-file limit allows 192' \
     <<<"$reason"
 check "worker stays connected after refusing" workers_connected 1
 stop_proc "$PID_w1"

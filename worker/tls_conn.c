@@ -1,0 +1,313 @@
+/* tls_conn.c — the TLS transport: OpenSSL on each connection's uv stream through tls_bio.c. */
+#include <assert.h>
+#include <limits.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include <openssl/err.h>
+#include <openssl/ssl.h>
+
+#include "lc_err.h"
+#include "tls.h"
+#include "tls_bio.h"
+#include "tls_internal.h"
+
+/* One TCP connection's TLS state, from start to reset. */
+typedef struct tls_conn_s {
+    worker_tls_io_t io;  /* first: c->transport_state points at it (tls_bio.h) */
+    SSL *ssl;
+    worker_tls_slot_t *slot;
+    const char *out;     /* the plaintext being written: the caller's bytes during tls_write,
+                          * then out_rest */
+    char *out_rest;      /* what tls_write could not encrypt at once, copied */
+    size_t out_len, out_off;
+    bool ready;          /* handshake done */
+    bool failed;         /* a fatal TLS error: no close_notify */
+} tls_conn_t;
+
+static bool conn_open(const worker_conn_t *c)
+{
+    return c->state != WORKER_CONN_CLOSING && c->state != WORKER_CONN_CLOSED;
+}
+
+/* What a failed OpenSSL call means: the socket's error when a write met one. */
+static int ssl_kind(const tls_conn_t *t)
+{
+    return t->io.write_error != 0 ? WORKER_ERR_RESET : WORKER_ERR_TLS;
+}
+
+/* Plaintext out */
+
+/* Encrypts the rest of the request; the BIO sends it. Returns 0 or a kind. */
+static int pump_out(worker_conn_t *c, tls_conn_t *t)
+{
+    int kind = 0;
+    while (t->out_off < t->out_len && !t->io.writing) {
+        size_t left = t->out_len - t->out_off;
+        int n = SSL_write(t->ssl, t->out + t->out_off, left > INT_MAX ? INT_MAX : (int)left);
+        if (n > 0) {
+            t->out_off += (size_t)n;
+            continue;
+        }
+        int e = SSL_get_error(t->ssl, n);
+        if (e == SSL_ERROR_WANT_READ)
+            break; /* the peer must speak first: the next read resumes */
+        if (e != SSL_ERROR_WANT_WRITE || t->io.write_error != 0)
+            kind = ssl_kind(t);
+        break; /* WANT_WRITE: the BIO's write in flight, whose completion resumes */
+    }
+    c->write_pending = t->io.writing || t->out_off < t->out_len;
+    return kind;
+}
+
+/* Ciphertext in */
+
+/* Advances the handshake. Returns 0 (done or waiting) or a kind. */
+static int handshake(worker_conn_t *c, tls_conn_t *t)
+{
+    int n = SSL_do_handshake(t->ssl);
+    if (n != 1) {
+        int e = SSL_get_error(t->ssl, n);
+        if (t->io.write_error != 0)
+            return WORKER_ERR_RESET;
+        return e == SSL_ERROR_WANT_READ || e == SSL_ERROR_WANT_WRITE ? 0 : WORKER_ERR_TLS;
+    }
+    t->ready = true;
+    const unsigned char *proto;
+    unsigned proto_len;
+    SSL_get0_alpn_selected(t->ssl, &proto, &proto_len);
+    if (proto_len == 2 && memcmp(proto, "h2", 2) == 0)
+        worker_conn_use_h2(c);
+    else if (t->slot->tls->h2_only)
+        return WORKER_ERR_TLS; /* the server ignored ALPN: it speaks no h2 */
+    worker_stats_t *s = *t->slot->stats;
+    if (s != NULL) {
+        if (SSL_session_reused(t->ssl))
+            s->tls_resumed++;
+        else
+            s->tls_handshakes++;
+    }
+    worker_conn_ready(c); /* the owner may write at once: the BIO keeps the order */
+    return 0;
+}
+
+/* Decrypts what the read brought into the second half of the engine's read buffer and
+ * hands it to HTTP. Returns 0 or a kind. */
+static int read_plain(worker_conn_t *c, tls_conn_t *t)
+{
+    char *plain = c->rbuf + c->rbuf_len;
+    int cap = c->rbuf_len > INT_MAX ? INT_MAX : (int)c->rbuf_len;
+    while (worker_conn_connected(c)) {
+        int n = SSL_read(t->ssl, plain, cap);
+        if (n > 0) {
+            worker_conn_feed(c, plain, (size_t)n);
+            continue;
+        }
+        switch (SSL_get_error(t->ssl, n)) {
+        case SSL_ERROR_WANT_READ:
+        case SSL_ERROR_ZERO_RETURN: /* close_notify: the TCP EOF follows */
+            return 0;
+        case SSL_ERROR_WANT_WRITE: /* its reply (a key update) waits for the write in flight */
+            return t->io.write_error != 0 ? WORKER_ERR_RESET : 0;
+        default:
+            return ssl_kind(t);
+        }
+    }
+    return 0;
+}
+
+/* OpenSSL set up its read buffer (16.5 KiB) for a record that has not come yet, perhaps
+ * for a long time (the server's handshake flight, its answer, a user's think time):
+ * SSL_free_buffers frees it unless part of a record waits there. SSL_MODE_RELEASE_BUFFERS
+ * frees the write buffer after each write. */
+static void release_buffers(tls_conn_t *t)
+{
+    if (t->io.kept == NULL && !t->io.writing)
+        (void)SSL_free_buffers(t->ssl);
+}
+
+/* Runs OpenSSL over the ciphertext on offer (tls_bio.h), keeping what it left. */
+static int pump_in(worker_conn_t *c, tls_conn_t *t, const char *buf, size_t len)
+{
+    int rv = worker_tls_io_begin(&t->io, buf, len);
+    if (rv != 0)
+        return rv == LC_ETOOBIG ? WORKER_ERR_TLS : WORKER_ERR_ABORTED;
+    int kind = 0;
+    if (!t->ready)
+        kind = handshake(c, t);
+    if (kind == 0 && t->ready)
+        kind = read_plain(c, t);
+    /* Bytes left unread: a handshake or read waiting for our write; after close_notify,
+     * or on a closing connection, nobody wants them. */
+    bool keep = kind == 0 && conn_open(c) && !(SSL_get_shutdown(t->ssl) & SSL_RECEIVED_SHUTDOWN);
+    if (worker_tls_io_end(&t->io, keep) != 0 && kind == 0)
+        kind = WORKER_ERR_ABORTED;
+    if (kind == 0)
+        release_buffers(t);
+    return kind;
+}
+
+static void tls_fail(worker_conn_t *c, tls_conn_t *t, int kind)
+{
+    if (kind == WORKER_ERR_TLS)
+        t->failed = true;
+    ERR_clear_error(); /* the thread's queue must be empty for the next SSL call */
+    worker_conn_fail(c, kind);
+}
+
+/* The BIO's write in flight completed: what waited for it, a read, then the request. */
+static void on_drained(worker_conn_t *c)
+{
+    tls_conn_t *t = c->transport_state;
+    if (!conn_open(c))
+        return;
+    int kind = t->io.write_error != 0 ? WORKER_ERR_RESET : pump_in(c, t, NULL, 0);
+    if (kind == 0 && conn_open(c))
+        kind = pump_out(c, t);
+    if (kind != 0)
+        tls_fail(c, t, kind);
+}
+
+/* The transport */
+
+static int open_ssl(tls_conn_t *t)
+{
+    const worker_tls_t *tls = t->slot->tls;
+    BIO *bio = NULL;
+    if ((t->ssl = SSL_new(tls->ctx)) == NULL || (bio = worker_tls_bio_new(tls->bio, &t->io)) == NULL)
+        return -1;
+    SSL_set_bio(t->ssl, bio, bio);
+    SSL_set_connect_state(t->ssl);
+    SSL_set_app_data(t->ssl, t->slot);
+    if (tls->host[0] != '\0' && SSL_set_tlsext_host_name(t->ssl, tls->host) != 1)
+        return -1;
+    if (t->slot->session != NULL && SSL_set_session(t->ssl, t->slot->session) != 1)
+        return -1;
+    return 0;
+}
+
+static void tls_start(worker_conn_t *c)
+{
+    worker_tls_slot_t *slot = c->transport_conf;
+    tls_conn_t *t = slot != NULL ? calloc(1, sizeof *t) : NULL;
+    if (t == NULL) {
+        worker_conn_fail(c, WORKER_ERR_TLS);
+        return;
+    }
+    c->transport_state = t;
+    t->slot = slot;
+    t->io.c = c;
+    t->io.drained = on_drained;
+    if (open_ssl(t) != 0) {
+        tls_fail(c, t, WORKER_ERR_TLS);
+        return;
+    }
+    int kind = handshake(c, t); /* ClientHello */
+    if (kind != 0)
+        tls_fail(c, t, kind);
+    else
+        release_buffers(t); /* while the server answers: many connect at once */
+}
+
+/* The caller's bytes are valid only during tls_write: the rest pump_out still has to
+ * encrypt moves to a copy of our own. */
+static int keep_rest(tls_conn_t *t)
+{
+    size_t rest = t->out_len - t->out_off;
+    if ((t->out_rest = malloc(rest)) == NULL)
+        return LC_ENOMEM;
+    memcpy(t->out_rest, t->out + t->out_off, rest);
+    t->out = t->out_rest;
+    t->out_len = rest;
+    t->out_off = 0;
+    return 0;
+}
+
+/* HTTP/2 writes again before the socket took the last write: the bytes queue behind it. */
+static int queue_behind(tls_conn_t *t, const char *buf, size_t len)
+{
+    size_t rest = t->out_len - t->out_off;
+    if (t->out_off > 0)
+        memmove(t->out_rest, t->out_rest + t->out_off, rest);
+    t->out_len = rest;
+    t->out_off = 0;
+    char *more = realloc(t->out_rest, rest + len);
+    if (more == NULL)
+        return LC_ENOMEM;
+    memcpy(more + rest, buf, len);
+    t->out = t->out_rest = more;
+    t->out_len = rest + len;
+    t->out_off = 0;
+    return 0;
+}
+
+static int tls_write(worker_conn_t *c, const char *buf, size_t len)
+{
+    tls_conn_t *t = c->transport_state;
+    if (t == NULL || !t->ready)
+        return UV_ENOTCONN;
+    if (t->out_off < t->out_len) {
+        /* out is out_rest here: only keep_rest leaves bytes unsent past tls_write. */
+        assert(t->out == t->out_rest);
+        if (queue_behind(t, buf, len) != 0)
+            tls_fail(c, t, WORKER_ERR_ABORTED);
+        return 0;
+    }
+    free(t->out_rest); /* the previous write's, sent */
+    t->out_rest = NULL;
+    t->out = buf;
+    t->out_len = len;
+    t->out_off = 0;
+    int kind = pump_out(c, t);
+    if (kind == 0 && t->out_off < t->out_len && keep_rest(t) != 0)
+        kind = WORKER_ERR_ABORTED;
+    if (kind != 0)
+        tls_fail(c, t, kind);
+    return 0;
+}
+
+static void tls_read(worker_conn_t *c, const char *buf, size_t len)
+{
+    tls_conn_t *t = c->transport_state;
+    if (t == NULL || !conn_open(c))
+        return;
+    int kind = pump_in(c, t, buf, len);
+    if (kind == 0 && conn_open(c))
+        kind = pump_out(c, t);
+    if (kind != 0)
+        tls_fail(c, t, kind);
+}
+
+/* Best effort, never blocking: close_notify (or the alert of a failed handshake) goes out
+ * as far as the socket takes it at once (the BIO's last words). */
+static void tls_close(worker_conn_t *c)
+{
+    tls_conn_t *t = c->transport_state;
+    if (t == NULL || t->io.writing)
+        return; /* a write in flight: appending would interleave */
+    t->io.last_words = true;
+    if (t->ready && !t->failed)
+        (void)SSL_shutdown(t->ssl);
+    ERR_clear_error();
+}
+
+static void tls_reset(worker_conn_t *c)
+{
+    tls_conn_t *t = c->transport_state;
+    if (t == NULL)
+        return;
+    SSL_free(t->ssl); /* and its BIO */
+    worker_tls_io_free(&t->io);
+    free(t->out_rest);
+    free(t);
+    c->transport_state = NULL;
+}
+
+const worker_transport_ops_t worker_transport_tls = {
+    .name = "tls",
+    .start = tls_start,
+    .write = tls_write,
+    .read = tls_read,
+    .reset = tls_reset,
+    .close = tls_close,
+};
