@@ -582,20 +582,6 @@ static int parse_policy_timeouts(lc_jp_t *p, json_t *root, lc_scenario_t *s)
     return lc_jp_uint(p, root, "", "request_timeout_ms", 1, TIMEOUT_MAX_MS, &s->request_timeout_ms);
 }
 
-static int parse_http2(lc_jp_t *p, json_t *root, lc_scenario_t *s)
-{
-    json_t *v = json_object_get(root, "http2");
-    if (v == NULL || json_is_false(v))
-        s->http2 = LC_HTTP2_OFF;
-    else if (json_is_true(v))
-        s->http2 = LC_HTTP2_ON;
-    else if (json_is_string(v) && strcmp(json_string_value(v), "auto") == 0)
-        s->http2 = LC_HTTP2_AUTO;
-    else
-        return lc_jp_fail(p, "", "http2", "expected false, true or \"auto\"");
-    return 0;
-}
-
 static void set_defaults(lc_scenario_t *s)
 {
     memset(s, 0, sizeof *s);
@@ -625,7 +611,8 @@ static int parse_root(lc_jp_t *p, json_t *root, lc_scenario_t *s)
         (rv = resolve_users(p, root, s)) != 0 || (rv = parse_tls(p, root, s)) != 0 ||
         (rv = lc_codings_parse(p, root, "", "compression", &s->compression)) != 0 ||
         (rv = parse_tasks(p, root, s)) != 0 || (rv = lc_scenario_parse_script(p, root, s)) != 0 ||
-        (rv = parse_thresholds(p, root, s)) != 0 || (rv = parse_http2(p, root, s)) != 0)
+        (rv = parse_thresholds(p, root, s)) != 0 ||
+        (rv = lc_scenario_parse_http2(p, root, s)) != 0)
         return rv;
     return parse_policy_timeouts(p, root, s);
 }

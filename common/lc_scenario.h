@@ -57,6 +57,12 @@ enum lc_policy { LC_POLICY_DEGRADE, LC_POLICY_QUEUE };
  * (https: ALPN offers h2 and http/1.1, the server picks; http: HTTP/1.1). */
 enum lc_http2 { LC_HTTP2_OFF, LC_HTTP2_ON, LC_HTTP2_AUTO };
 
+/* "http2": {"mode": true|"auto", "pool": {"connections": C, "max_streams": M}}: a worker's C
+ * connections shared by its users, each carrying up to M concurrent streams (see README). */
+#define LC_H2_POOL_CONNS_MAX 1024u
+#define LC_H2_POOL_STREAMS_MAX 1000u
+#define LC_H2_POOL_STREAMS_DEFAULT 100u
+
 /* One of the scenario's Lua modules ("modules": {"name": "source"}): what require sees. */
 typedef struct lc_script_module_s {
     char *name; /* 1..LC_SCENARIO_MODULE_NAME_MAX of [A-Za-z0-9_.-] */
@@ -94,6 +100,10 @@ typedef struct lc_scenario_s {
     size_t n_thresholds;
     enum lc_policy policy;
     enum lc_http2 http2; /* default LC_HTTP2_OFF */
+    struct {
+        uint32_t connections; /* per worker, split across its engines; 0: no pool */
+        uint32_t max_streams; /* concurrent streams per connection (and the server's limit) */
+    } h2_pool;
     uint32_t connect_timeout_ms; /* default 5000 */
     uint32_t request_timeout_ms; /* default 30000 */
     /* "idle_timeout_ms": a connection to one of "targets" idle this long is closed and its
@@ -155,6 +165,9 @@ int lc_scenario_check_accept(lc_jp_t *p, const char *parent, const lc_task_t *t)
  * the journeys are compiled: a script belongs to journeys). */
 int lc_scenario_parse_script(lc_jp_t *p, json_t *root, lc_scenario_t *s);
 void lc_scenario_free_script(lc_scenario_t *s);
+/* lc_scenario_http2.c, for lc_scenario_parse (after the journeys and the model): root's
+ * "http2" into s->http2 and s->h2_pool. */
+int lc_scenario_parse_http2(lc_jp_t *p, json_t *root, lc_scenario_t *s);
 
 /* Parses a duration: a non-negative integer of seconds, or a string like
  * "500ms", "30s", "5m", "1h", "1m30s". Returns 0 or LC_EINVAL. */

@@ -16,7 +16,7 @@
  * buffer counted by sizeof below: their pointers, counters, flags and
  * padding (x86-64 and aarch64). test_lc_scenario_summary.c compares the sum
  * with sizeof(worker_user_t): change this when the worker's structs change. */
-#define USER_FIELDS_BYTES 272u
+#define USER_FIELDS_BYTES 280u
 /* worker_journey_state_t (worker/user.h), worker_session_t and worker_slot_t
  * (worker/session.h); the unit test compares them with the worker's sizeofs. */
 #define JOURNEY_STATE_BYTES 192u
@@ -65,8 +65,10 @@ void lc_scenario_idle_user_bytes(const lc_scenario_t *s, lc_idle_user_bytes_t *o
     memset(out, 0, sizeof *out);
     out->user = user_struct_bytes();
     out->allocator = malloc_chunk(out->user) - out->user;
-    out->libuv = LIBUV_FD_BYTES;
-    if (s->url.tls)
+    /* Through a shared HTTP/2 pool a user opens no connection: no fd, no TLS of its own. */
+    bool pooled = s->h2_pool.connections > 0;
+    out->libuv = pooled ? 0 : LIBUV_FD_BYTES;
+    if (s->url.tls && !pooled)
         out->tls = TLS_IDLE_CONN_BYTES;
     if (s->program != NULL)
         out->journey = malloc_chunk(JOURNEY_STATE_BYTES) +

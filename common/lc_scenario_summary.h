@@ -17,7 +17,7 @@ typedef struct lc_idle_user_bytes_s {
     size_t user;      /* worker_user_t with its worker_conn_t (worker/user.h, http_conn.h) */
     size_t allocator; /* malloc's overhead on the user's allocations */
     size_t libuv;     /* libuv's state for the open TCP handle outside the struct */
-    size_t tls;       /* an idle TLS connection (https targets) */
+    size_t tls;       /* an idle TLS connection (https targets; none with an "http2" pool) */
     size_t journey;   /* journeys: the user's state (position, loop and group frames) and its
                        * session (variable slots, feeder rows), with malloc's overhead; the
                        * values, cookies and rows it holds are data, not counted here */

@@ -5,6 +5,7 @@
 #include <math.h>
 #include <stdlib.h>
 
+#include "h2_shared.h"
 #include "journey_lua.h"
 #include "lc_err.h"
 #include "lc_extract.h"
@@ -41,6 +42,8 @@ static uint32_t count_connections(const engine_run_t *r)
     uint32_t n = 0;
     for (const worker_user_t *u = r->users; u != NULL; u = u->next)
         n += worker_user_connections(u);
+    if (r->h2pool != NULL)
+        n += worker_h2_shared_connections(r->h2pool);
     return n;
 }
 
@@ -264,9 +267,9 @@ static void run_apply(engine_run_t *r, const worker_msg_t *m, bool first)
     }
 }
 
-static void on_run_handle_close(uv_handle_t *h)
+/* One of r's handles (or its pool) is closed; the last one ends the run here. */
+static void run_handle_gone(engine_run_t *r)
 {
-    engine_run_t *r = h->data;
     if (--r->handles > 0)
         return;
     worker_engine_t *e = r->engine;
@@ -293,6 +296,17 @@ static void on_run_handle_close(uv_handle_t *h)
         close_loop_handles(e);
 }
 
+static void on_run_handle_close(uv_handle_t *h)
+{
+    run_handle_gone(h->data);
+}
+
+void engine_run_pool_closed(engine_run_t *r)
+{
+    r->h2pool = NULL;
+    run_handle_gone(r);
+}
+
 void engine_run_exhausted(engine_run_t *r, uint32_t f)
 {
     if (r->exhausted_told)
@@ -314,6 +328,8 @@ void engine_run_user_gone(engine_run_t *r)
     if (!r->stopping || r->live > 0 || r->closing)
         return;
     r->closing = true;
+    if (r->h2pool != NULL)
+        worker_h2_shared_close(r->h2pool);
     uv_close((uv_handle_t *)&r->spawn_timer, on_run_handle_close);
     uv_close((uv_handle_t *)&r->deadline_timer, on_run_handle_close);
 }
@@ -380,6 +396,9 @@ static void run_start(worker_engine_t *e, worker_msg_t *m)
     e->runs = r;
     if (m->plan->scenario.script != NULL)
         run_lua(r, m);
+    if (m->plan->scenario.h2_pool.connections > 0 && (r->h2pool = worker_h2_shared_new(r)) == NULL)
+        lc_error("engine", "msg=\"cannot open the run's HTTP/2 pool: its requests fail\" run=%llu",
+                 (unsigned long long)r->id);
     run_apply(r, m, true);
 }
 

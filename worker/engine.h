@@ -53,6 +53,7 @@ typedef struct engine_run_s {
     bool exhausted_told;       /* RUN_EXHAUSTED was posted */
     bool closing;
     struct worker_lua_run_s *lua; /* a script's sandbox on this engine (journey_lua.c), or NULL */
+    struct worker_h2_shared_s *h2pool; /* "http2": {"pool"}: the shared connections, or NULL */
 } engine_run_t;
 
 struct worker_engine_s {
@@ -92,6 +93,8 @@ uint64_t worker_engine_take_lag_us(worker_engine_t *e);
 /* Called by journey users: feeder f (on_exhausted stop_run) ran out; the control thread
  * hears it once per engine and run. */
 void engine_run_exhausted(engine_run_t *r, uint32_t f);
+/* Called by the HTTP/2 pool (h2_shared.c): its handles are closed. */
+void engine_run_pool_closed(engine_run_t *r);
 /* Called by users: a user was freed (the run may be finished). */
 void engine_run_user_gone(engine_run_t *r);
 /* Called by open-model users after a request: back to the pool (or retired

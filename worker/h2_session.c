@@ -104,16 +104,13 @@ static int on_data_chunk(nghttp2_session *s, uint8_t flags, int32_t stream_id,
     return 0;
 }
 
-/* How a stream ended: a complete answer; refused (not processed: GOAWAY below it, or
- * REFUSED_STREAM, so it may be sent again); reset by the server; or reset by nghttp2 for a
- * malformed response. */
-static int end_kind(const worker_h2_t *h, uint32_t error_code)
+int worker_h2_end_kind(uint32_t error_code, bool peer_reset, bool final_headers)
 {
     if (error_code == NGHTTP2_REFUSED_STREAM)
         return WORKER_ERR_H2_REFUSED;
-    if (h->peer_reset && !(error_code == NGHTTP2_NO_ERROR && h->final_headers))
+    if (peer_reset && !(error_code == NGHTTP2_NO_ERROR && final_headers))
         return WORKER_ERR_H2_RESET;
-    if (error_code != NGHTTP2_NO_ERROR || !h->final_headers)
+    if (error_code != NGHTTP2_NO_ERROR || !final_headers)
         return WORKER_ERR_PARSE;
     return WORKER_KIND_OK;
 }
@@ -127,7 +124,7 @@ static int on_stream_close(nghttp2_session *s, int32_t stream_id, uint32_t error
     if (stream_id != h->stream)
         return 0;
     h->ended = true;
-    h->end_kind = end_kind(h, error_code);
+    h->end_kind = worker_h2_end_kind(error_code, h->peer_reset, h->final_headers);
     h->body = NULL;
     lc_buf_free(&h->req); /* nghttp2 holds no pointer into it once the stream is closed */
     return 0;

@@ -7,6 +7,7 @@
 
 #include <stdbool.h>
 #include <stddef.h>
+#include <stdint.h>
 
 #include "http_conn.h"
 
@@ -30,6 +31,10 @@ int worker_h2_feed(worker_conn_t *c, const char *data, size_t len);
 /* Whether the stream of the last submit ended since the last call; then *kind
  * (WORKER_KIND_OK or why not) and *status. */
 bool worker_h2_take_end(worker_conn_t *c, int *kind, int *status);
+/* How a stream closed with error_code ended (also h2_mux.c's): a complete answer; refused (not
+ * processed: GOAWAY below it, or REFUSED_STREAM, so it may be sent again); reset by the
+ * server; or reset by nghttp2 for a malformed response (parse). */
+int worker_h2_end_kind(uint32_t error_code, bool peer_reset, bool final_headers);
 /* Whether the session can carry another request: no GOAWAY, stream ids left. */
 bool worker_h2_reusable(const worker_conn_t *c);
 

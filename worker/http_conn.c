@@ -317,7 +317,7 @@ void worker_conn_ready(worker_conn_t *c)
 {
     if (c->state != WORKER_CONN_CONNECTING)
         return;
-    if (c->proto != WORKER_PROTO_H1) {
+    if (c->proto != WORKER_PROTO_H1 && c->cbs->bytes == NULL) {
         int kind = worker_h2_open(c, c->proto == WORKER_PROTO_H2TLS);
         if (kind != 0)
             worker_conn_fail(c, kind);
@@ -413,6 +413,10 @@ static void feed_h2(worker_conn_t *c, const char *data, size_t len)
 
 void worker_conn_feed(worker_conn_t *c, const char *data, size_t len)
 {
+    if (c->cbs->bytes != NULL) {
+        c->cbs->bytes(c, data, len);
+        return;
+    }
     if (c->h2 != NULL) {
         feed_h2(c, data, len);
         return;

@@ -55,6 +55,9 @@ typedef struct worker_conn_cbs_s {
     void (*done)(worker_conn_t *c, const worker_conn_result_t *r);
     void (*closed)(worker_conn_t *c); /* closed with no request pending */
     void (*destroyed)(worker_conn_t *c);
+    /* Optional: an owner that multiplexes HTTP/2 itself (h2_shared.c): ready() comes without
+     * a session of c's, every byte read goes here, and c never sends a request of its own. */
+    void (*bytes)(worker_conn_t *c, const char *data, size_t len);
 } worker_conn_cbs_t;
 
 /* Bytes between the socket and HTTP. Plain TCP passes them through; the TLS

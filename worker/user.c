@@ -5,6 +5,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "h2_shared.h"
 #include "journey.h"
 #include "lc_log.h"
 #include "response_body.h"
@@ -29,6 +30,12 @@ const worker_conn_cbs_t worker_user_conn_cbs = {
 };
 
 #define OOM_RETRY_MS 1000
+
+/* "http2": {"pool"}: the user's requests go through the engine's shared connections. */
+static bool pooled(const worker_user_t *u)
+{
+    return u->run->plan->scenario.h2_pool.connections > 0;
+}
 
 static bool ending(const worker_user_t *u)
 {
@@ -169,6 +176,13 @@ void worker_user_stop(worker_user_t *u)
     /* A connect in progress has sent nothing yet; but a connection that is
      * closing with a result pending (e.g. after Connection: close) still owes
      * that result to the counters. */
+    if (pooled(u)) {
+        /* Queued for a slot: nothing was sent, nothing is counted. In flight: it ends. */
+        if (u->phase != WORKER_USER_REQUEST || u->run->h2pool == NULL ||
+            worker_h2_shared_unqueue(u->run->h2pool, u))
+            user_finish(u);
+        return;
+    }
     if (u->phase != WORKER_USER_REQUEST ||
         !(worker_conn_connected(&u->conn) || u->conn.pending))
         user_finish(u);
@@ -176,6 +190,13 @@ void worker_user_stop(worker_user_t *u)
 
 void worker_user_abort(worker_user_t *u)
 {
+    if (pooled(u) && u->run->h2pool != NULL && u->phase == WORKER_USER_REQUEST) {
+        if (worker_h2_shared_unqueue(u->run->h2pool, u))
+            user_finish(u);
+        else
+            worker_h2_shared_abort(u->run->h2pool, u);
+        return;
+    }
     worker_conn_t *c = worker_user_conn(u);
     if (u->phase == WORKER_USER_REQUEST && c != NULL)
         worker_conn_abort(c, WORKER_ERR_ABORTED);
@@ -215,6 +236,25 @@ static void send_request(worker_user_t *u)
     worker_conn_send(&u->conn, req, len, tp->head, capture, p->scenario.request_timeout_ms);
 }
 
+/* Through the engine's HTTP/2 pool. Without one (it could not open: logged) each request
+ * fails as aborted; out of memory sends nothing; either way the user tries again a second
+ * later rather than spinning. */
+static void pool_send(worker_user_t *u)
+{
+    engine_run_t *r = u->run;
+    u->phase = WORKER_USER_REQUEST;
+    if (r->h2pool != NULL && worker_h2_shared_send(r->h2pool, u) == 0)
+        return;
+    if (r->h2pool == NULL)
+        worker_stats_record(r->stats, r->plan->tasks[u->task].endpoint, WORKER_ERR_ABORTED,
+                            WORKER_NO_LATENCY, 0);
+    else
+        lc_error("engine", "msg=\"out of memory queueing a request\" run=%llu",
+                 (unsigned long long)r->id);
+    u->phase = WORKER_USER_THINK;
+    uv_timer_start(&u->think, on_think, OOM_RETRY_MS, 0);
+}
+
 static void journey_next(worker_user_t *u)
 {
     if (worker_user_ending_now(u))
@@ -237,7 +277,10 @@ static void user_next(worker_user_t *u)
         return;
     }
     u->task = (uint32_t)worker_plan_pick(u->run->plan, &u->run->engine->rng);
-    worker_user_connect(u);
+    if (pooled(u))
+        pool_send(u);
+    else
+        worker_user_connect(u);
 }
 
 static void on_think(uv_timer_t *t)
@@ -355,10 +398,11 @@ static void go_idle(worker_user_t *u)
     engine_run_user_idle(u->run, u);
 }
 
+static void task_done(worker_user_t *u, const worker_conn_result_t *r);
+
 static void on_done(worker_conn_t *c, const worker_conn_result_t *r)
 {
     worker_user_t *u = c->data;
-    engine_run_t *run = u->run;
     if (u->js != NULL) {
         if (stray(u, c) && c->state == WORKER_CONN_CLOSED)
             worker_user_conn_idle_closed(u, c);
@@ -370,6 +414,13 @@ static void on_done(worker_conn_t *c, const worker_conn_result_t *r)
     }
     /* A result comes for a connect or a request; a finishing user gets none. */
     assert(u->phase == WORKER_USER_CONNECT || u->phase == WORKER_USER_REQUEST);
+    task_done(u, r);
+}
+
+/* A task's request ended (over the user's connection or the pool): counted, then the next. */
+static void task_done(worker_user_t *u, const worker_conn_result_t *r)
+{
+    engine_run_t *run = u->run;
     assert(u->task < run->plan->n_tasks);
     const worker_task_plan_t *tp = &run->plan->tasks[u->task];
     worker_stats_record(run->stats, tp->endpoint, classify(u, tp->task, r), latency_of(u, r),
@@ -447,4 +498,10 @@ bool worker_user_ending_now(const worker_user_t *u)
 void worker_user_idle(worker_user_t *u)
 {
     go_idle(u);
+}
+
+void worker_user_pool_done(worker_user_t *u, const worker_conn_result_t *r)
+{
+    assert(u->phase == WORKER_USER_REQUEST && u->js == NULL);
+    task_done(u, r);
 }

@@ -78,6 +78,7 @@ struct worker_user_s {
     uv_timer_t think;
     lc_buf_t req;     /* a journey request waiting for its connection (journey_http.c) */
     worker_conn_t conn;   /* to target; journeys' other origins: js->oconns */
+    struct worker_h2_preq_s *preq; /* "http2" pool: the request queued or in flight */
     worker_journey_state_t *js; /* journeys: allocated with the user; NULL for tasks */
 };
 

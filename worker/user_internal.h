@@ -35,5 +35,7 @@ bool worker_user_ending(const worker_user_t *u);
 bool worker_user_ending_now(const worker_user_t *u);
 /* Open model: back to the run's pool of idle users. */
 void worker_user_idle(worker_user_t *u);
+/* "http2" pool (h2_shared.c): how u's request ended. */
+void worker_user_pool_done(worker_user_t *u, const worker_conn_result_t *r);
 
 #endif

@@ -3,9 +3,9 @@
 # A B A B: the same target, connections and duration, generator pinned to one
 # core and the target to the other. Plain HTTP and HTTPS against nginx, plain
 # against lc_target, HTTP/2 (h2c and over TLS) against nginx next to h2load with the
-# same connections and one stream each (our model: a connection per user), and the
-# memory of idle users (plain, HTTPS next to wrk's per TLS connection, HTTP/2 over TLS).
-# Prints medians, ratios and
+# same connections and one stream each (our model: a connection per user), h2load -c4 -m25
+# beside our per-engine pool (H2_POOL_C, H2_POOL_M), and the memory of idle users (plain,
+# HTTPS next to wrk's per TLS connection, HTTP/2 over TLS). Prints medians, ratios and
 # one summary block; never fails on speed (it is a measurement, not a test).
 # Journeys (issue 14) are measured by the functions of journeys.sh, scripted users
 # (issue 15) by those of scripts.sh.
@@ -108,11 +108,11 @@ bench_wrk() { # url [-- script args] → "rps cpu_s requests"; WRK_SCRIPT: wrk's
     echo "$rps $cpu $req"
 }
 
-# h2load with CONNECTIONS connections of one stream each (h2c by prior knowledge for an
-# http url) → "rps cpu_s requests", as bench_wrk.
+# h2load with CONNECTIONS connections of one stream each (or H2LOAD_CONNS of H2LOAD_STREAMS;
+# h2c by prior knowledge for an http url) → "rps cpu_s requests", as bench_wrk.
 bench_h2load() {
     local out cpu rps req
-    out=$( { run_timed taskset -c "$GEN_CPU" h2load -t1 -c"$CONNECTIONS" -m1 -D"$DURATION" "$1"; } 3>"$WORK/cpu")
+    out=$( { run_timed taskset -c "$GEN_CPU" h2load -t1 -c"${H2LOAD_CONNS:-$CONNECTIONS}" -m"${H2LOAD_STREAMS:-1}" -D"$DURATION" "$1"; } 3>"$WORK/cpu")
     cpu=$(cat "$WORK/cpu")
     rps=$(awk '/^finished in/ { print $4 }' <<<"$out")
     req=$(awk '/^requests:/ { print $8 }' <<<"$out")
@@ -136,8 +136,8 @@ run_lc() {
     jq -r --arg cpu "$cpu" '.totals | "\(.rps) \($cpu) \(.requests) \(.failures) \(.tls_handshakes) \(.tls_resumed)"' <<<"$out"
 }
 
-bench_lc() { # url [extra fields] → run_lc's line for a one-task scenario on url
-    scenario "$WORK/bench.json" "$1" "$CONNECTIONS" "$DURATION" "${2:-}"
+bench_lc() { # url [extra fields] → run_lc's line for a one-task scenario on url (LC_USERS users)
+    scenario "$WORK/bench.json" "$1" "${LC_USERS:-$CONNECTIONS}" "$DURATION" "${2:-}"
     run_lc "$WORK/bench.json"
 }
 
@@ -197,6 +197,30 @@ compare_h2() {
     fi
     compare nginx-h2c "http://127.0.0.1:$NGINX_H2C_PORT/" '"http2": true,' h2load
     compare nginx-h2 "https://127.0.0.1:$NGINX_H2_PORT/" '"http2": true, "tls": {"insecure": true},' h2load
+    compare_h2_pool nginx-h2c-m "http://127.0.0.1:$NGINX_H2C_PORT/"
+    compare_h2_pool nginx-h2-m "https://127.0.0.1:$NGINX_H2_PORT/" '"tls": {"insecure": true},'
+}
+
+# Multiplexed: h2load -c C -m M beside ours with the per-engine pool of C connections of M
+# streams and C*M users, so both keep C*M requests in flight. While loadworker refuses the
+# pool, h2load's figure is printed alone with loadworker's reason.
+H2_POOL_C=${H2_POOL_C:-4}
+H2_POOL_M=${H2_POOL_M:-25}
+compare_h2_pool() { # name url [extra scenario fields]
+    local name=$1 url=$2 extra=${3:-} pool line users=$((H2_POOL_C * H2_POOL_M))
+    pool="\"http2\": {\"mode\": true, \"pool\": {\"connections\": $H2_POOL_C, \"max_streams\": $H2_POOL_M}},"
+    scenario "$WORK/probe.json" "$url" "$users" 1 "$extra $pool"
+    if timeout 30 "$LC_BIN/loadworker" --local "$WORK/probe.json" --threads 1 --json \
+        --log-level error >"$WORK/probe.out" 2>"$WORK/probe.err"; then
+        H2LOAD_CONNS=$H2_POOL_C H2LOAD_STREAMS=$H2_POOL_M LC_USERS=$users \
+            compare "$name$H2_POOL_M" "$url" "$extra $pool" h2load
+        return
+    fi
+    H2LOAD_CONNS=$H2_POOL_C H2LOAD_STREAMS=$H2_POOL_M bench_h2load "$url" >"$WORK/wrk.txt"
+    printf -v line "%-12s h2load_rps=%.0f (-c%s -m%s)  loadworker skipped: %s" "$name$H2_POOL_M" \
+        "$(cut -d' ' -f1 "$WORK/wrk.txt")" "$H2_POOL_C" "$H2_POOL_M" "$(head -c 200 "$WORK/probe.err" | tr '\n' ' ')"
+    echo "$line"
+    SUMMARY+=("$line")
 }
 
 rss_kib() { awk '/^VmRSS:/ { print $2 }' "/proc/$1/status"; }

@@ -3,7 +3,8 @@
 # knowledge and h2 over TLS counted exactly against nginx's access log (which logs the
 # protocol: HTTP/2.0); GOAWAY every 50 requests (keepalive_requests 50) with the counts still
 # exact and every request either served or counted as h2_refused; a journey's cookies,
-# extracted header and redirect over h2; "http2": "auto" falling back to HTTP/1.1 with a
+# extracted header and redirect over h2; the shared pool of connections over h2c and TLS,
+# exact, on 2 connections, and through GOAWAYs; "http2": "auto" falling back to HTTP/1.1 with a
 # server that has no h2 (TLS and plain), and "http2": true failing as tls against it.
 source "$LC_SRC/tests/integration/lib.sh"
 
@@ -125,6 +126,37 @@ for name in h2c-goaway h2-goaway; do
     check "$name: served + refused = requests exactly ($served + $refused = $requests)" \
         test $((served + refused)) -eq "$requests"
     check "$name: every one over HTTP/2.0" test "$(other_protocol $name HTTP/2.0)" -eq 0
+done
+
+# (3b) The shared pool ("http2": {"mode": true, "pool": …}): the 8 users' streams on 2
+# connections of 8 streams (one per engine), h2c and TLS, exact against the access log and over
+# exactly 2 of nginx's connections; with a GOAWAY every 50 requests still served + refused =
+# requests, reconnecting.
+POOL='{"mode": true, "pool": {"connections": 2, "max_streams": 8}}'
+for name in h2c h2 h2c-goaway h2-goaway; do
+    case $name in
+    h2c) url="http://127.0.0.1:$H2C_PORT" ;;
+    h2) url="https://127.0.0.1:$H2_PORT" ;;
+    h2c-goaway) url="http://127.0.0.1:$H2C_GA_PORT" ;;
+    h2-goaway) url="https://127.0.0.1:$H2_GA_PORT" ;;
+    esac
+    : >"$WORK/$name.access"
+    run "pool-$name" "$url" "$POOL"
+    conns=$(awk '{print $3}' "$WORK/$name.access" | sort -u | wc -l)
+    requests=$(field "pool-$name" .totals.requests)
+    refused=$(errors_of "pool-$name" h2_refused)
+    if [ "${name%-goaway}" = "$name" ]; then
+        expect_exact "pool-$name" "$name" HTTP/2.0
+        check "pool-$name: over exactly 2 connections ($conns)" test "$conns" -eq 2
+    else
+        log "pool-$name: requests $requests, refused $refused, served $(lines $name), connections $conns"
+        check "pool-$name: exits 0 with many connections' worth ($requests)" \
+            test "$RC" -eq 0 -a "$requests" -gt 500 -a "$conns" -gt 2
+        check "pool-$name: no failure but refused ones" \
+            test "$(field "pool-$name" .totals.failures)" -eq "$refused"
+        check "pool-$name: served + refused = requests exactly ($(lines $name) + $refused = $requests)" \
+            test $(($(lines $name) + refused)) -eq "$requests"
+    fi
 done
 
 # (4) A journey over h2 (the users stop between steps at the end: up to one login each

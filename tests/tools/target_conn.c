@@ -194,9 +194,26 @@ static void out_flush(conn_t *c, size_t xlen)
         write_rest(c, bufs, nb, n < 0 ? 0 : (size_t)n);
 }
 
+#define LINGER_MS 2000u
+
+static void on_linger(uv_timer_t *tm)
+{
+    conn_close(tm->data);
+}
+
+/* HTTP/2 lingers after its FIN, as nginx does (lingering_close): a client may still be sending
+ * (streams it opened before our GOAWAY reached it), and closing at once would answer those
+ * bytes with a TCP reset that throws away the responses it has not read yet. What comes is
+ * discarded (on_read while draining) until its EOF, or LINGER_MS. */
 static void on_shutdown(uv_shutdown_t *req, int status)
 {
-    conn_close(req->handle->data);
+    conn_t *c = req->handle->data;
+    if (status != 0 || c->h2 == NULL || c->closing ||
+        uv_read_start((uv_stream_t *)&c->tcp, on_alloc, on_read) != 0) {
+        conn_close(c);
+        return;
+    }
+    uv_timer_start(&c->timer, on_linger, LINGER_MS, 0);
 }
 
 /* After a Connection: close response: finish sending, then close. */

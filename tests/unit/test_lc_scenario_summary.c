@@ -94,6 +94,22 @@ static void test_tls_idle_connection(void **state)
     lc_scenario_free(&s);
 }
 
+/* Through a shared HTTP/2 pool users hold no connection: no TLS, no fd of their own. */
+static void test_pool_users_hold_no_connection(void **state)
+{
+    (void)state;
+    lc_scenario_t s;
+    parse("{\"name\":\"t\",\"target\":\"https://shop.example\",\"duration\":10,"
+          "\"http2\":{\"mode\":true,\"pool\":{\"connections\":4}},\"tasks\":[{\"path\":\"/\"}]}",
+          &s);
+    lc_idle_user_bytes_t b;
+    lc_scenario_idle_user_bytes(&s, &b);
+    assert_int_equal(b.tls, 0);
+    assert_int_equal(b.libuv, 0);
+    assert_int_equal(b.total, b.user + b.allocator);
+    lc_scenario_free(&s);
+}
+
 /* The estimate's struct part stands for sizeof(worker_user_t): when the
  * worker's structs change, USER_FIELDS_BYTES in lc_scenario_summary.c must. */
 static void test_user_struct_matches_the_worker(void **state)
@@ -141,6 +157,7 @@ int main(void)
         cmocka_unit_test(test_closed_model),
         cmocka_unit_test(test_open_model_tls),
         cmocka_unit_test(test_tls_idle_connection),
+        cmocka_unit_test(test_pool_users_hold_no_connection),
         cmocka_unit_test(test_user_struct_matches_the_worker),
         cmocka_unit_test(test_journey_structs_match_the_worker),
     };

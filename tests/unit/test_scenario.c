@@ -889,9 +889,55 @@ static void test_http2_option(void **state)
         {"'http2':'AUTO'", "http2", "expected false, true or \"auto\""},
         {"'http2':1", "http2", "expected false, true or \"auto\""},
         {"'http2':null", "http2", "expected false, true or \"auto\""},
-        {"'http2':{}", "http2", "expected false, true or \"auto\""},
+        {"'http2':{}", "http2.mode", "required"},
     };
     run_cases(cases, sizeof cases / sizeof cases[0]);
+}
+
+/* "http2": {"mode": true|"auto", "pool": {...}}: the mode alone parses as the plain value; a
+ * pool's members are bounded, it needs mode true, v1 tasks and the closed model. */
+static void test_http2_pool_option(void **state)
+{
+    (void)state;
+    lc_scenario_t s;
+    expect_ok(doc("'http2':{'mode':'auto'}", NULL), &s);
+    assert_int_equal(s.http2, LC_HTTP2_AUTO);
+    assert_int_equal(s.h2_pool.connections, 0);
+    lc_scenario_free(&s);
+    expect_ok(doc("'http2':{'mode':true}", NULL), &s);
+    assert_int_equal(s.http2, LC_HTTP2_ON);
+    lc_scenario_free(&s);
+    static const struct error_case cases[] = {
+        {"'http2':{'mode':false}", "http2.mode", "expected true or \"auto\""},
+        {"'http2':{'mode':'h2'}", "http2.mode", "expected true or \"auto\""},
+        {"'http2':{'pool':{'connections':1}}", "http2.mode", "required"},
+        {"'http2':{'mode':true,'streams':4}", "http2.streams", "unknown"},
+        {"'http2':{'mode':true,'pool':4}", "http2.pool", "expected {"},
+        {"'http2':{'mode':true,'pool':{}}", "http2.pool.connections", "required"},
+        {"'http2':{'mode':true,'pool':{'connections':0}}", "http2.pool.connections", "1"},
+        {"'http2':{'mode':true,'pool':{'connections':1025}}", "http2.pool.connections",
+         "1024"},
+        {"'http2':{'mode':true,'pool':{'connections':2,'max_streams':0}}",
+         "http2.pool.max_streams", "1"},
+        {"'http2':{'mode':true,'pool':{'connections':2,'max_streams':1001}}",
+         "http2.pool.max_streams", "1000"},
+        {"'http2':{'mode':true,'pool':{'connections':2,'conns':1}}", "http2.pool.conns",
+         "unknown"},
+        {"'arrival_rate':10,'http2':{'mode':true,'pool':{'connections':2}}", "http2.pool",
+         "closed model only"},
+        {"'http2':{'mode':'auto','pool':{'connections':2}}", "http2.mode", "must be true"},
+        {"'journeys':[{'name':'j','steps':[{'path':'/'}]}],"
+         "'http2':{'mode':true,'pool':{'connections':2}}", "http2.pool", "v1 tasks only"},
+    };
+    run_cases(cases, sizeof cases / sizeof cases[0]);
+    expect_ok(doc("'http2':{'mode':true,'pool':{'connections':4,'max_streams':25}}", NULL), &s);
+    assert_int_equal(s.http2, LC_HTTP2_ON);
+    assert_int_equal(s.h2_pool.connections, 4);
+    assert_int_equal(s.h2_pool.max_streams, 25);
+    lc_scenario_free(&s);
+    expect_ok(doc("'http2':{'mode':true,'pool':{'connections':1}}", NULL), &s);
+    assert_int_equal(s.h2_pool.max_streams, LC_H2_POOL_STREAMS_DEFAULT);
+    lc_scenario_free(&s);
 }
 
 int main(void)
@@ -904,6 +950,7 @@ int main(void)
         cmocka_unit_test(test_paths_and_headers), cmocka_unit_test(test_templates),
         cmocka_unit_test(test_control_characters), cmocka_unit_test(test_forbidden_headers),
         cmocka_unit_test(test_tls_ca),          cmocka_unit_test(test_http2_option),
+        cmocka_unit_test(test_http2_pool_option),
         cmocka_unit_test(test_invalid_json),    cmocka_unit_test(test_duration_parse),
         cmocka_unit_test(test_free_and_small_buffers),
         cmocka_unit_test(test_thresholds_k6),   cmocka_unit_test(test_threshold_expressions),
