@@ -304,7 +304,7 @@ static void think(worker_user_t *u)
     if (ms == 0)
         user_next(u);
     else
-        uv_timer_start(&u->think, on_think, ms, 0);
+        worker_user_wait(u, ms); /* a long think lets the connection drop its idle state */
 }
 
 /* Whether the user may not issue anything new: a journey's on_stop still may, until the
