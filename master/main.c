@@ -14,6 +14,7 @@
 #include "api.h"
 #include "fleet.h"
 #include "lc_addr.h"
+#include "lc_clock.h"
 #include "lc_err.h"
 #include "lc_log.h"
 #include "lc_notify.h"
@@ -33,6 +34,12 @@ static void on_role(void *arg, bool leader)
 {
     master_t *m = arg;
     fleet_set_accepting(m->fleet, leader, m->cfg.id, quorum_term(m->quorum));
+    lc_node_t self;
+    if (leader && members_find(m, m->cfg.id, &self) && self.worker.port != 0) {
+        char address[LC_HOST_MAX + 8];
+        lc_hostport_format(&self.worker, address, sizeof address);
+        fleet_send_parked_to(m->fleet, address);
+    }
     if (leader) {
         members_register_self(m);
         auth_on_leader(m);
@@ -41,6 +48,17 @@ static void on_role(void *arg, bool leader)
         batcher_reset(m->batcher);
     runs_on_leader(m->runs, leader);
     retention_on_leader(m->retention, leader);
+}
+
+/* A follower's news of its leader: a dead one gets no more workers, a new
+ * one gets the Hellos that waited for it. */
+static void on_leader(void *arg, uint64_t leader_id, bool gone)
+{
+    master_t *m = arg;
+    if (gone)
+        peers_note_down(m->peers, leader_id);
+    else
+        fleet_leader_known(m->fleet, lc_mono_ms());
 }
 
 static void on_join(void *arg, fleet_worker_t *w, const Lc__Hello *hello)
@@ -308,6 +326,8 @@ static int start(master_t *m, char *errmsg, size_t errlen)
                 m->cfg.raft_address);
     if (rv == 0)
         rv = quorum_init(&m->quorum, m->loop, m->store, &qc, on_role, m, errmsg, errlen);
+    if (rv == 0)
+        quorum_on_leader(m->quorum, on_leader, m);
     return rv;
 }
 

@@ -617,6 +617,15 @@ void worker_control_set_interval(worker_control_t *ctl, uint32_t ms)
         uv_timer_start(&ctl->stats_timer, on_stats_timer, ms, ms);
 }
 
+void worker_control_collect_now(worker_control_t *ctl)
+{
+    if (!ctl->batches || ctl->closing || ctl->runs == NULL)
+        return;
+    uv_timer_start(&ctl->stats_timer, on_stats_timer, ctl->stats_interval_ms,
+                   ctl->stats_interval_ms);
+    on_stats_timer(&ctl->stats_timer);
+}
+
 size_t worker_control_active(const worker_control_t *ctl)
 {
     size_t n = 0;

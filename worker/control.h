@@ -162,6 +162,9 @@ bool worker_control_lost(worker_control_t *ctl, uint64_t run, uint64_t batches,
                          uint64_t requests);
 /* Changes the stats interval. */
 void worker_control_set_interval(worker_control_t *ctl, uint32_t ms);
+/* Collects and sends a batch now (the interval restarts from here): a
+ * worker back at a new leader after a failover shows its counts at once. */
+void worker_control_collect_now(worker_control_t *ctl);
 /* Runs that are preparing, running or stopping. */
 size_t worker_control_active(const worker_control_t *ctl);
 /* Fills up to max RunLoads (assigned users when assigned_users, else the

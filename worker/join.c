@@ -118,6 +118,7 @@ static void end_orphan(join_t *j)
         return;
     j->orphaned = false;
     uv_timer_stop(&j->orphan_timer);
+    worker_control_collect_now(&j->ctl);
     lc_info("worker", "msg=\"leader reachable again\" orphaned_ms=%llu runs=%zu",
             (unsigned long long)(uv_now(&j->loop) - j->orphan_since_ms),
             worker_control_active(&j->ctl));

@@ -189,6 +189,13 @@ bool peers_seems_down(peers_t *p, uint64_t id)
     return false;
 }
 
+void peers_note_down(peers_t *p, uint64_t id)
+{
+    probe_t *pr = id != p->self_id ? slot_of(p, id) : NULL;
+    if (pr != NULL)
+        pr->last_failure_ms = lc_mono_ms();
+}
+
 void peers_reachable(peers_t *p, size_t *reachable, size_t *total)
 {
     lc_node_t nodes[LC_NODES_MAX];

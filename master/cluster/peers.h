@@ -23,6 +23,9 @@ void peers_reachable(peers_t *p, size_t *reachable, size_t *total);
 /* Whether member id's latest probe failed (false before any probe, and for
  * this node): a leader that seems down is not worth redirecting to. */
 bool peers_seems_down(peers_t *p, uint64_t id);
+/* Member id is known to be down now (its raft port's watch ended), as if a
+ * probe had just failed; a later successful probe says otherwise. */
+void peers_note_down(peers_t *p, uint64_t id);
 /* [{"id","raft","worker","api","reachable","last_contact_ms_ago"}] */
 json_t *peers_json(peers_t *p);
 

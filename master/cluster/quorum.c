@@ -12,6 +12,7 @@
 #include <sys/stat.h>
 
 #include "fsm.h"
+#include "leader_watch.h"
 #include "transport.h"
 #include "lc_addr.h"
 #include "lc_err.h"
@@ -24,6 +25,7 @@ struct quorum_s {
     struct raft raft;
     struct raft_io io;
     cluster_transport_t transport;
+    leader_watch_t leader_watch;
     fsm_t fsm;
     uv_timer_t role_timer;
     bool leader;             /* what on_role was last told */
@@ -31,6 +33,8 @@ struct quorum_s {
     struct raft_barrier *barrier; /* in flight while becoming leader */
     quorum_role_cb on_role;
     void *role_arg;
+    quorum_leader_cb on_leader; /* a follower's news of its leader */
+    void *leader_arg;
     void (*on_closed)(void *arg);
     void *closed_arg;
     int pending_closes;
@@ -72,6 +76,7 @@ static void barrier_cb(struct raft_barrier *req, int status)
 static void role_poll_cb(uv_timer_t *t)
 {
     quorum_t *q = t->data;
+    leader_watch_poll(&q->leader_watch);
     bool leader = raft_state(&q->raft) == RAFT_LEADER;
     if (leader == q->raft_leader)
         return;
@@ -90,6 +95,19 @@ static void role_poll_cb(uv_timer_t *t)
         return;
     }
     q->barrier = req;
+}
+
+static void leader_event(void *arg, uint64_t id, bool gone)
+{
+    quorum_t *q = arg;
+    if (q->on_leader != NULL)
+        q->on_leader(q->leader_arg, id, gone);
+}
+
+void quorum_on_leader(quorum_t *q, quorum_leader_cb cb, void *arg)
+{
+    q->on_leader = cb;
+    q->leader_arg = arg;
 }
 
 static int bootstrap_if_new(quorum_t *q, const quorum_config_t *cfg, char *errmsg, size_t errlen)
@@ -178,6 +196,7 @@ static int start_raft(quorum_t *q, uv_loop_t *loop, const quorum_config_t *cfg, 
         cluster_transport_close(&q->transport);
         return LC_EIO;
     }
+    leader_watch_init(&q->leader_watch, &q->raft, &q->transport, leader_event, q);
     raft_set_election_timeout(&q->raft, cfg->election_timeout_ms);
     raft_set_heartbeat_timeout(&q->raft, cfg->heartbeat_timeout_ms);
     raft_set_snapshot_threshold(&q->raft, cfg->snapshot_threshold);

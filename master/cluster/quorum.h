@@ -44,6 +44,12 @@ typedef void (*quorum_applied_cb)(void *arg, int status, int result);
 int quorum_init(quorum_t **out, uv_loop_t *loop, store_t *store, const quorum_config_t *cfg,
                 quorum_role_cb on_role, void *role_arg, char *errmsg, size_t errlen);
 
+/* A follower's news of its leader (leader_watch.h): gone, the leader it
+ * knew died and its election is already starting (send no worker there);
+ * otherwise leader_id has just become known as the leader. */
+typedef void (*quorum_leader_cb)(void *arg, uint64_t leader_id, bool gone);
+void quorum_on_leader(quorum_t *q, quorum_leader_cb cb, void *arg);
+
 bool quorum_is_leader(quorum_t *q);
 uint64_t quorum_term(quorum_t *q);
 uint64_t quorum_id(quorum_t *q);

@@ -1,8 +1,9 @@
-/* transport.c — the Raft port: listen, connect (looking names up again each
- * time, so a peer that moved is found), mutual TLS, the cluster secret's
+/* transport.c — the Raft port: listen, mutual TLS, the cluster secret's
  * challenge, then raft's handshake, and only then the stream is raft's (over
- * TLS: a socket pair to a relay). */
+ * TLS: a socket pair to a relay); or a watch, which stays ours. Outgoing
+ * connects are in transport_connect.c. */
 #include "transport.h"
+#include "transport_internal.h"
 
 #include <arpa/inet.h>
 #include <assert.h>
@@ -17,51 +18,9 @@
 #include "lc_log.h"
 #include "peer_auth.h"
 
-/* canonical/raft's TCP handshake (src/uv_tcp.h, uv_tcp_connect.c): three
- * little-endian uint64 (protocol 1, server id, address length padded to 8
- * with its NUL), then the address. */
-#define HANDSHAKE_PROTOCOL 1u
-#define PREAMBLE_LEN 24u
-#define ADDRESS_MAX CLUSTER_TRANSPORT_ADDRESS_MAX /* padded, with the NUL */
 #define LISTEN_BACKLOG 64
-#define CIPHER_CHUNK 4096u        /* TLS: ciphertext read at a time before raft's */
 #define EARLY_MAX (1024u * 1024u) /* TLS: raft's bytes that may come with the handshake */
-
-typedef enum {
-    PHASE_CONNECTING, /* outgoing: TCP connect in flight */
-    PHASE_TLS,        /* the TLS handshake */
-    PHASE_AUTH,       /* the challenge (peer_auth) */
-    PHASE_PREAMBLE,   /* incoming: raft's handshake preamble */
-    PHASE_ADDRESS,    /* incoming: the peer's raft address */
-    PHASE_READY       /* raft's once the last write completed */
-} phase_t;
-
-/* One connection before raft owns it. */
-struct peer_conn_s {
-    cluster_transport_t *t;
-    uv_tcp_t *tcp; /* raft_malloc'd: raft frees it once it is raft's */
-    uv_timer_t deadline;
-    uv_connect_t connect;
-    bool outgoing;
-    bool notify;             /* outgoing: raft waits for cb */
-    phase_t phase;
-    lc_tls_channel_t *tls;   /* NULL: plain TCP */
-    lc_buf_t early;          /* TLS: raft's plaintext read with the handshake */
-    char host[LC_HOST_MAX];  /* outgoing: the host dialed, which its certificate must name */
-    uint8_t cipher[CIPHER_CHUNK];
-    peer_auth_t auth;
-    uint8_t in[ADDRESS_MAX]; /* the message being read, read exactly */
-    size_t have, want;
-    size_t received;         /* bytes from the peer so far */
-    raft_id peer_id;
-    struct raft_uv_connect *req; /* outgoing */
-    raft_uv_connect_cb cb;
-    unsigned writes;         /* uv_write requests in flight */
-    unsigned closes;         /* handles still closing */
-    bool failed;
-    char peer[64];           /* ip:port for logs */
-    peer_conn_t *next;
-};
+#define WATCHERS_MAX 16u          /* incoming watches held at once */
 
 typedef struct conn_write_s {
     uv_write_t req;
@@ -69,49 +28,24 @@ typedef struct conn_write_s {
     uint8_t data[];
 } conn_write_t;
 
-struct pending_resolve_s {
-    uv_getaddrinfo_t gai;
-    cluster_transport_t *t;
-    struct raft_uv_connect *req;
-    raft_id id;
-    char host[LC_HOST_MAX];
-    uint16_t port;
-    raft_uv_connect_cb cb;
-    pending_resolve_t *next;
-};
-
-static cluster_transport_t *of_outer(struct raft_uv_transport *outer)
-{
-    return outer->impl;
-}
-
-static void maybe_closed(cluster_transport_t *t);
 static void advance(peer_conn_t *c);
+static void expect(peer_conn_t *c, phase_t phase, size_t want);
+static bool conn_send(peer_conn_t *c, const uint8_t *data, size_t len);
+static void alloc_cb(uv_handle_t *h, size_t suggested, uv_buf_t *buf);
+static void read_cb(uv_stream_t *stream, ssize_t nread, const uv_buf_t *buf);
 
 /* ---- raft's handshake ------------------------------------------------ */
 
-static void put_u64(uint8_t *p, uint64_t v)
-{
-    for (int i = 0; i < 8; i++)
-        p[i] = (uint8_t)(v >> (8 * i));
-}
-
-static uint64_t get_u64(const uint8_t *p)
-{
-    uint64_t v = 0;
-    for (int i = 7; i >= 0; i--)
-        v = v << 8 | p[i];
-    return v;
-}
-
-/* Writes raft's handshake for (id, address) into out; returns its length. */
-static size_t handshake_encode(raft_id id, const char *address, uint8_t out[PREAMBLE_LEN + ADDRESS_MAX])
+/* Writes raft's handshake (or a watch's, by protocol) for (id, address)
+ * into out; returns its length. */
+static size_t handshake_encode(uint64_t protocol, raft_id id, const char *address,
+                               uint8_t out[PREAMBLE_LEN + ADDRESS_MAX])
 {
     size_t padded = (strlen(address) + 1 + 7) / 8 * 8;
     assert(padded <= ADDRESS_MAX);
-    put_u64(out, HANDSHAKE_PROTOCOL);
-    put_u64(out + 8, id);
-    put_u64(out + 16, padded);
+    transport_put_u64(out, protocol);
+    transport_put_u64(out + 8, id);
+    transport_put_u64(out + 16, padded);
     memset(out + PREAMBLE_LEN, 0, padded);
     memcpy(out + PREAMBLE_LEN, address, strlen(address));
     return PREAMBLE_LEN + padded;
@@ -149,15 +83,20 @@ static void maybe_free(peer_conn_t *c)
             *link = c->next;
             break;
         }
-    if (!c->outgoing)
+    if (c->in_handshake)
         t->incoming--;
+    if (c->watch && !c->outgoing && c->phase == PHASE_WATCHING)
+        t->watchers--;
+    if (c->watch && c->outgoing && c->watch_gen == t->watch_gen && !t->closing &&
+        t->watch_lost != NULL)
+        t->watch_lost(t->watch_arg, c->peer_id, c->phase == PHASE_WATCHING || c->refused);
     if (c->failed && c->notify)
         c->cb(c->req, NULL, t->closing ? RAFT_CANCELED : RAFT_NOCONNECTION);
     raft_free(c->tcp); /* NULL once handed to raft */
     lc_tls_channel_free(c->tls);
     lc_buf_free(&c->early);
     free(c);
-    maybe_closed(t);
+    transport_maybe_closed(t);
 }
 
 static void conn_closed_cb(uv_handle_t *h)
@@ -170,7 +109,7 @@ static void conn_closed_cb(uv_handle_t *h)
 
 /* Closes c for why (NULL: not worth a warning, as a reachability probe's
  * connect-and-close, or a peer that is down). */
-static void conn_fail(peer_conn_t *c, const char *why)
+void transport_conn_fail(peer_conn_t *c, const char *why)
 {
     if (c->failed || c->tcp == NULL)
         return; /* closing already, or raft's */
@@ -190,7 +129,7 @@ static void write_cb(uv_write_t *req, int status)
     assert(c->writes > 0);
     c->writes--;
     if (!c->failed && status != 0)
-        conn_fail(c, uv_strerror(status));
+        transport_conn_fail(c, uv_strerror(status));
     else if (!c->failed)
         advance(c);
     maybe_free(c);
@@ -224,12 +163,67 @@ static uv_stream_t *relay_for_raft(peer_conn_t *c)
     int rv = tls_relay_start(&c->t->relays, c->t->loop, c->tcp, c->tls,
                              (const uint8_t *)c->early.data, c->early.len, c->peer, &stream);
     if (rv != 0) {
-        conn_fail(c, uv_strerror(rv));
+        transport_conn_fail(c, uv_strerror(rv));
         return NULL;
     }
     c->tls = NULL; /* the relay's, with the TCP handle */
     lc_buf_free(&c->early);
     return stream;
+}
+
+/* ---- the watch (transport.h) ------------------------------------------ */
+
+static void watch_read(peer_conn_t *c)
+{
+    int rv = uv_read_start((uv_stream_t *)c->tcp, alloc_cb, read_cb);
+    if (rv != 0 && rv != UV_EALREADY)
+        transport_conn_fail(c, uv_strerror(rv));
+}
+
+/* Both sides now only wait for the other's end: no deadline, one byte of
+ * room to notice a violation. */
+static void watch_up(peer_conn_t *c)
+{
+    uv_timer_stop(&c->deadline);
+    expect(c, PHASE_WATCHING, 1);
+    lc_debug("transport", "msg=\"watch up\" direction=%s id=%llu peer=%s",
+             c->outgoing ? "outgoing" : "incoming", (unsigned long long)c->peer_id, c->peer);
+}
+
+/* A watch's handshake is out (outgoing) or in (incoming): the acceptor answers. */
+static void watch_begin(peer_conn_t *c)
+{
+    cluster_transport_t *t = c->t;
+    if (c->early.len > 0) {
+        transport_conn_fail(c, "data after a watch's handshake");
+        return;
+    }
+    if (c->outgoing) {
+        expect(c, PHASE_WATCH_ACK, WATCH_ACK_LEN);
+        watch_read(c);
+        return;
+    }
+    if (t->watchers >= WATCHERS_MAX) {
+        transport_conn_fail(c, "too many watch connections");
+        return;
+    }
+    t->watchers++;
+    c->in_handshake = false;
+    t->incoming--;
+    watch_up(c);
+    uint8_t ack[WATCH_ACK_LEN];
+    transport_put_u64(ack, WATCH_PROTOCOL);
+    if (conn_send(c, ack, sizeof ack))
+        watch_read(c);
+}
+
+static void watch_acked(peer_conn_t *c)
+{
+    if (transport_get_u64(c->in) != WATCH_PROTOCOL) {
+        transport_conn_fail(c, "malformed answer to a watch");
+        return;
+    }
+    watch_up(c);
 }
 
 /* Hands c's stream to raft once the last of our writes is out. */
@@ -239,6 +233,10 @@ static void advance(peer_conn_t *c)
         return;
     cluster_transport_t *t = c->t;
     uv_stream_t *stream;
+    if (c->watch) {
+        watch_begin(c);
+        return;
+    }
     if (c->tls != NULL) {
         if ((stream = relay_for_raft(c)) == NULL)
             return;
@@ -262,8 +260,9 @@ static void advance(peer_conn_t *c)
 static void deadline_cb(uv_timer_t *timer)
 {
     peer_conn_t *c = timer->data;
-    conn_fail(c, c->phase == PHASE_TLS    ? "timeout during the TLS handshake"
+    transport_conn_fail(c, c->phase == PHASE_TLS    ? "timeout during the TLS handshake"
                  : c->phase == PHASE_AUTH ? "timeout during authentication"
+                 : c->phase == PHASE_WATCH_ACK ? "timeout waiting for the watch's answer"
                                           : "timeout during raft's handshake");
 }
 
@@ -280,7 +279,7 @@ static bool conn_send(peer_conn_t *c, const uint8_t *data, size_t len)
 {
     int rv = c->tls != NULL ? lc_tls_channel_write(c->tls, data, len) : conn_write(c, data, len);
     if (rv != 0 && !c->failed)
-        conn_fail(c, c->tls != NULL ? lc_tls_channel_error(c->tls) : uv_strerror(rv));
+        transport_conn_fail(c, c->tls != NULL ? lc_tls_channel_error(c->tls) : uv_strerror(rv));
     return rv == 0;
 }
 
@@ -288,7 +287,8 @@ static bool conn_send(peer_conn_t *c, const uint8_t *data, size_t len)
 static void send_handshake(peer_conn_t *c)
 {
     uint8_t hs[PREAMBLE_LEN + ADDRESS_MAX];
-    size_t len = handshake_encode(c->t->id, c->t->address, hs);
+    size_t len = handshake_encode(c->watch ? WATCH_PROTOCOL : HANDSHAKE_PROTOCOL, c->t->id,
+                                  c->t->address, hs);
     c->phase = PHASE_READY;
     conn_send(c, hs, len);
 }
@@ -299,7 +299,7 @@ static void auth_step(peer_conn_t *c, size_t n)
     size_t out_len = 0;
     peer_auth_verdict_t v = peer_auth_feed(&c->auth, c->in, n, out, &out_len);
     if (v == PEER_AUTH_FAIL) {
-        conn_fail(c, c->auth.why);
+        transport_conn_fail(c, c->auth.why);
         return;
     }
     if (out_len > 0 && !conn_send(c, out, out_len))
@@ -316,12 +316,14 @@ static void auth_step(peer_conn_t *c, size_t n)
 
 static void preamble_step(peer_conn_t *c)
 {
-    uint64_t protocol = get_u64(c->in), id = get_u64(c->in + 8), len = get_u64(c->in + 16);
-    if (protocol != HANDSHAKE_PROTOCOL || id == 0 || len == 0 || len > ADDRESS_MAX) {
-        conn_fail(c, "malformed raft handshake");
+    uint64_t protocol = transport_get_u64(c->in), id = transport_get_u64(c->in + 8), len = transport_get_u64(c->in + 16);
+    if ((protocol != HANDSHAKE_PROTOCOL && protocol != WATCH_PROTOCOL) || id == 0 || len == 0 ||
+        len > ADDRESS_MAX) {
+        transport_conn_fail(c, "malformed raft handshake");
         return;
     }
     c->peer_id = id;
+    c->watch = protocol == WATCH_PROTOCOL;
     expect(c, PHASE_ADDRESS, (size_t)len);
 }
 
@@ -333,19 +335,19 @@ static bool may_claim(peer_conn_t *c, const char *address)
     lc_hostport_t hp;
     char why[320];
     if (lc_hostport_parse(address, 0, &hp, why, sizeof why) != 0) {
-        conn_fail(c, "the raft address in its handshake is not host:port");
+        transport_conn_fail(c, "the raft address in its handshake is not host:port");
         return false;
     }
     if (!lc_tls_channel_peer_is(c->tls, hp.host)) {
         snprintf(why, sizeof why, "its certificate (%.60s) does not name %.60s, the host it claims",
                  lc_tls_channel_peer(c->tls), hp.host);
-        conn_fail(c, why);
+        transport_conn_fail(c, why);
         return false;
     }
     if (t->admit != NULL && !t->admit(t->admit_arg, c->peer_id, address)) {
         snprintf(why, sizeof why, "server %llu at %.80s is not in the Raft configuration",
                  (unsigned long long)c->peer_id, address);
-        conn_fail(c, why);
+        transport_conn_fail(c, why);
         return false;
     }
     return true;
@@ -354,7 +356,7 @@ static bool may_claim(peer_conn_t *c, const char *address)
 static void address_step(peer_conn_t *c)
 {
     if (memchr(c->in, '\0', c->have) == NULL) {
-        conn_fail(c, "malformed raft handshake");
+        transport_conn_fail(c, "malformed raft handshake");
         return;
     }
     if (c->tls != NULL && !may_claim(c, (const char *)c->in))
@@ -376,8 +378,16 @@ static void session_step(peer_conn_t *c)
         auth_step(c, n);
         return;
     }
+    if (c->phase == PHASE_WATCHING) {
+        transport_conn_fail(c, "data on a watch connection");
+        return;
+    }
     if (c->have < c->want)
         return;
+    if (c->phase == PHASE_WATCH_ACK) {
+        watch_acked(c);
+        return;
+    }
     if (c->phase == PHASE_PREAMBLE)
         preamble_step(c);
     else
@@ -399,7 +409,7 @@ static void session_start(peer_conn_t *c)
     uint8_t nonce[PEER_AUTH_NONCE_LEN], out[PEER_AUTH_MSG_MAX];
     size_t out_len;
     if (lc_join_nonce(nonce) != 0) {
-        conn_fail(c, "no random nonce");
+        transport_conn_fail(c, "no random nonce");
         return;
     }
     peer_auth_start(&c->auth, c->outgoing ? PEER_AUTH_CONNECTOR : PEER_AUTH_ACCEPTOR, t->secret,
@@ -428,7 +438,7 @@ static int tls_receive_cb(void *arg, const uint8_t *data, size_t len)
     while (len > 0 && !c->failed) {
         if (c->phase == PHASE_READY) {
             if (c->early.len + len > EARLY_MAX || lc_buf_append(&c->early, data, len) != 0)
-                conn_fail(c, "too much data before raft took the connection");
+                transport_conn_fail(c, "too much data before raft took the connection");
             break;
         }
         size_t n = len < c->want - c->have ? len : c->want - c->have;
@@ -448,7 +458,7 @@ static void tls_feed(peer_conn_t *c, size_t n)
         return;
     if (rv != 0) {
         const char *why = lc_tls_channel_error(c->tls);
-        conn_fail(c, why[0] != '\0' ? why : lc_strerror(rv));
+        transport_conn_fail(c, why[0] != '\0' ? why : lc_strerror(rv));
         return;
     }
     if (c->phase == PHASE_TLS && lc_tls_channel_established(c->tls))
@@ -478,7 +488,7 @@ static void read_cb(uv_stream_t *stream, ssize_t nread, const uv_buf_t *buf)
         return;
     if (nread < 0) {
         /* A probe connects and closes without a word: no warning for that. */
-        conn_fail(c, c->received == 0 && !c->outgoing ? NULL
+        transport_conn_fail(c, c->watch || (c->received == 0 && !c->outgoing) ? NULL
                      : nread == UV_EOF                ? "peer closed the connection"
                                                       : uv_strerror((int)nread));
         return;
@@ -493,7 +503,7 @@ static void read_cb(uv_stream_t *stream, ssize_t nread, const uv_buf_t *buf)
 }
 
 /* Allocates a connection with its TCP handle and deadline timer initialized. */
-static peer_conn_t *conn_new(cluster_transport_t *t, bool outgoing)
+peer_conn_t *transport_conn_new(cluster_transport_t *t, bool outgoing)
 {
     peer_conn_t *c = calloc(1, sizeof *c);
     uv_tcp_t *tcp = raft_malloc(sizeof *tcp);
@@ -505,6 +515,7 @@ static peer_conn_t *conn_new(cluster_transport_t *t, bool outgoing)
     c->t = t;
     c->tcp = tcp;
     c->outgoing = outgoing;
+    c->in_handshake = !outgoing;
     uv_tcp_init(t->loop, c->tcp);
     uv_timer_init(t->loop, &c->deadline);
     c->tcp->data = c;
@@ -525,12 +536,12 @@ static void tls_start(peer_conn_t *c)
     int rv = lc_tls_channel_new(&c->tls, c->outgoing ? t->tls_client : t->tls_server,
                                 c->outgoing ? c->host : NULL, &io);
     if (rv != 0 && !c->failed)
-        conn_fail(c, c->tls != NULL ? lc_tls_channel_error(c->tls) : lc_strerror(rv));
+        transport_conn_fail(c, c->tls != NULL ? lc_tls_channel_error(c->tls) : lc_strerror(rv));
 }
 
 /* The TCP connection is up (either direction): TLS first when configured,
  * then the session. */
-static void conn_start(peer_conn_t *c)
+void transport_conn_start(peer_conn_t *c)
 {
     cluster_transport_t *t = c->t;
     uv_timer_start(&c->deadline, deadline_cb, t->deadline_ms, 0);
@@ -541,7 +552,7 @@ static void conn_start(peer_conn_t *c)
     if (!c->failed && c->phase != PHASE_READY) {
         int rv = uv_read_start((uv_stream_t *)c->tcp, alloc_cb, read_cb);
         if (rv != 0)
-            conn_fail(c, uv_strerror(rv));
+            transport_conn_fail(c, uv_strerror(rv));
     }
 }
 
@@ -566,7 +577,7 @@ static void listen_cb(uv_stream_t *server, int status)
     cluster_transport_t *t = server->data;
     if (status != 0 || t->closing)
         return;
-    peer_conn_t *c = conn_new(t, false);
+    peer_conn_t *c = transport_conn_new(t, false);
     if (c == NULL) {
         /* Accept and drop it, so the backlog does not keep waking us. */
         uv_tcp_t *drop = malloc(sizeof *drop);
@@ -578,20 +589,20 @@ static void listen_cb(uv_stream_t *server, int status)
         return;
     }
     if (uv_accept(server, (uv_stream_t *)c->tcp) != 0) {
-        conn_fail(c, NULL);
+        transport_conn_fail(c, NULL);
         return;
     }
     name_peer(c);
     if (t->incoming > CLUSTER_TRANSPORT_INCOMING_MAX) {
-        conn_fail(c, "too many connections in handshake");
+        transport_conn_fail(c, "too many connections in handshake");
         return;
     }
-    conn_start(c);
+    transport_conn_start(c);
 }
 
 static int outer_init(struct raft_uv_transport *outer, raft_id id, const char *address)
 {
-    cluster_transport_t *t = of_outer(outer);
+    cluster_transport_t *t = transport_of_outer(outer);
     if (strlen(address) + 1 > ADDRESS_MAX || strlen(address) >= sizeof t->address) {
         snprintf(outer->errmsg, sizeof outer->errmsg, "raft address too long: %.200s", address);
         return RAFT_INVALID;
@@ -603,7 +614,7 @@ static int outer_init(struct raft_uv_transport *outer, raft_id id, const char *a
 
 static int outer_listen(struct raft_uv_transport *outer, raft_uv_accept_cb cb)
 {
-    cluster_transport_t *t = of_outer(outer);
+    cluster_transport_t *t = transport_of_outer(outer);
     const char *bind = t->bind_address[0] != '\0' ? t->bind_address : t->address;
     lc_hostport_t hp;
     char why[128];
@@ -627,116 +638,11 @@ static int outer_listen(struct raft_uv_transport *outer, raft_uv_accept_cb cb)
     return 0;
 }
 
-/* ---- connecting -------------------------------------------------------- */
-
-static void connect_cb(uv_connect_t *req, int status)
-{
-    peer_conn_t *c = req->data;
-    if (c->failed)
-        return; /* closed meanwhile: maybe_free() reports it */
-    if (status != 0) {
-        lc_debug("transport", "msg=\"cannot connect to raft peer\" id=%llu peer=%s error=\"%s\"",
-                 (unsigned long long)c->peer_id, c->peer, uv_strerror(status));
-        conn_fail(c, NULL);
-        return;
-    }
-    conn_start(c);
-}
-
-/* Connects to addr, an IPv4 address of host (a name or that literal, which
- * a TLS peer's certificate must name). Returns 0 (cb follows) or a RAFT_
- * error. */
-static int connect_literal(cluster_transport_t *t, struct raft_uv_connect *req, raft_id id,
-                           const char *host, const struct sockaddr_in *addr,
-                           raft_uv_connect_cb cb)
-{
-    peer_conn_t *c = conn_new(t, true);
-    if (c == NULL)
-        return RAFT_NOMEM;
-    snprintf(c->host, sizeof c->host, "%s", host);
-    c->req = req;
-    c->cb = cb;
-    c->peer_id = id;
-    c->connect.data = c;
-    char ip[INET_ADDRSTRLEN];
-    uv_ip4_name(addr, ip, sizeof ip);
-    snprintf(c->peer, sizeof c->peer, "%s:%u", ip, ntohs(addr->sin_port));
-    int rv = uv_tcp_connect(&c->connect, c->tcp, (const struct sockaddr *)addr, connect_cb);
-    if (rv != 0) {
-        conn_fail(c, NULL); /* without cb: this attempt failed synchronously */
-        return RAFT_NOCONNECTION;
-    }
-    c->notify = true;
-    return 0;
-}
-
-static void unlink_pending(cluster_transport_t *t, pending_resolve_t *p)
-{
-    for (pending_resolve_t **link = &t->pending; *link != NULL; link = &(*link)->next)
-        if (*link == p) {
-            *link = p->next;
-            return;
-        }
-}
-
-static void resolved_cb(uv_getaddrinfo_t *gai, int status, struct addrinfo *res)
-{
-    pending_resolve_t *p = gai->data;
-    cluster_transport_t *t = p->t;
-    unlink_pending(t, p);
-    struct sockaddr_in addr;
-    bool found = status == 0 && res != NULL;
-    if (found) {
-        memcpy(&addr, res->ai_addr, sizeof addr);
-        addr.sin_port = htons(p->port);
-    }
-    uv_freeaddrinfo(res);
-    int rv = RAFT_CANCELED;
-    if (!t->closing) {
-        rv = found ? connect_literal(t, p->req, p->id, p->host, &addr, p->cb) : RAFT_NOCONNECTION;
-        if (!found)
-            lc_debug("transport", "msg=\"cannot resolve raft peer\" id=%llu error=\"%s\"",
-                     (unsigned long long)p->id, uv_strerror(status));
-    }
-    if (rv != 0)
-        p->cb(p->req, NULL, rv);
-    free(p);
-    maybe_closed(t);
-}
-
-static int outer_connect(struct raft_uv_transport *outer, struct raft_uv_connect *req,
-                         raft_id id, const char *address, raft_uv_connect_cb cb)
-{
-    cluster_transport_t *t = of_outer(outer);
-    assert(!t->closing);
-    lc_hostport_t hp;
-    char why[128];
-    struct sockaddr_in addr;
-    if (lc_hostport_parse(address, 0, &hp, why, sizeof why) != 0)
-        return RAFT_NOCONNECTION;
-    if (uv_ip4_addr(hp.host, hp.port, &addr) == 0)
-        return connect_literal(t, req, id, hp.host, &addr, cb);
-    pending_resolve_t *p = calloc(1, sizeof *p);
-    if (p == NULL)
-        return RAFT_NOMEM;
-    *p = (pending_resolve_t){.t = t, .req = req, .id = id, .port = hp.port, .cb = cb};
-    snprintf(p->host, sizeof p->host, "%s", hp.host);
-    p->gai.data = p;
-    struct addrinfo hints = {.ai_family = AF_INET, .ai_socktype = SOCK_STREAM};
-    if (uv_getaddrinfo(t->loop, &p->gai, resolved_cb, hp.host, NULL, &hints) != 0) {
-        free(p);
-        return RAFT_NOCONNECTION;
-    }
-    p->next = t->pending;
-    t->pending = p;
-    return 0;
-}
-
 /* ---- closing ----------------------------------------------------------- */
 
 /* The close callback fires once the listener is closed, no lookup is pending
  * and no connection is in handshake (their connect callbacks ran first). */
-static void maybe_closed(cluster_transport_t *t)
+void transport_maybe_closed(cluster_transport_t *t)
 {
     if (!t->closing || t->pending != NULL || t->conns != NULL || t->relays.head != NULL ||
         t->listener_state == 2 || t->close_cb == NULL)
@@ -750,12 +656,12 @@ static void listener_closed_cb(uv_handle_t *h)
 {
     cluster_transport_t *t = h->data;
     t->listener_state = 3;
-    maybe_closed(t);
+    transport_maybe_closed(t);
 }
 
 static void outer_close(struct raft_uv_transport *outer, raft_uv_transport_close_cb cb)
 {
-    cluster_transport_t *t = of_outer(outer);
+    cluster_transport_t *t = transport_of_outer(outer);
     assert(!t->closing);
     t->closing = 1;
     t->close_cb = cb;
@@ -766,14 +672,14 @@ static void outer_close(struct raft_uv_transport *outer, raft_uv_transport_close
     for (pending_resolve_t *p = t->pending; p != NULL; p = p->next)
         uv_cancel((uv_req_t *)&p->gai);
     for (peer_conn_t *c = t->conns; c != NULL; c = c->next)
-        conn_fail(c, NULL);
+        transport_conn_fail(c, NULL);
     tls_relays_close_all(&t->relays);
-    maybe_closed(t);
+    transport_maybe_closed(t);
 }
 
 static void relays_empty_cb(void *arg)
 {
-    maybe_closed(arg);
+    transport_maybe_closed(arg);
 }
 
 int cluster_transport_init(cluster_transport_t *t, uv_loop_t *loop,
@@ -805,7 +711,7 @@ int cluster_transport_init(cluster_transport_t *t, uv_loop_t *loop,
     t->outer.impl = t;
     t->outer.init = outer_init;
     t->outer.listen = outer_listen;
-    t->outer.connect = outer_connect;
+    t->outer.connect = transport_outer_connect;
     t->outer.close = outer_close;
     return 0;
 }

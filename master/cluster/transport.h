@@ -39,6 +39,11 @@ typedef struct cluster_transport_config_s {
     void *admit_arg;
 } cluster_transport_config_t;
 
+/* A watch on a peer ended. definite: the peer's process is gone (the
+ * established watch closed, or nothing listens at its raft port); false: it
+ * could not be set up (a timeout, an older peer that refuses watches). */
+typedef void (*cluster_transport_watch_cb)(void *arg, raft_id id, bool definite);
+
 typedef struct peer_conn_s peer_conn_t;
 typedef struct pending_resolve_s pending_resolve_t;
 
@@ -66,12 +71,28 @@ typedef struct cluster_transport_s {
     int closing;
     uint64_t log_next_ms[2];        /* refusals are logged at most once a second, */
     unsigned log_suppressed[2];     /* [0] incoming, [1] outgoing */
+    unsigned watchers;              /* incoming watches held */
+    unsigned watch_gen;             /* our watch's generation: older ones are stale */
+    cluster_transport_watch_cb watch_lost;
+    void *watch_arg;
 } cluster_transport_t;
 
 /* Initializes t on loop with cfg (the secret and contexts must outlive t).
  * Returns 0 or RAFT_INVALID. */
 int cluster_transport_init(cluster_transport_t *t, uv_loop_t *loop,
                            const cluster_transport_config_t *cfg);
+/* The watch: a connection to a peer's raft port that carries nothing after
+ * its handshake (the cluster secret's challenge and TLS as raft's own), so
+ * its end says at once that the peer's process died, long before an election
+ * timeout would. One at a time: watch() replaces the previous one, unwatch()
+ * ends it; lost(arg, id, definite) is called once when a watch ends by
+ * itself. set_watch_cb before the first watch. */
+void cluster_transport_set_watch_cb(cluster_transport_t *t, cluster_transport_watch_cb lost,
+                                    void *arg);
+/* Returns 0, or a RAFT_ error (lost is not called then). */
+int cluster_transport_watch(cluster_transport_t *t, raft_id id, const char *address);
+void cluster_transport_unwatch(cluster_transport_t *t);
+
 /* Releases t's memory; call after raft has closed the transport (or when raft
  * never started it). */
 void cluster_transport_close(cluster_transport_t *t);

@@ -526,6 +526,30 @@ static void close_silent_conns(fleet_t *f, uint64_t now)
     }
 }
 
+void fleet_send_parked_to(fleet_t *f, const char *address)
+{
+    assert(address != NULL && address[0] != '\0');
+    for (fleet_conn_t *c = f->conns, *next; c != NULL; c = next) {
+        next = c->next;
+        if (c->parked_ms == 0 || c->closing)
+            continue;
+        fleet_send_redirect(c, address);
+        fleet_conn_close(c, NULL);
+    }
+}
+
+void fleet_leader_known(fleet_t *f, uint64_t now_ms)
+{
+    char leader[LC_HOST_MAX + 8];
+    if (!leader_known(f, leader, sizeof leader))
+        return;
+    for (fleet_conn_t *c = f->conns, *next; c != NULL; c = next) {
+        next = c->next;
+        if (c->parked_ms != 0 && !c->closing)
+            redirect(f, c, now_ms);
+    }
+}
+
 /* Workers silent for MISSED_HEARTBEATS intervals are lost. */
 void fleet_tick(fleet_t *f, uint64_t now_ms)
 {

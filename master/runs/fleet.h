@@ -186,5 +186,11 @@ bool fleet_accepts_connection(const fleet_t *f);
 /* Liveness, called 4 times per heartbeat interval: closes connections that
  * sent no Hello within 5 s, and loses workers silent for 3 intervals. */
 void fleet_tick(fleet_t *f, uint64_t now_ms);
+/* A follower has just learnt who leads: Hellos parked for want of a leader
+ * are sent on now rather than at the next tick. */
+void fleet_leader_known(fleet_t *f, uint64_t now_ms);
+/* This master has just become leader: Hellos it parked while the election
+ * ran are sent to address (its own worker address) to say Hello again. */
+void fleet_send_parked_to(fleet_t *f, const char *address);
 
 #endif

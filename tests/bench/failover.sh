@@ -1,12 +1,13 @@
 #!/usr/bin/env bash
 # failover.sh — the failover figures: REPS (5) leader kills with the default
 # election timeout and REPS with --election-timeout-ms 300; median and max of
-# kill → new leader, → workers back, → stats flowing, and requests lost.
+# kill → new leader, → workers back, → stats flowing, → fresh stats (see
+# failover_once.sh), and requests lost.
 set -euo pipefail
 REPS=${REPS:-5}
 here=$(dirname "$0")
 summary() { # label file
-    for f in elect_s workers_s stats_s lost; do
+    for f in elect_s workers_s stats_s fresh_s lost; do
         sed -n "s/.*$f=\([0-9.]*\).*/\1/p" "$2" | sort -g |
             awk -v label="$1" -v f="$f" '{ a[NR] = $1 } END {
                 if (NR == 0) { printf "%-14s %-10s no data\n", label, f; exit }

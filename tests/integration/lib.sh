@@ -266,6 +266,21 @@ leader_id() {
 }
 leader_known() { leader_id >/dev/null; }
 
+# await_new_leader OLD TRIES KILLED_AT: polls (TRIES × 50 ms) for a leader
+# other than OLD; sets new_leader (empty if none) and elected_in (seconds
+# since KILLED_AT, a `date +%s.%N`), and defines within LIMIT.
+await_new_leader() {
+    local old=$1 tries=$2 since=$3
+    new_leader=""
+    for _ in $(seq 1 "$tries"); do
+        new_leader=$(leader_id 2>/dev/null) && [ "$new_leader" != "$old" ] && break
+        new_leader=""
+        sleep 0.05
+    done
+    elected_in=$(echo "$(date +%s.%N) - $since" | bc)
+}
+within() { [ -n "$new_leader" ] && awk -v t="$elected_in" -v limit="$1" 'BEGIN { exit !(t <= limit) }'; }
+
 # join_workers N [FLAGS…]: workers worker-1…N (one engine thread each) that
 # join every master of the cluster ($JOIN).
 join_workers() {

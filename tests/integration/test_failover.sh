@@ -61,15 +61,8 @@ if [ "$VICTIM" = follower ]; then
     exit
 fi
 
-new_leader=""
-for _ in $(seq 1 100); do
-    new_leader=$(leader_id) && [ "$new_leader" != "$first" ] && break
-    new_leader=""
-    sleep 0.05
-done
-elected_in=$(echo "$(date +%s.%N) - $killed_at" | bc)
+await_new_leader "$first" 100 "$killed_at"
 log "new leader master ${new_leader:-none} after ${elected_in}s"
-within() { [ -n "$new_leader" ] && awk -v t="$elected_in" -v limit="$1" 'BEGIN { exit !(t <= limit) }'; }
 check "a new leader within 3 s" within 3.0
 API=$(api_of "${new_leader:-1}")
 check "the run finishes under the new leader" wait_until 60 run_state_is "$id" finished
