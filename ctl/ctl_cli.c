@@ -100,8 +100,8 @@ static void print_api_error(const ctl_opts_t *o, const ctl_http_response_t *resp
  * filled (and *json parsed when json is non-NULL) for a 2xx answer; otherwise
  * prints why and returns an exit code. */
 int ctl_cli_call_as(const ctl_opts_t *o, const char *method, const char *path,
-                       const char *content_type, const char *body, size_t body_len,
-                       ctl_http_response_t *resp, json_t **json)
+                    const char *content_type, const char *body, size_t body_len,
+                    ctl_http_response_t *resp, json_t **json)
 {
     char err[1024];
     int rv = ctl_http_request_as(o->master, o->token, method, path, content_type, body, body_len,
@@ -130,7 +130,7 @@ int ctl_cli_call_as(const ctl_opts_t *o, const char *method, const char *path,
 }
 
 int ctl_cli_call(const ctl_opts_t *o, const char *method, const char *path, const char *body,
-                    size_t body_len, ctl_http_response_t *resp, json_t **json)
+                 size_t body_len, ctl_http_response_t *resp, json_t **json)
 {
     return ctl_cli_call_as(o, method, path, NULL, body, body_len, resp, json);
 }
@@ -151,13 +151,13 @@ int ctl_cli_bad_shape(const char *what)
 /* Sends method path with body (of content_type; NULL: JSON) and prints the
  * answer with print, or raw with --json. */
 int ctl_cli_call_and_print(const ctl_opts_t *o, const char *method, const char *path,
-                          const char *content_type, const char *body, size_t body_len,
-                          ctl_cli_print_fn print, const char *what)
+                           const char *content_type, const char *body, size_t body_len,
+                           ctl_cli_print_fn print, const char *what)
 {
     ctl_http_response_t resp;
     json_t *root = NULL;
     int rv = ctl_cli_call_as(o, method, path, content_type, body, body_len, &resp,
-                         o->json ? NULL : &root);
+                             o->json ? NULL : &root);
     if (rv != CTL_EXIT_OK)
         return rv;
     if (o->json)
@@ -171,7 +171,7 @@ int ctl_cli_call_and_print(const ctl_opts_t *o, const char *method, const char *
 
 /* GETs path and prints it as a table with print, or raw with --json. */
 int ctl_cli_get_and_print(const ctl_opts_t *o, const char *path,
-                         ctl_cli_print_fn print, const char *what)
+                          ctl_cli_print_fn print, const char *what)
 {
     return ctl_cli_call_and_print(o, "GET", path, NULL, NULL, 0, print, what);
 }
@@ -185,7 +185,7 @@ bool ctl_cli_valid_id(const char *s)
 /* Sends a change (membership, tenant, token revocation) and prints done,
  * or the answer with --json. */
 int ctl_cli_send_change(const ctl_opts_t *o, const char *method, const char *path,
-                       const char *body, const char *done)
+                        const char *body, const char *done)
 {
     ctl_http_response_t resp;
     int rv = ctl_cli_call(o, method, path, body, body ? strlen(body) : 0, &resp, NULL);

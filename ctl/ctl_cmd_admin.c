@@ -32,7 +32,8 @@ int ctl_cmd_cluster(const ctl_opts_t *o)
         snprintf(done, sizeof done, "master %s removed", o->args[2]);
         return ctl_cli_send_change(o, "DELETE", path, NULL, done);
     }
-    ctl_cli_usage_error("%s", "expected 'cluster', 'cluster add ID RAFT WORKERS API' or 'cluster remove ID'");
+    ctl_cli_usage_error("%s", "expected 'cluster', 'cluster add ID RAFT WORKERS API' or "
+                              "'cluster remove ID'");
     return CTL_EXIT_USAGE;
 }
 
@@ -52,7 +53,8 @@ static bool valid_weight(const char *s)
 static int send_tenant(const ctl_opts_t *o, const char *name, const char *weight, bool add)
 {
     if (!valid_tenant(name))
-        return ctl_cli_usage_error("'%s' is not a tenant name (1 to 64 of a-z, 0-9, '.', '_', '-')", name);
+        return ctl_cli_usage_error("'%s' is not a tenant name (1 to 64 of a-z, 0-9, '.', '_', '-')",
+                                   name);
     if (!valid_weight(weight))
         return ctl_cli_usage_error("'%s' is not a weight (an integer from 1 to 1000)", weight);
     json_int_t w = (json_int_t)strtoll(weight, NULL, 10);
@@ -61,7 +63,8 @@ static int send_tenant(const ctl_opts_t *o, const char *name, const char *weight
     json_decref(req);
     snprintf(path, sizeof path, "/api/v1/tenants%s%s", add ? "" : "/", add ? "" : name);
     snprintf(done, sizeof done, "tenant %s %s weight %s", name, add ? "added with" : "now has", weight);
-    int rv = body ? ctl_cli_send_change(o, add ? "POST" : "PATCH", path, body, done) : CTL_EXIT_USAGE;
+    int rv = body ? ctl_cli_send_change(o, add ? "POST" : "PATCH", path, body, done)
+                  : CTL_EXIT_USAGE;
     free(body);
     return rv;
 }
@@ -78,7 +81,7 @@ int ctl_cmd_tenants(const ctl_opts_t *o)
     if (o->n_args == 4 && strcmp(o->args[1], "weight") == 0 && o->weight == NULL)
         return send_tenant(o, o->args[2], o->args[3], false);
     return ctl_cli_usage_error("%s", "expected 'tenants', 'tenants add NAME [WEIGHT]' or "
-                       "'tenants weight NAME WEIGHT'");
+                               "'tenants weight NAME WEIGHT'");
 }
 
 /* tokens add admin|tenant [TENANT] [--name NAME]: prints the secret once. */
@@ -86,7 +89,8 @@ static int add_token(const ctl_opts_t *o)
 {
     bool admin = strcmp(o->args[2], "admin") == 0;
     if (admin ? o->n_args != 3 : strcmp(o->args[2], "tenant") != 0 || o->n_args != 4)
-        return ctl_cli_usage_error("%s", "expected 'tokens add admin' or 'tokens add tenant TENANT'");
+        return ctl_cli_usage_error("%s",
+                                   "expected 'tokens add admin' or 'tokens add tenant TENANT'");
     if (!admin && !valid_tenant(o->args[3]))
         return ctl_cli_usage_error("'%s' is not a tenant name", o->args[3]);
     json_t *req = json_pack("{s:s}", "role", o->args[2]);
@@ -97,7 +101,7 @@ static int add_token(const ctl_opts_t *o)
     char *body = json_dumps(req, JSON_COMPACT);
     json_decref(req);
     int rv = body ? ctl_cli_call_and_print(o, "POST", "/api/v1/tokens", NULL, body, strlen(body),
-                                   ctl_print_new_token, "the created token")
+                                           ctl_print_new_token, "the created token")
                   : CTL_EXIT_USAGE;
     free(body);
     return rv;
@@ -119,6 +123,6 @@ int ctl_cmd_tokens(const ctl_opts_t *o)
         snprintf(done, sizeof done, "token %s revoked", id);
         return ctl_cli_send_change(o, "DELETE", path, NULL, done);
     }
-    return ctl_cli_usage_error("%s", "expected 'tokens', 'tokens add admin|tenant [TENANT] [--name NAME]' "
-                       "or 'tokens revoke ID'");
+    return ctl_cli_usage_error("%s", "expected 'tokens', 'tokens add admin|tenant [TENANT] "
+                               "[--name NAME]' or 'tokens revoke ID'");
 }

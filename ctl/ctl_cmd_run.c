@@ -233,7 +233,7 @@ static int dry_run(const ctl_opts_t *o, const char *scenario, size_t len)
     ctl_http_response_t resp = {0};
     json_t *answer = NULL;
     int rv = ctl_cli_call_as(o, "POST", "/api/v1/scenarios/validate", scenario_type(o->args[1]),
-                         scenario, len, &resp, &answer);
+                             scenario, len, &resp, &answer);
     ctl_http_response_free(&resp);
     if (rv == CTL_EXIT_FAIL && resp.status == 400)
         rv = CTL_EXIT_USAGE;
@@ -259,7 +259,7 @@ int ctl_cmd_run(const ctl_opts_t *o)
     json_t *created = NULL;
     double total_s = o->wait ? scenario_seconds(o, scenario, len) : 0;
     rv = ctl_cli_call_as(o, "POST", "/api/v1/runs", scenario_type(o->args[1]), scenario, len, &resp,
-                     &created);
+                         &created);
     free(scenario);
     if (rv == CTL_EXIT_FAIL && resp.status == 400)
         return CTL_EXIT_USAGE; /* the master refused the scenario (its error is printed) */
@@ -291,7 +291,7 @@ int ctl_cmd_validate(const ctl_opts_t *o)
     if (rv != CTL_EXIT_OK)
         return rv;
     rv = ctl_cli_call_and_print(o, "POST", "/api/v1/scenarios/validate", scenario_type(o->args[1]),
-                        scenario, len, ctl_print_summary, "the validation");
+                                scenario, len, ctl_print_summary, "the validation");
     free(scenario);
     return rv;
 }

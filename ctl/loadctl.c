@@ -118,8 +118,10 @@ static const ctl_command_t *find_command(const ctl_opts_t *o)
             ctl_cli_usage_error("--wait and --dry-run only go with '%s'", "run");
         else if (o->wait && o->dry_run)
             ctl_cli_usage_error("%s", "--dry-run creates no run to --wait for");
-        else if ((o->weight != NULL && c->run != ctl_cmd_tenants) || (o->name != NULL && c->run != ctl_cmd_tokens))
-            ctl_cli_usage_error("%s", "--weight only goes with 'tenants add', --name with 'tokens add'");
+        else if ((o->weight != NULL && c->run != ctl_cmd_tenants) ||
+                 (o->name != NULL && c->run != ctl_cmd_tokens))
+            ctl_cli_usage_error("%s",
+                                "--weight only goes with 'tenants add', --name with 'tokens add'");
         else if ((o->format != NULL || o->output != NULL) && c->run != ctl_cmd_report)
             ctl_cli_usage_error("%s", "--format and -o only go with 'report'");
         else if (c->n_operands < 0) /* checks its own operands */
@@ -128,7 +130,8 @@ static const ctl_command_t *find_command(const ctl_opts_t *o)
             ctl_cli_usage_error("missing %s", c->operand);
         else if (o->n_args - 1 > c->n_operands)
             ctl_cli_usage_error("unexpected argument '%s'", o->args[c->n_operands + 1]);
-        else if (c->operand != NULL && strcmp(c->operand, "ID") == 0 && !ctl_cli_valid_id(o->args[1]))
+        else if (c->operand != NULL && strcmp(c->operand, "ID") == 0 &&
+                 !ctl_cli_valid_id(o->args[1]))
             ctl_cli_usage_error("'%s' is not a run ID", o->args[1]);
         else
             return c;

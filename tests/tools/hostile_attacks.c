@@ -86,7 +86,7 @@ int hw_attack_stats(void)
             acked = true;
         else if (in->msg_case == LC__ENVELOPE__MSG_ASSIGN)
             hw_diag("assigned run %" PRIu64 " generation %" PRIu64 " users %u", in->assign->run,
-                 in->assign->generation, in->assign->users);
+                    in->assign->generation, in->assign->users);
         else if (in->msg_case == LC__ENVELOPE__MSG_STOP)
             hw_diag("told to stop run %" PRIu64 ": %s", in->stop->run, in->stop->reason);
         lc__envelope__free_unpacked(in, NULL);

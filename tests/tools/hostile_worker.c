@@ -185,7 +185,8 @@ int main(int argc, char **argv)
         return needs(hw.id && hw.run && (hw.reason || hw.reason_hex),
                      "--id, --run and --reason or --reason-hex") ? hw_attack_refuse() : 2;
     if (strcmp(a, "claim") == 0)
-        return needs(hw.id && hw.run && hw.have_gen, "--id, --run and --gen") ? hw_attack_claim() : 2;
+        return needs(hw.id && hw.run && hw.have_gen, "--id, --run and --gen") ? hw_attack_claim()
+                                                                               : 2;
     if (strcmp(a, "heartbeat-nan") == 0)
         return needs(hw.id != NULL, "--id") ? hw_attack_heartbeat_nan() : 2;
     if (strcmp(a, "oversize") == 0)

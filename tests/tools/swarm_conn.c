@@ -359,7 +359,8 @@ static int on_frame(void *arg, const uint8_t *body, size_t len)
         break;
     case LC__ENVELOPE__MSG_REDIRECT:
         s->redirects++;
-        if (env->redirect->leader != NULL && swarm_parse_addr(env->redirect->leader, &w->redirect)) {
+        if (env->redirect->leader != NULL &&
+            swarm_parse_addr(env->redirect->leader, &w->redirect)) {
             w->have_redirect = true;
             w->redirects_in_row++;
         } else {
