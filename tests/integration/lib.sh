@@ -187,6 +187,47 @@ start_named_target() {
 
 target_requests() { curl -sf --max-time 2 "http://127.0.0.1:$TARGET_PORT/__stats" | jq -r "${1:-.requests}"; }
 
+# ---- counting against named targets (test_http2_target.sh, test_h2_pool.sh) ----
+
+# start_h2_targets ["NAME FLAGS…"]…: the targets HTTP/2 tests count against: h2 (lc_target
+# --http2, h2c by prior knowledge), goaway (one GOAWAY after 20 streams of each connection),
+# plain (HTTP/1.1 only), then one more start_named_target per argument.
+start_h2_targets() {
+    local spec
+    start_named_target h2 --http2 || return 1
+    start_named_target goaway --http2 --h2-goaway-after 20 || return 1
+    start_named_target plain || return 1
+    for spec in "$@"; do
+        # shellcheck disable=SC2086 # a spec is NAME and its flags, split on purpose
+        start_named_target $spec || return 1
+    done
+}
+
+# target_port NAME: PORT_<NAME>. target_stats NAME JQ…: its /__stats through jq -r.
+# target_reset NAME: zeroes its counters.
+target_port() { local v="PORT_$1"; echo "${!v}"; }
+target_stats() { curl -sf --max-time 2 "http://127.0.0.1:$(target_port "$1")/__stats" | jq -r "$2"; }
+target_reset() { curl -sf --max-time 2 -X POST "http://127.0.0.1:$(target_port "$1")/__reset" >/dev/null; }
+
+# Of a loadworker --json report in $WORK/NAME.json: report_field NAME JQ; report_errors NAME
+# KIND (the count of that kind over all endpoints); report_endpoint NAME ENDPOINT [FIELD]
+# (FIELD, default requests, summed over the endpoint's rows).
+report_field() { jq -r "$2" "$WORK/$1.json"; }
+report_errors() { jq --arg k "$2" '[.errors[] | select(.kind == $k) | .count] | add // 0' "$WORK/$1.json"; }
+report_endpoint() { jq --arg n "$2" "[.endpoints[] | select(.name == \$n) | .${3:-requests}] | add // 0" "$WORK/$1.json"; }
+
+# expect_paths NAME TARGET ENDPOINT=PATH…: each endpoint's requests in report NAME equal
+# the target's count on its path, exactly (and are not 0).
+expect_paths() {
+    local name=$1 tgt=$2 pair ours theirs; shift 2
+    for pair in "$@"; do
+        ours=$(report_endpoint "$name" "${pair%%=*}")
+        theirs=$(target_stats "$tgt" ".by_path[\"${pair#*=}\"] // 0")
+        check "$name: ${pair%%=*} requests equal the target's ${pair#*=} ($ours = $theirs)" \
+            test "$ours" -gt 0 -a "$ours" -eq "$theirs"
+    done
+}
+
 # start_master NAME [FLAGS…]: a one-node master with its data in
 # $WORK/NAME-data (kept across restarts) that accepts the admin token; sets
 # API and WORKER_ADDR.

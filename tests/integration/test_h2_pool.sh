@@ -11,22 +11,15 @@
 # listening, no HTTP/2) fail one request per attempt and the run ends; mode "auto" is refused.
 source "$(dirname "$0")/lib.sh"
 
-start_named_target h2 --http2
-start_named_target lim --http2 --h2-max-streams 3
-start_named_target goaway --http2 --h2-goaway-after 20
-start_named_target plain
-
-port_of() { local v="PORT_$1"; echo "${!v}"; }
-stats() { curl -sf --max-time 2 "http://127.0.0.1:$(port_of "$1")/__stats" | jq -r "$2"; }
-reset() { curl -sf --max-time 2 -X POST "http://127.0.0.1:$(port_of "$1")/__reset" >/dev/null; }
+start_h2_targets "lim --http2 --h2-max-streams 3"
 
 # run NAME TARGET USERS C M BODY [EXTRA]: a 2 s local run over 2 engines through a pool of C
 # connections of M streams against TARGET (after its /__reset). Report in $WORK/NAME.json,
 # exit status in RC.
 run() {
-    [ "$2" = closed ] || reset "$2"
+    [ "$2" = closed ] || target_reset "$2"
     cat >"$WORK/$1.scenario.json" <<JSON
-{"name": "$1", "target": "http://127.0.0.1:$(port_of "$2")", "duration": "2s",
+{"name": "$1", "target": "http://127.0.0.1:$(target_port "$2")", "duration": "2s",
  "users": $3, "spawn_rate": 10000, ${7:-}
  "http2": {"mode": true, "pool": {"connections": $4, "max_streams": $5}}, $6}
 JSON
@@ -34,56 +27,43 @@ JSON
     timeout 30 "$LC_BIN/loadworker" --local "$WORK/$1.scenario.json" --threads 2 --json \
         >"$WORK/$1.json" 2>"$WORK/$1.log" || RC=$?
 }
-field() { jq -r "$2" "$WORK/$1.json"; }
-errors_of() { jq --arg k "$2" '[.errors[] | select(.kind == $k) | .count] | add // 0' "$WORK/$1.json"; }
-endpoint() { jq --arg n "$2" "[.endpoints[] | select(.name == \$n) | .${3:-requests}] | add // 0" "$WORK/$1.json"; }
-expect_paths() {
-    local name=$1 tgt=$2 pair ours theirs; shift 2
-    for pair in "$@"; do
-        ours=$(endpoint "$name" "${pair%%=*}")
-        theirs=$(stats "$tgt" ".by_path[\"${pair#*=}\"] // 0")
-        check "$name: ${pair%%=*} requests equal the target's ${pair#*=} ($ours = $theirs)" \
-            test "$ours" -gt 0 -a "$ours" -eq "$theirs"
-    done
-}
-
 # (1) Exact per path over exactly C = 4 connections (2 per engine), bodies checked.
 TASKS='"tasks": [{"name": "a", "weight": 2, "path": "/a"},
                  {"name": "big", "path": "/big?size=20000", "expect": {"body_contains": "xxxx"}},
                  {"name": "post", "method": "POST", "path": "/post", "body": "hello"},
                  {"name": "slow", "path": "/slow?latency_ms=5"}]'
 run mixed h2 40 4 10 "$TASKS"
-requests=$(field mixed .totals.requests)
-log "mixed: exit $RC, requests $requests, errors $(jq -c .errors "$WORK/mixed.json"), target $(stats h2 -c .h2)"
+requests=$(report_field mixed .totals.requests)
+log "mixed: exit $RC, requests $requests, errors $(jq -c .errors "$WORK/mixed.json"), target $(target_stats h2 -c .h2)"
 check "mixed: exits 0 with requests and no failures" \
-    test "$RC" -eq 0 -a "$requests" -gt 1000 -a "$(field mixed .totals.failures)" -eq 0
-check "mixed: requests equal the target's exactly" test "$requests" -eq "$(stats h2 .requests)"
+    test "$RC" -eq 0 -a "$requests" -gt 1000 -a "$(report_field mixed .totals.failures)" -eq 0
+check "mixed: requests equal the target's exactly" test "$requests" -eq "$(target_stats h2 .requests)"
 expect_paths mixed h2 a=/a big=/big post=/post slow=/slow
-check "mixed: each one an HTTP/2 stream" test "$(stats h2 .h2.streams)" -eq "$requests"
+check "mixed: each one an HTTP/2 stream" test "$(target_stats h2 .h2.streams)" -eq "$requests"
 check "mixed: over exactly 4 connections for 40 users" \
-    test "$(stats h2 .h2.connections_total)" -eq 4
+    test "$(target_stats h2 .h2.connections_total)" -eq 4
 check "mixed: bodies arrived whole" \
-    test "$(field mixed .totals.bytes)" -ge $(($(endpoint mixed big) * 20000))
+    test "$(report_field mixed .totals.bytes)" -ge $(($(report_endpoint mixed big) * 20000))
 
 # (2) Multiplexed: 40 users on 4 connections of 10 streams, 50 ms answers. One stream per
 # connection could carry 4 * 2000 / 50 = 160 requests; 40 in flight carry ~1600.
 SLOW='"tasks": [{"name": "s", "path": "/s?latency_ms=50"}]'
 run mux h2 40 4 10 "$SLOW"
-requests=$(field mux .totals.requests)
-log "mux: exit $RC, requests $requests, p50 $(field mux .totals.latency_ms.p50) ms"
-check "mux: no failures" test "$RC" -eq 0 -a "$(field mux .totals.failures)" -eq 0
+requests=$(report_field mux .totals.requests)
+log "mux: exit $RC, requests $requests, p50 $(report_field mux .totals.latency_ms.p50) ms"
+check "mux: no failures" test "$RC" -eq 0 -a "$(report_field mux .totals.failures)" -eq 0
 check "mux: streams in flight together (requests $requests > 3 * 160)" test "$requests" -gt 480
-check "mux: exact" test "$requests" -eq "$(stats h2 .requests)"
-check "mux: 4 connections" test "$(stats h2 .h2.connections_total)" -eq 4
+check "mux: exact" test "$requests" -eq "$(target_stats h2 .requests)"
+check "mux: 4 connections" test "$(target_stats h2 .h2.connections_total)" -eq 4
 
 # (3) 80 users for the same 40 slots: the same rate, each waiting its turn, and the wait is in
 # the latency (counted from the user's ask, not from the stream's start).
 run fifo h2 80 4 10 "$SLOW"
-requests=$(field fifo .totals.requests)
-p50=$(field fifo .totals.latency_ms.p50)
-log "fifo: exit $RC, requests $requests, p50 $p50 ms, p99 $(field fifo .totals.latency_ms.p99) ms"
-check "fifo: no failures, exact" test "$RC" -eq 0 -a "$(field fifo .totals.failures)" -eq 0 \
-    -a "$requests" -eq "$(stats h2 .requests)"
+requests=$(report_field fifo .totals.requests)
+p50=$(report_field fifo .totals.latency_ms.p50)
+log "fifo: exit $RC, requests $requests, p50 $p50 ms, p99 $(report_field fifo .totals.latency_ms.p99) ms"
+check "fifo: no failures, exact" test "$RC" -eq 0 -a "$(report_field fifo .totals.failures)" -eq 0 \
+    -a "$requests" -eq "$(target_stats h2 .requests)"
 check "fifo: 40 in flight at most (requests $requests <= 1600 + 40)" test "$requests" -le 1640
 check "fifo: the slot's wait is in the latency (p50 $p50 >= 90 ms)" \
     awk -v p="$p50" 'BEGIN { exit !(p >= 90) }'
@@ -91,29 +71,29 @@ check "fifo: the slot's wait is in the latency (p50 $p50 >= 90 ms)" \
 # (4) The server allows 3 streams per connection, below M = 10: at most 12 in flight (a stream
 # over its limit would be refused), so at most 12 * 2000 / 50 = 480 requests.
 run lim lim 40 4 10 "$SLOW"
-requests=$(field lim .totals.requests)
-log "lim: exit $RC, requests $requests, errors $(jq -c .errors "$WORK/lim.json"), target $(stats lim -c .h2)"
+requests=$(report_field lim .totals.requests)
+log "lim: exit $RC, requests $requests, errors $(jq -c .errors "$WORK/lim.json"), target $(target_stats lim -c .h2)"
 check "lim: no failures, nothing refused by the server" \
-    test "$RC" -eq 0 -a "$(field lim .totals.failures)" -eq 0 -a "$(stats lim .h2.refused)" -eq 0
+    test "$RC" -eq 0 -a "$(report_field lim .totals.failures)" -eq 0 -a "$(target_stats lim .h2.refused)" -eq 0
 check "lim: bounded by SETTINGS (200 < $requests <= 480 + 12)" \
     test "$requests" -gt 200 -a "$requests" -le 492
-check "lim: exact" test "$requests" -eq "$(stats lim .requests)"
+check "lim: exact" test "$requests" -eq "$(target_stats lim .requests)"
 
 # (5) GOAWAY after 20 streams of each connection: every request served (by the target's count)
 # or refused, none lost or counted twice, and the pool reconnected.
 run goaway goaway 30 4 10 '"tasks": [{"name": "g", "path": "/g"}]'
-requests=$(field goaway .totals.requests)
-refused=$(errors_of goaway h2_refused)
-served=$(stats goaway .requests)
-conns=$(stats goaway .h2.connections_total)
-log "goaway: exit $RC, requests $requests, refused $refused, served $served, target $(stats goaway -c .h2)"
+requests=$(report_field goaway .totals.requests)
+refused=$(report_errors goaway h2_refused)
+served=$(target_stats goaway .requests)
+conns=$(target_stats goaway .h2.connections_total)
+log "goaway: exit $RC, requests $requests, refused $refused, served $served, target $(target_stats goaway -c .h2)"
 check "goaway: exits 0 with many connections' worth" test "$RC" -eq 0 -a "$requests" -gt 400
 check "goaway: some refused, no failure but those" \
-    test "$refused" -gt 0 -a "$(field goaway .totals.failures)" -eq "$refused"
+    test "$refused" -gt 0 -a "$(report_field goaway .totals.failures)" -eq "$refused"
 check "goaway: served + refused = requests exactly ($served + $refused = $requests)" \
     test $((served + refused)) -eq "$requests"
-check "goaway: what the target refused we counted ($(stats goaway .h2.refused) <= $refused)" \
-    test "$(stats goaway .h2.refused)" -le "$refused"
+check "goaway: what the target refused we counted ($(target_stats goaway .h2.refused) <= $refused)" \
+    test "$(target_stats goaway .h2.refused)" -le "$refused"
 check "goaway: connections reopened, at most 20 served on each ($conns for $served)" \
     test "$conns" -gt 4 -a $((conns * 20)) -ge "$served"
 
@@ -121,40 +101,40 @@ check "goaway: connections reopened, at most 20 served on each ($conns for $serv
 run rst h2 8 4 10 '"tasks": [{"name": "rst", "path": "/r?rst=1"},
                              {"name": "ref", "path": "/f?rst=refused"},
                              {"name": "ok", "weight": 2, "path": "/ok"}]'
-log "rst: exit $RC, errors $(jq -c .errors "$WORK/rst.json"), target $(stats h2 -c .h2)"
+log "rst: exit $RC, errors $(jq -c .errors "$WORK/rst.json"), target $(target_stats h2 -c .h2)"
 check "rst: every ?rst=1 is h2_reset, as many as the target reset" \
-    test "$(errors_of rst h2_reset)" -gt 0 -a "$(errors_of rst h2_reset)" -eq "$(endpoint rst rst)" \
-    -a "$(stats h2 .h2.reset)" -eq "$(errors_of rst h2_reset)"
+    test "$(report_errors rst h2_reset)" -gt 0 -a "$(report_errors rst h2_reset)" -eq "$(report_endpoint rst rst)" \
+    -a "$(target_stats h2 .h2.reset)" -eq "$(report_errors rst h2_reset)"
 check "rst: every ?rst=refused is h2_refused, as many as the target refused" \
-    test "$(errors_of rst h2_refused)" -gt 0 -a "$(errors_of rst h2_refused)" -eq "$(endpoint rst ref)" \
-    -a "$(stats h2 .h2.refused)" -eq "$(errors_of rst h2_refused)"
-check "rst: the others succeeded" test "$(endpoint rst ok failures)" -eq 0
+    test "$(report_errors rst h2_refused)" -gt 0 -a "$(report_errors rst h2_refused)" -eq "$(report_endpoint rst ref)" \
+    -a "$(target_stats h2 .h2.refused)" -eq "$(report_errors rst h2_refused)"
+check "rst: the others succeeded" test "$(report_endpoint rst ok failures)" -eq 0
 expect_paths rst h2 ok=/ok
-check "rst: the connections were kept" test "$(stats h2 .h2.connections_total)" -eq 4
+check "rst: the connections were kept" test "$(target_stats h2 .h2.connections_total)" -eq 4
 
 # (7) A stream past request_timeout_ms is reset (timeout); its connection carries on.
 run tmo h2 4 2 10 '"tasks": [{"name": "t", "path": "/t?latency_ms=2000"}]' '"request_timeout_ms": 300,'
-requests=$(field tmo .totals.requests)
-log "tmo: exit $RC, requests $requests, errors $(jq -c .errors "$WORK/tmo.json"), target $(stats h2 -c .h2)"
+requests=$(report_field tmo .totals.requests)
+log "tmo: exit $RC, requests $requests, errors $(jq -c .errors "$WORK/tmo.json"), target $(target_stats h2 -c .h2)"
 check "tmo: every request timed out (about 4 users * 2000 / 300)" \
-    test "$RC" -eq 0 -a "$requests" -ge 16 -a "$(errors_of tmo timeout)" -eq "$requests"
+    test "$RC" -eq 0 -a "$requests" -ge 16 -a "$(report_errors tmo timeout)" -eq "$requests"
 check "tmo: none answered, 2 connections throughout" \
-    test "$(stats h2 .requests)" -eq 0 -a "$(stats h2 .h2.connections_total)" -eq 2
+    test "$(target_stats h2 .requests)" -eq 0 -a "$(target_stats h2 .h2.connections_total)" -eq 2
 
 # (8) Connections that never come up fail one request per attempt, as a user's own connect
 # would, and the run still ends: a port nobody listens on, a server without HTTP/2.
 PORT_closed=$(free_port)
 run closed closed 20 2 10 '"tasks": [{"name": "c", "path": "/c"}]'
-requests=$(field closed .totals.requests)
+requests=$(report_field closed .totals.requests)
 log "closed: exit $RC, requests $requests, errors $(jq -c .errors "$WORK/closed.json")"
 check "closed: exits 0, every request connect_refused" \
-    test "$RC" -eq 0 -a "$requests" -gt 0 -a "$(errors_of closed connect_refused)" -eq "$requests"
+    test "$RC" -eq 0 -a "$requests" -gt 0 -a "$(report_errors closed connect_refused)" -eq "$requests"
 run noh2 plain 20 2 10 '"tasks": [{"name": "n", "path": "/n"}]'
-requests=$(field noh2 .totals.requests)
-log "noh2: exit $RC, requests $requests, errors $(jq -c .errors "$WORK/noh2.json"), target $(stats plain -c '{requests, rejected}')"
+requests=$(report_field noh2 .totals.requests)
+log "noh2: exit $RC, requests $requests, errors $(jq -c .errors "$WORK/noh2.json"), target $(target_stats plain -c '{requests, rejected}')"
 check "noh2: exits 0, every request failed, none served" \
-    test "$RC" -eq 0 -a "$requests" -gt 0 -a "$(field noh2 .totals.failures)" -eq "$requests" \
-    -a "$(stats plain .requests)" -eq 0
+    test "$RC" -eq 0 -a "$requests" -gt 0 -a "$(report_field noh2 .totals.failures)" -eq "$requests" \
+    -a "$(target_stats plain .requests)" -eq 0
 
 # (9) Refused before anything runs: a pool is HTTP/2 only.
 cat >"$WORK/auto.scenario.json" <<JSON
