@@ -1,10 +1,10 @@
-/* store_stats_sum.c — the endpoint figures of a RunSeconds command's new
- * batches summed by (second, endpoint) and by endpoint before they are
- * written, so that a command of 200 batches upserts each row once, not 200
- * times. Each group's histograms are decoded into one dense histogram and
- * encoded once (merging encodings one by one cost the square of a group's
- * size); the sums are the same whatever the batches' order, so every master
- * writes the same bytes. */
+/* store_stats_sum.c — a RunSeconds command's new batches summed before they
+ * are written: endpoint figures by (second, endpoint) and by endpoint, error
+ * counts by (endpoint, kind), run-wide counters by second, so that a command
+ * of 200 batches upserts each row once, not 200 times. Each group's
+ * histograms are decoded into one dense histogram and encoded once (merging
+ * encodings one by one cost the square of a group's size); the sums are the
+ * same whatever the batches' order, so every master writes the same bytes. */
 #include <assert.h>
 #include <stdlib.h>
 #include <string.h>
@@ -163,6 +163,95 @@ int store_stats_sum_run_seconds(const store_stats_sum_t *seconds, size_t n,
     int rv = sum_groups(items, k, BY_SECOND, out, n_out);
     free(items);
     return rv;
+}
+
+typedef struct error_item_s {
+    size_t order;
+    const Lc__ErrorCount *e;
+} error_item_t;
+
+static int by_endpoint_then_kind(const void *pa, const void *pb)
+{
+    const error_item_t *a = pa, *b = pb;
+    int c = strcmp(a->e->endpoint, b->e->endpoint);
+    if (c == 0)
+        c = strcmp(a->e->kind, b->e->kind);
+    return c != 0 ? c : (a->order > b->order) - (a->order < b->order);
+}
+
+int store_stats_sum_errors(const Lc__RunSeconds *c, const bool *keep, store_error_sum_t **out,
+                           size_t *n_out)
+{
+    size_t n = 0, k = 0;
+    for (size_t i = 0; i < c->n_batches; i++)
+        n += keep[i] ? c->batches[i]->n_errors : 0;
+    error_item_t *items = malloc((n > 0 ? n : 1) * sizeof *items);
+    store_error_sum_t *rows = malloc((n > 0 ? n : 1) * sizeof *rows);
+    if (items == NULL || rows == NULL) {
+        free(items);
+        free(rows);
+        return LC_ENOMEM;
+    }
+    for (size_t i = 0; i < c->n_batches; i++)
+        for (size_t j = 0; keep[i] && j < c->batches[i]->n_errors; j++, k++)
+            items[k] = (error_item_t){k, c->batches[i]->errors[j]};
+    assert(k == n);
+    qsort(items, n, sizeof *items, by_endpoint_then_kind);
+    k = 0;
+    for (size_t i = 0; i < n; i++) {
+        const Lc__ErrorCount *e = items[i].e;
+        if (k == 0 || strcmp(rows[k - 1].endpoint, e->endpoint) != 0 ||
+            strcmp(rows[k - 1].kind, e->kind) != 0)
+            rows[k++] = (store_error_sum_t){e->endpoint, e->kind, 0};
+        rows[k - 1].count += e->count;
+    }
+    free(items);
+    *out = rows;
+    *n_out = k;
+    return 0;
+}
+
+static int by_interval(const void *pa, const void *pb)
+{
+    const Lc__StatsBatch *a = *(const Lc__StatsBatch *const *)pa;
+    const Lc__StatsBatch *b = *(const Lc__StatsBatch *const *)pb;
+    return (a->interval > b->interval) - (a->interval < b->interval);
+}
+
+int store_stats_sum_second_totals(const Lc__RunSeconds *c, const bool *keep,
+                                  Lc__StatsBatch **out, size_t *n_out)
+{
+    size_t n = 0, k = 0;
+    const Lc__StatsBatch **kept = malloc((c->n_batches > 0 ? c->n_batches : 1) * sizeof *kept);
+    Lc__StatsBatch *rows = malloc((c->n_batches > 0 ? c->n_batches : 1) * sizeof *rows);
+    if (kept == NULL || rows == NULL) {
+        free(kept);
+        free(rows);
+        return LC_ENOMEM;
+    }
+    for (size_t i = 0; i < c->n_batches; i++)
+        if (keep[i])
+            kept[n++] = c->batches[i];
+    qsort(kept, n, sizeof *kept, by_interval); /* sums: ties need no order */
+    for (size_t i = 0; i < n; i++) {
+        const Lc__StatsBatch *b = kept[i];
+        if (k == 0 || rows[k - 1].interval != b->interval) {
+            lc__stats_batch__init(&rows[k]);
+            rows[k].run = c->run;
+            rows[k++].interval = b->interval;
+        }
+        Lc__StatsBatch *r = &rows[k - 1];
+        r->users += b->users;
+        r->dropped += b->dropped;
+        r->tls_handshakes += b->tls_handshakes;
+        r->tls_resumed += b->tls_resumed;
+        r->lost_batches += b->lost_batches;
+        r->lost_requests += b->lost_requests;
+    }
+    free(kept);
+    *out = rows;
+    *n_out = k;
+    return 0;
 }
 
 void store_stats_sums_free(store_stats_sum_t *rows, size_t n)
