@@ -244,41 +244,6 @@ static int header_ok(const hist_header_t *hd)
     return 1;
 }
 
-/* Walks the (delta, count) pairs after the header, checking them; adds them
- * to h when h is not NULL, and lists them in pairs when pairs is not NULL.
- * Returns -1 on any inconsistency; the first pass runs with h NULL so that a
- * bad encoding never changes h. */
-static int walk_buckets(const uint8_t *buf, size_t len, size_t pos, const hist_header_t *hd,
-                        lc_hist_t *h, lc_hist_pairs_t *pairs)
-{
-    uint64_t seen = 0, idx = 0, delta, count;
-    uint64_t first = LC_HIST_BUCKETS, last = 0;
-
-    while (pos < len) {
-        if (get_varint(buf, len, &pos, &delta) || get_varint(buf, len, &pos, &count))
-            return -1;
-        if ((delta == 0 && first != LC_HIST_BUCKETS) || delta >= LC_HIST_BUCKETS - idx)
-            return -1; /* repeated or out-of-range bucket */
-        idx += delta;
-        if (count == 0 || __builtin_add_overflow(seen, count, &seen))
-            return -1;
-        if (first == LC_HIST_BUCKETS)
-            first = idx;
-        last = idx;
-        if (h != NULL)
-            h->counts[idx] += count;
-        if (pairs != NULL) { /* ascending and distinct: at most LC_HIST_BUCKETS of them */
-            pairs->bucket[pairs->n] = (uint32_t)idx;
-            pairs->count[pairs->n++] = count;
-        }
-    }
-    if (seen != hd->total)
-        return -1;
-    if (seen != 0 && (first != index_of(hd->min) || last != index_of(hd->max)))
-        return -1;
-    return 0;
-}
-
 /* Reads the four header varints at *pos and checks them. */
 static int read_header(const uint8_t *buf, size_t len, size_t *pos, hist_header_t *hd)
 {
@@ -288,18 +253,85 @@ static int read_header(const uint8_t *buf, size_t len, size_t *pos, hist_header_
     return header_ok(hd) ? 0 : -1;
 }
 
+/* A walk over the (delta, count) pairs after a header that checks each pair as it reads
+ * it, so that decoding and merging read an encoding once. */
+typedef struct pair_cursor_s {
+    const uint8_t *buf;
+    size_t len, pos;
+    uint64_t total; /* the header's: the counts may not add up to more */
+    uint64_t idx;   /* the bucket of the pair read last */
+    uint64_t seen;  /* the counts read so far */
+    uint64_t first; /* the first pair's bucket; LC_HIST_BUCKETS before it */
+} pair_cursor_t;
+
+static pair_cursor_t cursor_at(const uint8_t *buf, size_t len, size_t pos, uint64_t total)
+{
+    return (pair_cursor_t){.buf = buf, .len = len, .pos = pos, .total = total,
+                           .first = LC_HIST_BUCKETS};
+}
+
+/* Reads the next pair: its bucket into c->idx, its count into *count. Returns 1 for a
+ * pair, 0 at the end, -1 for a pair that cannot be (c is then of no further use). */
+static inline int cursor_next(pair_cursor_t *c, uint64_t *count)
+{
+    uint64_t delta;
+    if (c->pos >= c->len)
+        return 0;
+    if (get_varint(c->buf, c->len, &c->pos, &delta) || get_varint(c->buf, c->len, &c->pos, count))
+        return -1;
+    if ((delta == 0 && c->first != LC_HIST_BUCKETS) || delta >= LC_HIST_BUCKETS - c->idx)
+        return -1; /* repeated or out-of-range bucket */
+    c->idx += delta;
+    if (*count == 0 || __builtin_add_overflow(c->seen, *count, &c->seen) || c->seen > c->total)
+        return -1;
+    if (c->first == LC_HIST_BUCKETS)
+        c->first = c->idx;
+    return 1;
+}
+
+/* After the last pair: whether the pairs agree with the header (their counts make its
+ * total, the first and last buckets hold its min and max). */
+static bool cursor_end_ok(const pair_cursor_t *c, const hist_header_t *hd)
+{
+    if (c->seen != hd->total)
+        return false;
+    return c->seen == 0 || (c->first == index_of(hd->min) && c->idx == index_of(hd->max));
+}
+
+/* Takes back the first n pairs of the encoding at pos, which were added to h. Unsigned
+ * arithmetic makes this exact even where an addition wrapped. */
+static void undo_pairs(lc_hist_t *h, const uint8_t *buf, size_t len, size_t pos, uint64_t total,
+                       size_t n)
+{
+    pair_cursor_t c = cursor_at(buf, len, pos, total);
+    uint64_t count;
+    for (size_t i = 0; i < n && cursor_next(&c, &count) > 0; i++)
+        h->counts[c.idx] -= count;
+}
+
+/* One pass: each pair is added as it is read, and a bad encoding's pairs are taken back,
+ * so that h is unchanged then (bad encodings are rare; good ones are read once). */
 int lc_hist_decode_add(lc_hist_t *h, const uint8_t *buf, size_t len)
 {
     hist_header_t hd;
     size_t pos = 0;
-
     uint64_t total;
     if (read_header(buf, len, &pos, &hd) != 0 ||
-        walk_buckets(buf, len, pos, &hd, NULL, NULL) != 0 ||
         __builtin_add_overflow(h->total, hd.total, &total))
         return LC_EPROTO; /* no bucket can overflow if the total does not */
 
-    walk_buckets(buf, len, pos, &hd, h, NULL);
+    pair_cursor_t c = cursor_at(buf, len, pos, hd.total);
+    uint64_t count;
+    size_t added = 0;
+    int step;
+    while ((step = cursor_next(&c, &count)) > 0) {
+        h->counts[c.idx] += count;
+        added++;
+    }
+    if (step < 0 || !cursor_end_ok(&c, &hd)) {
+        undo_pairs(h, buf, len, pos, hd.total, added);
+        return LC_EPROTO;
+    }
     h->total = total;
     h->sum += hd.sum;
     if (hd.min < h->min)
@@ -309,55 +341,68 @@ int lc_hist_decode_add(lc_hist_t *h, const uint8_t *buf, size_t len)
     return 0;
 }
 
-int lc_hist_decode_pairs(const uint8_t *buf, size_t len, lc_hist_pairs_t *out)
-{
-    hist_header_t hd;
-    size_t pos = 0;
-    out->n = 0;
-    if (read_header(buf, len, &pos, &hd) != 0 || walk_buckets(buf, len, pos, &hd, NULL, out) != 0) {
-        out->n = 0;
-        return LC_EPROTO;
-    }
-    out->total = hd.total;
-    out->sum = hd.sum;
-    out->min = hd.min;
-    out->max = hd.max;
-    return 0;
-}
-
-/* One encoding's (bucket, count) pairs, read in order; the encoding was
- * checked first, so reads cannot fail. */
+/* One encoding's (bucket, count) pairs, read and checked in order. */
 typedef struct bucket_reader_s {
-    const uint8_t *buf;
-    size_t len, pos;
-    uint64_t idx, count; /* the current pair; count 0 once past the end */
+    pair_cursor_t c;
+    uint64_t count; /* the current pair's (its bucket is c.idx); 0 once past the end */
+    bool bad;       /* a pair could not be read */
 } bucket_reader_t;
 
 static void reader_next(bucket_reader_t *r)
 {
-    uint64_t delta = 0, count = 0;
-    r->count = 0;
-    if (r->pos >= r->len || get_varint(r->buf, r->len, &r->pos, &delta) != 0 ||
-        get_varint(r->buf, r->len, &r->pos, &count) != 0)
-        return; /* checked by reader_open: only the end comes here */
-    r->idx += delta;
-    r->count = count;
+    int step = cursor_next(&r->c, &r->count);
+    if (step <= 0) {
+        r->count = 0;
+        r->bad = step < 0;
+    }
 }
 
 /* Reads and checks one encoding's header; an empty input is the empty
- * histogram. Leaves r before its first pair. */
+ * histogram. Leaves r at its first pair. */
 static int reader_open(bucket_reader_t *r, hist_header_t *hd, const uint8_t *buf, size_t len)
 {
-    *r = (bucket_reader_t){.buf = buf, .len = len};
+    size_t pos = 0;
     *hd = (hist_header_t){0, 0, UINT64_MAX, 0};
-    if (len == 0)
-        return 0;
-    if (read_header(buf, len, &r->pos, hd) != 0 || walk_buckets(buf, len, r->pos, hd, NULL, NULL) != 0)
+    if (len > 0 && read_header(buf, len, &pos, hd) != 0)
         return LC_EPROTO;
+    *r = (bucket_reader_t){.c = cursor_at(buf, len, pos, hd->total)};
     reader_next(r);
     return 0;
 }
 
+/* Whether a reader that is past its end read a good encoding. */
+static bool reader_done_ok(const bucket_reader_t *r, const hist_header_t *hd)
+{
+    return !r->bad && cursor_end_ok(&r->c, hd);
+}
+
+/* The merge's pairs after its header: both inputs' pairs, in order, those of one bucket
+ * added. An output pair never takes more bytes than the input pairs it comes from, so buf
+ * holds them. Adds the bytes written to *n; returns LC_EPROTO when a count would overflow. */
+static int merge_pairs(bucket_reader_t *ra, bucket_reader_t *rb, uint8_t *buf, size_t *n)
+{
+    uint64_t prev = 0;
+    while (ra->count != 0 || rb->count != 0) {
+        bool take_a = rb->count == 0 || (ra->count != 0 && ra->c.idx <= rb->c.idx);
+        bool take_b = ra->count == 0 || (rb->count != 0 && rb->c.idx <= ra->c.idx);
+        uint64_t idx = take_a ? ra->c.idx : rb->c.idx, count = 0;
+        if (take_a) {
+            count += ra->count;
+            reader_next(ra);
+        }
+        if (take_b && __builtin_add_overflow(count, rb->count, &count))
+            return LC_EPROTO;
+        if (take_b)
+            reader_next(rb);
+        *n += put_varint(buf + *n, idx - prev);
+        *n += put_varint(buf + *n, count);
+        prev = idx;
+    }
+    return 0;
+}
+
+/* Each input is read once: its pairs are checked while they are merged, and a bad one
+ * throws the output away. */
 int lc_hist_merge_encoded(const uint8_t *a, size_t alen, const uint8_t *b, size_t blen,
                           uint8_t **out, size_t *out_len)
 {
@@ -377,24 +422,10 @@ int lc_hist_merge_encoded(const uint8_t *a, size_t alen, const uint8_t *b, size_
     n += put_varint(buf + n, m.sum);
     n += put_varint(buf + n, m.min);
     n += put_varint(buf + n, m.max);
-    uint64_t prev = 0;
-    while (ra.count != 0 || rb.count != 0) {
-        bool take_a = rb.count == 0 || (ra.count != 0 && ra.idx <= rb.idx);
-        bool take_b = ra.count == 0 || (rb.count != 0 && rb.idx <= ra.idx);
-        uint64_t idx = take_a ? ra.idx : rb.idx, count = 0;
-        if (take_a) {
-            count += ra.count;
-            reader_next(&ra);
-        }
-        if (take_b && __builtin_add_overflow(count, rb.count, &count)) {
-            free(buf);
-            return LC_EPROTO;
-        }
-        if (take_b)
-            reader_next(&rb);
-        n += put_varint(buf + n, idx - prev);
-        n += put_varint(buf + n, count);
-        prev = idx;
+    if (merge_pairs(&ra, &rb, buf, &n) != 0 || !reader_done_ok(&ra, &ha) ||
+        !reader_done_ok(&rb, &hb)) {
+        free(buf);
+        return LC_EPROTO;
     }
     *out = buf;
     *out_len = n;

@@ -46,21 +46,10 @@ uint64_t lc_hist_bucket_high(uint32_t bucket); /* inclusive */
  * count) pairs for non-zero buckets. *out is malloc'd; caller frees.
  * Returns 0 or LC_ENOMEM. */
 int lc_hist_encode(const lc_hist_t *h, uint8_t **out, size_t *out_len);
-/* Decodes an encoding and adds it to h. Returns 0, or LC_EPROTO for a
- * truncated or inconsistent encoding, or one whose counts would overflow h's
- * (h unchanged then). */
+/* Decodes an encoding and adds it to h, in one pass over it. Returns 0, or
+ * LC_EPROTO for a truncated or inconsistent encoding, or one whose counts
+ * would overflow h's (h unchanged then). */
 int lc_hist_decode_add(lc_hist_t *h, const uint8_t *buf, size_t len);
-/* An encoding read whole: its header and its non-zero buckets in ascending
- * order (bucket[i] holds count[i]). About 32 KiB: not for the stack. */
-typedef struct lc_hist_pairs_s {
-    uint64_t total, sum, min, max;
-    size_t n;
-    uint32_t bucket[LC_HIST_BUCKETS];
-    uint64_t count[LC_HIST_BUCKETS];
-} lc_hist_pairs_t;
-/* Decodes an encoding in one pass, with exactly lc_hist_decode_add's checks.
- * Returns 0, or LC_EPROTO (out->n is 0 then). */
-int lc_hist_decode_pairs(const uint8_t *buf, size_t len, lc_hist_pairs_t *out);
 /* The encoding of the merge of two encodings (len 0: an empty histogram),
  * exactly what encoding their dense merge gives, made in time linear in
  * their size (no dense histogram). *out is malloc'd. Returns 0, LC_ENOMEM,

@@ -16,7 +16,6 @@ lc_hist_sum_t *lc_hist_sum_new(void)
     lc_hist_init(&s->h);
     s->lo = LC_HIST_BUCKETS;
     s->hi = 0;
-    s->pairs.n = 0;
     return s;
 }
 
@@ -41,7 +40,7 @@ static void touch(lc_hist_sum_t *s, uint32_t lo, uint32_t hi)
         s->hi = hi;
 }
 
-/* The header half of a merge, as lc_hist_decode_add and lc_hist_merge add it. */
+/* The header half of a merge, as lc_hist_merge adds it. */
 static void add_header(lc_hist_t *h, uint64_t total, uint64_t sum, uint64_t min, uint64_t max)
 {
     h->total += total;
@@ -52,16 +51,15 @@ static void add_header(lc_hist_t *h, uint64_t total, uint64_t sum, uint64_t min,
         h->max = max;
 }
 
+/* A valid encoding's buckets lie between those of its min and max (the decoder checks
+ * it), so the buckets touched by all the encodings added lie between those of the sum's
+ * min and max. */
 int lc_hist_sum_add_encoded(lc_hist_sum_t *s, const uint8_t *buf, size_t len)
 {
-    lc_hist_pairs_t *p = &s->pairs;
-    if (lc_hist_decode_pairs(buf, len, p) != 0)
+    if (lc_hist_decode_add(&s->h, buf, len) != 0)
         return LC_EPROTO;
-    for (size_t i = 0; i < p->n; i++)
-        s->h.counts[p->bucket[i]] += p->count[i];
-    if (p->n > 0)
-        touch(s, p->bucket[0], p->bucket[p->n - 1]);
-    add_header(&s->h, p->total, p->sum, p->min, p->max);
+    if (s->h.total > 0)
+        touch(s, lc_hist_bucket_of(s->h.min), lc_hist_bucket_of(s->h.max));
     return 0;
 }
 

@@ -12,11 +12,10 @@ typedef struct lc_hist_sum_s {
     /* read-only */
     lc_hist_t h; /* the sum: what lc_hist_decode_add of the same encodings gives */
     /* private */
-    uint32_t lo, hi;        /* every bucket outside [lo, hi] is zero; lo > hi: all are */
-    lc_hist_pairs_t pairs;  /* scratch for decoding */
+    uint32_t lo, hi; /* every bucket outside [lo, hi] is zero; lo > hi: all are */
 } lc_hist_sum_t;
 
-/* About 55 KiB: allocate it (NULL without memory), free with free(). */
+/* About 22 KiB: allocate it (NULL without memory), free with free(). */
 lc_hist_sum_t *lc_hist_sum_new(void);
 /* Back to the empty histogram, clearing only the buckets touched. */
 void lc_hist_sum_clear(lc_hist_sum_t *s);

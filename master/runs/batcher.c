@@ -25,6 +25,7 @@
 
 typedef struct queued_s {
     Lc__Envelope *env; /* its stats field is the batch */
+    uint64_t key;      /* batch_key() of it */
     unsigned failed_applies;
     struct queued_s *next;
 } queued_t;
@@ -63,19 +64,32 @@ static void committed(master_t *m, const Lc__StatsBatch *b)
         runs_on_final_committed(m->runs, b->run, b->worker_id);
 }
 
-static bool same_batch(const Lc__StatsBatch *x, const Lc__StatsBatch *y)
+/* (worker, run, seq) folded into 64 bits (FNV-1a), so that seen() compares strings only
+ * on a match: every worker's seqs start alike, and hundreds of batches are queued or in
+ * flight when each one arrives. */
+static uint64_t batch_key(const Lc__StatsBatch *b)
 {
-    return x->run == y->run && x->seq == y->seq && strcmp(x->worker_id, y->worker_id) == 0;
+    uint64_t h = 14695981039346656037ull;
+    for (const unsigned char *p = (const unsigned char *)b->worker_id; *p != '\0'; p++)
+        h = (h ^ *p) * 1099511628211ull;
+    return (h ^ b->run) * 1099511628211ull ^ b->seq;
 }
 
-static bool seen(const batcher_t *a, const Lc__StatsBatch *b)
+static bool same_batch(const queued_t *q, uint64_t key, const Lc__StatsBatch *y)
+{
+    const Lc__StatsBatch *x = q->env->stats;
+    return q->key == key && x->run == y->run && x->seq == y->seq &&
+           strcmp(x->worker_id, y->worker_id) == 0;
+}
+
+static bool seen(const batcher_t *a, uint64_t key, const Lc__StatsBatch *b)
 {
     for (const queued_t *q = a->queue_head; q != NULL; q = q->next)
-        if (same_batch(q->env->stats, b))
+        if (same_batch(q, key, b))
             return true;
     for (const proposal_t *p = a->in_flight; p != NULL; p = p->next)
         for (const queued_t *q = p->batches; q != NULL; q = q->next)
-            if (same_batch(q->env->stats, b))
+            if (same_batch(q, key, b))
                 return true;
     return false;
 }
@@ -95,7 +109,8 @@ void batcher_add(batcher_t *a, fleet_worker_t *w, Lc__Envelope *env)
         lc__envelope__free_unpacked(env, NULL);
         return;
     }
-    if (seen(a, b)) {
+    uint64_t key = batch_key(b);
+    if (seen(a, key, b)) {
         a->replays++;
         lc__envelope__free_unpacked(env, NULL);
         return;
@@ -114,6 +129,7 @@ void batcher_add(batcher_t *a, fleet_worker_t *w, Lc__Envelope *env)
         return;
     }
     q->env = env;
+    q->key = key;
     if (a->queue_tail != NULL)
         a->queue_tail->next = q;
     else

@@ -9,6 +9,8 @@
 static const char put_sql[] = "INSERT OR REPLACE INTO run_assignments(run, worker, generation,"
                               " users) VALUES (?1, ?2, ?3, ?4)";
 static const char drop_sql[] = "DELETE FROM run_assignments WHERE run = ?1 AND worker = ?2";
+static const char get_sql[] = "SELECT generation, users FROM run_assignments"
+                              " WHERE run = ?1 AND worker = ?2";
 
 /* One worker's share of run at generation (users 0: none any more). */
 static int put_share(store_t *s, uint64_t run, const char *worker, uint64_t generation,
@@ -48,8 +50,8 @@ int store_forget_assignments(store_t *s, uint64_t run)
 int store_assignment_get(store_t *s, uint64_t run, const char *worker, uint64_t *generation,
                          uint32_t *users)
 {
-    sqlite3_stmt *st = store_prepare(
-        s, "SELECT generation, users FROM run_assignments WHERE run = ? AND worker = ?");
+    /* Asked for every StatsBatch the leader admits: kept prepared. */
+    sqlite3_stmt *st = store_cached(s, get_sql);
     if (st == NULL)
         return LC_EIO;
     sqlite3_bind_int64(st, 1, (sqlite3_int64)run);
@@ -60,6 +62,6 @@ int store_assignment_get(store_t *s, uint64_t run, const char *worker, uint64_t 
         *users = (uint32_t)sqlite3_column_int64(st, 1);
         rv = 0;
     }
-    sqlite3_finalize(st);
+    store_cached_done(st);
     return rv;
 }

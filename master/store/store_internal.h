@@ -22,7 +22,7 @@
 #define STORE_STR(x) STORE_STR_(x) /* a number macro as SQL text */
 #define STORE_NOTES_MAX 64   /* first error messages kept per run */
 #define STORE_CHECKS_MAX 64  /* check names kept per run, "(other)" included */
-#define STORE_CACHED_MAX 16 /* statements kept prepared (the stats path's) */
+#define STORE_CACHED_MAX 32 /* statements kept prepared (the stats path's) */
 
 struct store_s {
     sqlite3 *db;
@@ -86,6 +86,20 @@ int store_stats_sum_run_seconds(const store_stats_sum_t *seconds, size_t n,
 int store_stats_sum_totals(const store_stats_sum_t *seconds, size_t n, store_stats_sum_t **out,
                            size_t *n_out);
 void store_stats_sums_free(store_stats_sum_t *rows, size_t n);
+/* The error counts of the batches with keep[i] summed by (endpoint, kind), sorted by
+ * endpoint then kind, the names pointing into the command; free *out with free().
+ * Returns 0 or LC_ENOMEM. */
+typedef struct store_error_sum_s {
+    const char *endpoint, *kind;
+    uint64_t count;
+} store_error_sum_t;
+int store_stats_sum_errors(const Lc__RunSeconds *c, const bool *keep, store_error_sum_t **out,
+                           size_t *n_out);
+/* The run-wide counters of the batches with keep[i] (users, dropped, tls_*, lost_*)
+ * summed by second: a row per second in ascending order, its run and interval set, its
+ * other fields unset; free *out with free(). Returns 0 or LC_ENOMEM. */
+int store_stats_sum_second_totals(const Lc__RunSeconds *c, const bool *keep,
+                                  Lc__StatsBatch **out, size_t *n_out);
 /* Whether run's seconds have run-wide rows (it is in run_sums). */
 bool store_run_has_sums(store_t *s, uint64_t run);
 

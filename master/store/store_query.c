@@ -65,7 +65,8 @@ int store_runs_in_state(store_t *s, const char *state, uint64_t **ids, size_t *n
 {
     *ids = NULL;
     *n = 0;
-    sqlite3_stmt *st = store_prepare(s, "SELECT id FROM runs WHERE state = ? ORDER BY id");
+    /* The run controller asks every tick (100 ms): kept prepared. */
+    sqlite3_stmt *st = store_cached(s, "SELECT id FROM runs WHERE state = ? ORDER BY id");
     if (st == NULL)
         return LC_EIO;
     sqlite3_bind_text(st, 1, state, -1, SQLITE_STATIC);
@@ -75,14 +76,14 @@ int store_runs_in_state(store_t *s, const char *state, uint64_t **ids, size_t *n
             cap = cap ? cap * 2 : 8;
             uint64_t *grown = realloc(*ids, cap * sizeof **ids);
             if (grown == NULL) {
-                sqlite3_finalize(st);
+                store_cached_done(st);
                 return LC_ENOMEM;
             }
             *ids = grown;
         }
         (*ids)[(*n)++] = (uint64_t)sqlite3_column_int64(st, 0);
     }
-    sqlite3_finalize(st);
+    store_cached_done(st);
     return 0;
 }
 
@@ -99,7 +100,8 @@ uint64_t store_max_run_id(store_t *s)
 int store_member_get(store_t *s, uint64_t id, char *raft, char *worker, char *api, size_t len)
 {
     raft[0] = worker[0] = api[0] = '\0';
-    sqlite3_stmt *st = store_prepare(s, "SELECT raft, worker, api FROM members WHERE id = ?");
+    /* Asked for each master whenever the members are listed (redirects, the cluster view). */
+    sqlite3_stmt *st = store_cached(s, "SELECT raft, worker, api FROM members WHERE id = ?");
     if (st == NULL)
         return LC_EIO;
     sqlite3_bind_int64(st, 1, (sqlite3_int64)id);
@@ -110,7 +112,7 @@ int store_member_get(store_t *s, uint64_t id, char *raft, char *worker, char *ap
         store_copy_text(api, len, st, 2);
         rv = 0;
     }
-    sqlite3_finalize(st);
+    store_cached_done(st);
     return rv;
 }
 

@@ -157,10 +157,9 @@ static int add_check(store_t *s, uint64_t run, const Lc__CheckCount *c)
     return store_cached_step_done(s, st);
 }
 
-static int add_error(store_t *s, uint64_t run, const Lc__ErrorCount *e)
+/* One (endpoint, kind)'s errors of a command, summed by store_stats_sum_errors. */
+static int add_error(store_t *s, uint64_t run, const store_error_sum_t *e)
 {
-    if (e->message != NULL && e->message[0] != '\0' && add_error_note(s, run, e) != 0)
-        return LC_EIO;
     sqlite3_stmt *st = store_cached(
         s, "INSERT INTO run_errors(run, endpoint, kind, count) VALUES (?1, ?2, ?3, ?4)"
            " ON CONFLICT(run, endpoint, kind) DO UPDATE SET count = count + ?4");
@@ -173,9 +172,21 @@ static int add_error(store_t *s, uint64_t run, const Lc__ErrorCount *e)
     return store_cached_step_done(s, st);
 }
 
-/* Run-wide counters of the batch's second (users, dropped starts, TLS), and
- * the (worker, run, seq) marker that makes a replay of it a no-op. */
-static int add_second_totals_and_ack(store_t *s, const Lc__StatsBatch *b)
+/* The error counts of the kept batches, each (endpoint, kind) row written once a command. */
+static int apply_error_sums(store_t *s, const Lc__RunSeconds *c, const bool *keep)
+{
+    store_error_sum_t *sums = NULL;
+    size_t n = 0;
+    int rv = store_stats_sum_errors(c, keep, &sums, &n);
+    for (size_t i = 0; rv == 0 && i < n; i++)
+        rv = add_error(s, c->run, &sums[i]);
+    free(sums);
+    return rv;
+}
+
+/* Run-wide counters of one second (users, dropped starts, TLS, losses): a row that
+ * store_stats_sum_second_totals summed from a command's batches. */
+static int add_second_totals(store_t *s, const Lc__StatsBatch *sum)
 {
     sqlite3_stmt *st = store_cached(
         s, "INSERT INTO run_second_totals(run, t, users, dropped, tls_handshakes, tls_resumed,"
@@ -186,31 +197,57 @@ static int add_second_totals_and_ack(store_t *s, const Lc__StatsBatch *b)
            " lost_batches = lost_batches + :lost_b, lost_requests = lost_requests + :lost_r");
     if (st == NULL)
         return LC_EIO;
-    bind_int(st, ":run", b->run);
-    bind_int(st, ":t", b->interval);
-    bind_int(st, ":users", b->users);
-    bind_int(st, ":dropped", b->dropped);
-    bind_int(st, ":hs", b->tls_handshakes);
-    bind_int(st, ":resumed", b->tls_resumed);
-    bind_int(st, ":lost_b", b->lost_batches);
-    bind_int(st, ":lost_r", b->lost_requests);
-    if (store_cached_step_done(s, st) != 0)
-        return LC_EIO;
-    st = store_cached(s, "INSERT INTO acks(worker, run, seq) VALUES (:worker, :run, :seq)");
-    if (st == NULL)
-        return LC_EIO;
-    bind_text(st, ":worker", b->worker_id);
-    bind_int(st, ":run", b->run);
-    bind_int(st, ":seq", b->seq);
+    bind_int(st, ":run", sum->run);
+    bind_int(st, ":t", sum->interval);
+    bind_int(st, ":users", sum->users);
+    bind_int(st, ":dropped", sum->dropped);
+    bind_int(st, ":hs", sum->tls_handshakes);
+    bind_int(st, ":resumed", sum->tls_resumed);
+    bind_int(st, ":lost_b", sum->lost_batches);
+    bind_int(st, ":lost_r", sum->lost_requests);
     return store_cached_step_done(s, st);
 }
 
-/* A batch's own rows: its second's run-wide counters, its ack, its errors. */
+static int apply_second_totals(store_t *s, const Lc__RunSeconds *c, const bool *keep)
+{
+    Lc__StatsBatch *sums = NULL;
+    size_t n = 0;
+    int rv = store_stats_sum_second_totals(c, keep, &sums, &n);
+    for (size_t i = 0; rv == 0 && i < n; i++)
+        rv = add_second_totals(s, &sums[i]);
+    free(sums);
+    return rv;
+}
+
+/* The (worker, run, seq) marker that makes a replay of the batch a no-op; *fresh says
+ * whether it is new, i.e. the batch was not applied before (in an earlier command, or
+ * earlier in this one). One statement both asks and records. */
+static int mark_applied(store_t *s, const Lc__StatsBatch *b, bool *fresh)
+{
+    sqlite3_stmt *st =
+        store_cached(s, "INSERT OR IGNORE INTO acks(worker, run, seq) VALUES (?1, ?2, ?3)");
+    if (st == NULL)
+        return LC_EIO;
+    sqlite3_bind_text(st, 1, b->worker_id, -1, SQLITE_STATIC);
+    sqlite3_bind_int64(st, 2, (sqlite3_int64)b->run);
+    sqlite3_bind_int64(st, 3, (sqlite3_int64)b->seq);
+    if (store_cached_step_done(s, st) != 0)
+        return LC_EIO;
+    *fresh = sqlite3_changes(s->db) > 0;
+    return 0;
+}
+
+/* A new batch's own rows: its first error messages (in the command's order, which
+ * decides the notes a run keeps) and its checks. Its counters are summed with the
+ * command's other batches (apply_endpoint_sums, apply_error_sums, apply_second_totals). */
 static int apply_batch(store_t *s, const Lc__StatsBatch *b)
 {
-    int rv = add_second_totals_and_ack(s, b);
-    for (size_t i = 0; rv == 0 && i < b->n_errors; i++)
-        rv = add_error(s, b->run, b->errors[i]);
+    int rv = 0;
+    for (size_t i = 0; rv == 0 && i < b->n_errors; i++) {
+        const Lc__ErrorCount *e = b->errors[i];
+        if (e->message != NULL && e->message[0] != '\0')
+            rv = add_error_note(s, b->run, e);
+    }
     for (size_t i = 0; rv == 0 && i < b->n_checks; i++)
         rv = add_check(s, b->run, b->checks[i]);
     return rv;
@@ -288,13 +325,18 @@ int store_apply_run_seconds(store_t *s, const Lc__RunSeconds *c)
         const Lc__StatsBatch *b = c->batches[i];
         /* A replayed batch (after a reconnect or failover, or twice in this
          * command: its ack is in by then) is skipped whole. */
-        if (b->run != c->run || store_batch_applied(s, b->worker_id, b->run, b->seq))
+        bool fresh = false;
+        if (b->run != c->run || (rv = mark_applied(s, b, &fresh)) != 0 || !fresh)
             continue;
         rv = apply_batch(s, b);
         keep[i] = rv == 0;
     }
     if (rv == 0)
+        rv = apply_second_totals(s, c, keep);
+    if (rv == 0)
         rv = apply_endpoint_sums(s, c, keep);
+    if (rv == 0)
+        rv = apply_error_sums(s, c, keep);
     free(keep);
     return rv;
 }

@@ -261,6 +261,28 @@ static void test_applied_batch_is_acked_again(void **state)
     assert_int_equal(batcher_replays(fx->m.batcher), 1);
 }
 
+/* A batch sent again while its first copy is queued or in flight is dropped (its ack
+ * comes when that copy commits); another seq is a batch of its own. */
+static void test_queued_and_in_flight_replays_dropped(void **state)
+{
+    fixture_t *fx = *state;
+    batcher_add(fx->m.batcher, fx->worker, batch(RUN, 10));
+    batcher_add(fx->m.batcher, fx->worker, batch(RUN, 10)); /* queued */
+    assert_int_equal(batcher_replays(fx->m.batcher), 1);
+    batcher_add(fx->m.batcher, fx->worker, batch(RUN, 11));
+    assert_int_equal(batcher_replays(fx->m.batcher), 1);
+    batcher_flush(fx->m.batcher);
+    assert_int_equal(fx->proposals, 1);
+    assert_int_equal(fx->last_batches, 2);
+    batcher_add(fx->m.batcher, fx->worker, batch(RUN, 11)); /* in flight */
+    assert_int_equal(batcher_replays(fx->m.batcher), 2);
+    assert_true(batcher_busy(fx->m.batcher, RUN)); /* in flight */
+    batcher_flush(fx->m.batcher);
+    assert_int_equal(fx->proposals, 1); /* nothing new was queued */
+    answer(fx, 0);
+    assert_int_equal(fx->acks, 2);
+}
+
 static void test_refused_batches(void **state)
 {
     fixture_t *fx = *state;
@@ -279,6 +301,7 @@ int main(void)
         cmocka_unit_test_setup_teardown(test_gives_up_after_three_failed_applies, setup,
                                         teardown),
         cmocka_unit_test_setup_teardown(test_applied_batch_is_acked_again, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_queued_and_in_flight_replays_dropped, setup, teardown),
         cmocka_unit_test_setup_teardown(test_refused_batches, setup, teardown),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);

@@ -394,6 +394,69 @@ static void test_decode_bit_flips(void **state)
     free(v);
 }
 
+/* The decoder adds each pair as it reads it and takes the pairs back when the encoding
+ * turns out bad: encodings found bad only after their last pair leave a target that holds
+ * the same buckets exactly as it was. */
+static void test_decode_late_failure_undone(void **state)
+{
+    (void)state;
+    uint64_t *v = make_values(gen_log_uniform, 57, 3000);
+    lc_hist_t *src = malloc(sizeof *src), *h = malloc(sizeof *h), *before = malloc(sizeof *before);
+    assert_true(src && h && before);
+    lc_hist_init(src);
+    record_all(src, v, 3000);
+    lc_hist_init(before);
+    record_all(before, v, 1500); /* the target's buckets are the encoding's */
+    uint8_t *enc, buf[64 * 1024];
+    size_t len;
+    assert_int_equal(lc_hist_encode(src, &enc, &len), 0);
+    assert_true(len + 64 < sizeof buf);
+    uint32_t last = lc_hist_bucket_of(src->max);
+    assert_true(last + 2 < LC_HIST_BUCKETS);
+
+    size_t n = len; /* a pair after the last: its count exceeds the total */
+    memcpy(buf, enc, len);
+    n += put(buf + n, 1);
+    n += put(buf + n, 1);
+    memcpy(h, before, sizeof *h);
+    assert_int_equal(lc_hist_decode_add(h, buf, n), LC_EPROTO);
+    assert_memory_equal(h, before, sizeof *h);
+
+    /* The total one more than the counts (the sum still fits it): found at the end. */
+    lc_hist_t *more = malloc(sizeof *more);
+    assert_non_null(more);
+    memcpy(more, src, sizeof *more);
+    more->counts[last] += 1;
+    more->total += 1;
+    more->sum += src->max;
+    uint8_t *menc;
+    size_t mlen;
+    assert_int_equal(lc_hist_encode(more, &menc, &mlen), 0);
+    n = put(buf, src->total + 1);
+    n += put(buf + n, src->sum + src->max);
+    n += put(buf + n, src->min);
+    n += put(buf + n, src->max);
+    uint8_t scratch[10];
+    size_t header = put(scratch, src->total) + put(scratch, src->sum) + put(scratch, src->min) +
+                    put(scratch, src->max);
+    memcpy(buf + n, enc + header, len - header); /* src's pairs under more's header */
+    n += len - header;
+    memcpy(h, before, sizeof *h);
+    assert_int_equal(lc_hist_decode_add(h, buf, n), LC_EPROTO);
+    assert_memory_equal(h, before, sizeof *h);
+    /* The same header with its pairs is good, so the refusal was the total's. */
+    assert_int_equal(lc_hist_decode_add(h, menc, mlen), 0);
+    assert_int_equal(h->total, before->total + more->total);
+
+    free(menc);
+    free(more);
+    free(enc);
+    free(before);
+    free(h);
+    free(src);
+    free(v);
+}
+
 /* The dense way: decode both into an empty histogram, encode. */
 static void dense_merge(const uint8_t *a, size_t alen, const uint8_t *b, size_t blen,
                         uint8_t **out, size_t *out_len)
@@ -533,6 +596,7 @@ int main(void)
         cmocka_unit_test(test_decode_truncated),
         cmocka_unit_test(test_decode_corrupted),
         cmocka_unit_test(test_decode_bit_flips),
+        cmocka_unit_test(test_decode_late_failure_undone),
         cmocka_unit_test(test_merge_encoded),
         cmocka_unit_test(test_merge_encoded_refuses_corrupt),
         cmocka_unit_test(test_decode_add_refuses_overflow),

@@ -48,6 +48,10 @@ static void make_batch(batch_t *x, size_t i)
     x->b.interval = (uint32_t)(1 + i / 8);
     x->b.users = 3;
     x->b.dropped = i % 3;
+    x->b.tls_handshakes = i % 5;
+    x->b.tls_resumed = i % 2;
+    x->b.lost_batches = i / 20;
+    x->b.lost_requests = i;
     for (size_t j = 0; j < N_ENDPOINTS; j++) {
         size_t k = (j + i) % N_ENDPOINTS;
         Lc__EndpointStats *e = &x->es[j];
@@ -107,7 +111,8 @@ static char *dump(store_t *s)
         "SELECT run, endpoint, method, count, failures, bytes, hex(hist) FROM run_endpoints"
         " ORDER BY run, endpoint",
         "SELECT run, endpoint, kind, count FROM run_errors ORDER BY run, endpoint, kind",
-        "SELECT run, t, users, dropped FROM run_second_totals ORDER BY run, t",
+        "SELECT run, t, users, dropped, tls_handshakes, tls_resumed, lost_batches, lost_requests"
+        " FROM run_second_totals ORDER BY run, t",
         "SELECT worker, run, seq FROM acks ORDER BY worker, run, seq",
     };
     lc_buf_t out = {0};
@@ -159,6 +164,16 @@ static void test_summed_command_equals_batch_by_batch(void **state)
     char *a = dump(one_each), *b = dump(summed);
     assert_string_equal(a, b);
     assert_non_null(strstr(a, "login")); /* not two empty dumps */
+    /* Every batch's errors once (batch i brings i % 2 timeouts), the replays' not again. */
+    assert_int_equal(store_run_int(summed, "SELECT SUM(count) FROM run_errors WHERE run = ?", RUN, -1),
+                     N_BATCHES / 2);
+    assert_int_equal(store_run_int(summed, "SELECT COUNT(*) FROM run_errors WHERE run = ?", RUN, -1),
+                     N_ENDPOINTS);
+    /* Each second's users from its 8 batches once, lost requests 0 + 1 + ... + 39. */
+    assert_int_equal(store_run_int(summed, "SELECT users FROM run_second_totals WHERE run = ?"
+                                           " AND t = 2", RUN, -1), 3 * 8);
+    assert_int_equal(store_run_int(summed, "SELECT SUM(lost_requests) FROM run_second_totals"
+                                           " WHERE run = ?", RUN, -1), N_BATCHES * (N_BATCHES - 1) / 2);
     free(a);
     free(b);
     store_close(one_each);
