@@ -2,27 +2,47 @@
 #include "leader_watch.h"
 
 #include <assert.h>
+#include <unistd.h>
+#include <uv.h>
 
 #include "lc_log.h"
+#include "lc_rng.h"
 
 #define RETRY_MS 1000u /* between attempts at a watch that could not be set up */
 
+/* This follower's place among the voters left (the dead leader aside),
+ * by id: 0 for the lowest. */
+static unsigned rank_among_voters(const struct raft *r, raft_id dead)
+{
+    unsigned rank = 0;
+    for (unsigned i = 0; i < r->configuration.n; i++) {
+        const struct raft_server *s = &r->configuration.servers[i];
+        rank += s->role == RAFT_VOTER && s->id != dead && s->id < r->id;
+    }
+    return rank;
+}
+
 /* The leader's process is gone: this follower's election starts within a
- * quarter of the election timeout instead of up to two whole timeouts after
- * the leader's last heartbeat. Only the deadline moves, and only earlier
- * (raft 0.15 keeps it in struct raft's follower_state, and a heartbeat
- * resets only the timer's start, not the deadline); the spread keeps two
- * followers from splitting the vote. Raft's safety does not depend on when
- * an election starts; pre-vote keeps a false alarm from changing the term. */
-static void hasten_election(leader_watch_t *w)
+ * few heartbeats instead of up to two whole election timeouts after the
+ * leader's last heartbeat. Only the deadline moves, and only earlier (raft
+ * 0.15 keeps it in struct raft's follower_state, and a heartbeat resets
+ * only the timer's start, not the deadline). Raft checks it at each tick
+ * (one heartbeat interval), and masters started together tick together, so
+ * a random spread alone would often let two followers start in the same
+ * instant and split the vote: each follower starts two ticks after the one
+ * below it by id instead (the second to start wins, with the first's vote).
+ * Raft's safety does not depend on when an election starts; pre-vote keeps
+ * a false alarm from changing the term. */
+static void hasten_election(leader_watch_t *w, raft_id dead)
 {
     struct raft *r = w->raft;
     if (raft_state(r) != RAFT_FOLLOWER)
         return;
     raft_time now = r->io->time(r->io);
     raft_time elapsed = now - r->election_timer_start;
-    int spread = (int)r->election_timeout / 4;
-    raft_time soon = elapsed + (raft_time)(spread > 0 ? r->io->random(r->io, 0, spread) : 0);
+    raft_time tick = r->heartbeat_timeout;
+    raft_time soon = elapsed + rank_among_voters(r, dead) * 2 * tick +
+                     lc_rng_range(&w->rng, 0, tick / 2);
     if (soon >= r->follower_state.randomized_election_timeout)
         return;
     r->follower_state.randomized_election_timeout = (unsigned)soon;
@@ -40,8 +60,8 @@ static void restore_if_alarm_was_false(leader_watch_t *w)
     w->hastened = false;
     if (raft_state(r) != RAFT_FOLLOWER)
         return;
-    int t = (int)r->election_timeout;
-    r->follower_state.randomized_election_timeout = (unsigned)r->io->random(r->io, t, 2 * t);
+    unsigned t = r->election_timeout;
+    r->follower_state.randomized_election_timeout = (unsigned)lc_rng_range(&w->rng, t, 2ull * t);
 }
 
 static void watch_lost(void *arg, raft_id id, bool definite)
@@ -56,7 +76,7 @@ static void watch_lost(void *arg, raft_id id, bool definite)
         return;
     lc_info("quorum", "msg=\"leader's process is gone, electing now\" leader=%llu",
             (unsigned long long)id);
-    hasten_election(w);
+    hasten_election(w, id);
     if (w->event != NULL)
         w->event(w->arg, id, true);
 }
@@ -66,6 +86,7 @@ void leader_watch_init(leader_watch_t *w, struct raft *r, cluster_transport_t *t
 {
     assert(w != NULL && r != NULL && t != NULL);
     *w = (leader_watch_t){.raft = r, .transport = t, .event = event, .arg = arg};
+    w->rng = (uv_hrtime() ^ ((uint64_t)getpid() << 32) ^ r->id * 0x9E3779B97F4A7C15ull) | 1;
     cluster_transport_set_watch_cb(t, watch_lost, w);
 }
 

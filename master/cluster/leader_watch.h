@@ -1,6 +1,7 @@
 /* leader_watch.h — a follower watches its leader's raft port (transport.h's
  * watch); when the leader's process dies, the follower's election starts at
- * once instead of after the rest of its election timeout, and the master
+ * within a few heartbeats instead of after the rest of its election timeout,
+ * and the master
  * stops sending workers to the dead address. */
 #ifndef MASTER_LEADER_WATCH_H
 #define MASTER_LEADER_WATCH_H
@@ -23,6 +24,8 @@ typedef struct leader_watch_s {
     raft_time retry_at;   /* after a watch that could not be set up */
     bool hastened;        /* this follower's deadline was moved earlier */
     raft_time hastened_at;
+    uint64_t rng;         /* our own: raft's io->random is seeded alike on masters
+                           * started together, and equal draws split the vote */
     leader_watch_cb event;
     void *arg;
 } leader_watch_t;
