@@ -1,8 +1,7 @@
 /* leader_watch.h — a follower watches its leader's raft port (transport.h's
- * watch); when the leader's process dies, the follower's election starts at
+ * watch); when the leader's process dies, the follower's election starts
  * within a few heartbeats instead of after the rest of its election timeout,
- * and the master
- * stops sending workers to the dead address. */
+ * and the master stops sending workers to the dead address. */
 #ifndef MASTER_LEADER_WATCH_H
 #define MASTER_LEADER_WATCH_H
 
