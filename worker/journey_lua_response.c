@@ -20,8 +20,7 @@
 #define HEADER_NAME_MAX 256u
 #define SOURCE_MAX 1024u /* bytes of a json path or a regex */
 
-static const char body_key; /* its address keys a response's captured body (a userdata) */
-static const char meta_key; /* and the responses' shared metatable in the registry */
+static const char meta_key; /* its address keys the responses' shared metatable */
 
 /* ---- the extractor cache -------------------------------------------------------------- */
 
@@ -73,20 +72,30 @@ static int first_arg(lua_State *L)
     return lua_rawequal(L, 1, lua_upvalueindex(1)) ? 2 : 1;
 }
 
-/* What a response keeps of its answer, in one userdata under body_key: its header block
- * (name\0value\0..., lowercase names, as worker_conn_header_next reads it), then its body. */
+/* What a response is: one userdata at index 1 of its table (an array slot LuaJIT keeps in the
+ * table's own allocation: no hash part until the script stores something), with the answer's
+ * outcome and bytes: its header block (name\0value\0..., lowercase names, as
+ * worker_conn_header_next reads it), then its body. status, ok, error and latency_ms are
+ * read from it by the metatable's __index. */
 typedef struct kept_s {
+    double latency_ms; /* < 0: none (the request was not sent) */
     uint32_t headers_len;
+    uint16_t status;   /* 0: no complete answer */
+    int8_t kind;       /* WORKER_KIND_OK (-1), or the error kind it was counted with */
     char bytes[];
 } kept_t;
 
-/* The kept bytes of the response at idx (NULL: it kept none), and their length. */
+/* The kept answer of the response at idx, and the length of its bytes. A script may have
+ * stored something else at r[1] (a raw slot: no metamethod sees the write); the only full
+ * userdata it can reach are responses' kept answers, so the type and size tell them apart. */
 static const kept_t *kept_of(lua_State *L, int idx, size_t *len)
 {
-    lua_pushlightuserdata(L, (void *)&body_key);
-    lua_rawget(L, idx);
-    const kept_t *k = lua_touserdata(L, -1);
-    *len = k != NULL ? lua_objlen(L, -1) - sizeof *k : 0;
+    lua_rawgeti(L, idx, 1);
+    const kept_t *k = lua_type(L, -1) == LUA_TUSERDATA ? lua_touserdata(L, -1) : NULL;
+    size_t n = k != NULL ? lua_objlen(L, -1) : 0;
+    if (n < sizeof *k)
+        worker_lua_error(L, "this response's [1] was replaced: it is the response's own");
+    *len = n - sizeof *k;
     lua_pop(L, 1); /* the response holds it: the bytes stay valid meanwhile */
     return k;
 }
@@ -96,8 +105,8 @@ static const char *body_at(lua_State *L, int idx, size_t *len)
 {
     size_t n;
     const kept_t *k = kept_of(L, idx, &n);
-    *len = k != NULL ? n - k->headers_len : 0;
-    return k != NULL ? k->bytes + k->headers_len : "";
+    *len = n - k->headers_len;
+    return k->bytes + k->headers_len;
 }
 
 /* The header block of the response at idx, for worker_conn_header_next. */
@@ -105,8 +114,7 @@ static worker_conn_result_t headers_at(lua_State *L, int idx)
 {
     size_t n;
     const kept_t *k = kept_of(L, idx, &n);
-    return (worker_conn_result_t){.headers = k != NULL ? k->bytes : NULL,
-                                  .headers_len = k != NULL ? k->headers_len : 0};
+    return (worker_conn_result_t){.headers = k->bytes, .headers_len = k->headers_len};
 }
 
 /* A value out of lc_extractor_run as Lua has it: numbers and booleans typed, null as nil,
@@ -243,7 +251,29 @@ static void push_headers(lua_State *L, int idx)
     }
 }
 
-/* r.body and r.headers (made on first use and kept in the response), and the methods (a
+/* r.status, r.ok, r.error or r.latency_ms of the response at 1, pushed; false for another
+ * key (nothing pushed). */
+static bool outcome(lua_State *L, const char *key)
+{
+    size_t n;
+    const kept_t *k = kept_of(L, 1, &n);
+    if (strcmp(key, "status") == 0)
+        lua_pushnumber(L, k->status);
+    else if (strcmp(key, "ok") == 0)
+        lua_pushboolean(L, k->kind == WORKER_KIND_OK);
+    else if (strcmp(key, "error") == 0 && k->kind != WORKER_KIND_OK)
+        lua_pushstring(L, worker_err_kind_name(k->kind));
+    else if (strcmp(key, "latency_ms") == 0 && k->latency_ms >= 0)
+        lua_pushnumber(L, k->latency_ms);
+    else if (strcmp(key, "error") == 0 || strcmp(key, "latency_ms") == 0)
+        lua_pushnil(L);
+    else
+        return false;
+    return true;
+}
+
+/* r.status, r.ok, r.error, r.latency_ms (from the kept answer), r.body and r.headers (made on
+ * first use and kept in the response), and the methods (a
  * closure over the response at each use: keeping them would grow every response that a
  * script reads one value of). */
 static int resp_index(lua_State *L)
@@ -264,6 +294,8 @@ static int resp_index(lua_State *L)
         lua_pushcclosure(L, methods[i].fn, 1);
         return 1;
     }
+    if (outcome(L, k))
+        return 1;
     if (strcmp(k, "body") == 0) {
         size_t len;
         const char *b = body_at(L, 1, &len);
@@ -281,53 +313,32 @@ static int resp_index(lua_State *L)
 
 /* ---- the response --------------------------------------------------------------------- */
 
-static void set_field(lua_State *L, const char *key)
+/* The outcome, the header block and the body go into one userdata the response holds
+ * (counted against the run's memory cap): r.headers and r.body become Lua values only if the
+ * script reads them; header(), json() and regex() read the bytes where they are. */
+static void keep(lua_State *L, const worker_lua_answer_t *a)
 {
-    lua_pushstring(L, key);
-    lua_insert(L, -2);
-    lua_rawset(L, -3);
-}
-
-/* The header block and the body are copied into one userdata the response holds (counted
- * against the run's memory cap): r.headers and r.body become Lua values only if the script
- * reads them; header(), json() and regex() read the bytes where they are. */
-static void keep(lua_State *L, const worker_conn_result_t *res)
-{
+    const worker_conn_result_t *res = a->res;
     size_t hlen = res->headers != NULL ? res->headers_len : 0;
     size_t blen = res->body != NULL ? res->body_len : 0;
-    if (hlen == 0 && blen == 0)
-        return;
-    assert(hlen <= UINT32_MAX);
-    lua_pushlightuserdata(L, (void *)&body_key);
+    assert(hlen <= UINT32_MAX && a->kind >= WORKER_KIND_OK && a->kind <= INT8_MAX);
     kept_t *k = lua_newuserdata(L, sizeof *k + hlen + blen);
+    k->latency_ms = res->latency_us != WORKER_NO_LATENCY ? (double)res->latency_us / 1000.0 : -1;
     k->headers_len = (uint32_t)hlen;
+    k->status = res->kind == WORKER_KIND_OK ? (uint16_t)res->status : 0;
+    k->kind = (int8_t)a->kind;
     if (hlen > 0)
         memcpy(k->bytes, res->headers, hlen);
     if (blen > 0)
         memcpy(k->bytes + hlen, res->body, blen);
-    lua_rawset(L, -3);
+    lua_rawseti(L, -2, 1);
 }
 
 int worker_lua_push_response(lua_State *co, void *ud)
 {
     const worker_lua_answer_t *a = ud;
-    const worker_conn_result_t *res = a->res;
-    bool complete = res->kind == WORKER_KIND_OK;
-    /* status, ok, latency_ms and the kept bytes: a hash of 4, no resize for a good answer */
-    lua_createtable(co, 0, 4);
-    lua_pushnumber(co, complete ? res->status : 0);
-    set_field(co, "status");
-    lua_pushboolean(co, a->kind == WORKER_KIND_OK);
-    set_field(co, "ok");
-    if (a->kind != WORKER_KIND_OK) {
-        lua_pushstring(co, worker_err_kind_name(a->kind));
-        set_field(co, "error");
-    }
-    if (res->latency_us != WORKER_NO_LATENCY) {
-        lua_pushnumber(co, (double)res->latency_us / 1000.0);
-        set_field(co, "latency_ms");
-    }
-    keep(co, res);
+    lua_createtable(co, 1, 0); /* the kept answer at [1], in the table's allocation */
+    keep(co, a);
     worker_lua_push_meta(co, &meta_key, resp_index, NULL, "response");
     lua_setmetatable(co, -2);
     worker_conn_release(worker_user_conn(a->u)); /* copied: the script's next request may reuse them */

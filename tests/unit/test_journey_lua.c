@@ -583,10 +583,11 @@ static bool jar_sends(const worker_user_t *u, const char *name, const char *path
                              (uint64_t)time(NULL) * 1000u, &v);
 }
 
-/* The response keeps its header block, not a table (r.headers is made when read); the
- * cookies a script's answer sets take the default path of the request's target, held
- * through the answer whether the request may follow redirects or not; u.vars is made when
- * the script first reads it. The user parks in sleep so that its jar can be read. */
+/* A response keeps its outcome, header block and body in one userdata at r[1] (r.headers is
+ * made when read); the cookies a script's answer sets take the default path of the request's
+ * target, held through the answer whether the request may follow redirects or not; u.vars
+ * is made when the script first reads it. The user parks in sleep so that its jar can be
+ * read. */
 static void test_lazy_parts_and_cookie_path(void **state)
 {
     fx_t f = {0};
@@ -601,13 +602,16 @@ static void test_lazy_parts_and_cookie_path(void **state)
                "check(r.headers[ [=[x-dup]=] ] == [=[1, 2]=] and rawget(r, [=[headers]=]) ~= nil, [=[table]=]) "
                "check(r.headers[ [=[set-cookie]=] ] == [=[c1=v, c2=w]=], [=[both cookies]=]) "
                "check(r.body == [=[]=] and r.status == 200, [=[empty body]=]) "
+               "check(rawget(r, [=[status]=]) == nil and r.latency_ms > 0, [=[outcome kept]=]) "
+               "r[1] = 5 local ok, e = pcall(function() return r.status end) "
+               "check(not ok and e:find([=[replaced]=]) ~= nil, [=[own slot]=]) "
                "u.vars.own = 5 "
                "check(rawget(u, [=[vars]=]) ~= nil and u.vars.own == 5, [=[vars made]=]) "
                "sleep(60000) end",
                "'script_cpu_ms':50,'journeys':[{'name':'j','steps':[{'lua':'f'}]}]");
     worker_user_t *u = park_users(&f, 1);
     fflush(f.trace_out);
-    assert_checks_passed(&f, 7);
+    assert_checks_passed(&f, 9);
     assert_true(jar_sends(u, "c1", "/a/x") && jar_sends(u, "c2", "/a"));
     assert_false(jar_sends(u, "c1", "/b") || jar_sends(u, "c2", "/"));
     assert_null(u->js->lua->hold); /* parked: the pool has its buffer back */
