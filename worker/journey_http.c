@@ -337,7 +337,10 @@ static void answered_path(worker_user_t *u, const lc_jreq_t *r, char p[COOKIE_PA
     target_path(t, strlen(t), p);
 }
 
-static void store_cookies(worker_user_t *u, const lc_jreq_t *r, const worker_conn_result_t *res)
+/* The Set-Cookies of res into the jar; their default path is that of target (tlen bytes, a
+ * script's request), else of the step r's request. */
+static void store_cookies(worker_user_t *u, const lc_jreq_t *r, const char *target, size_t tlen,
+                          const worker_conn_result_t *res)
 {
     const lc_url_t *url = url_of(u); /* the origin that answered */
     const char *name, *value;
@@ -349,7 +352,9 @@ static void store_cookies(worker_user_t *u, const lc_jreq_t *r, const worker_con
         worker_session_t *s = worker_journey_session(u);
         if (s == NULL)
             return;
-        if (p[0] == '\0') /* once, for the cookies' default path */
+        if (p[0] == '\0' && target != NULL) /* once, for the cookies' default path */
+            target_path(target, tlen, p);
+        else if (p[0] == '\0')
             answered_path(u, r, p);
         /* A malformed or oversized cookie is ignored, as browsers do. */
         lc_cookie_jar_store(&s->jar, value, vlen, url->hp.host, p, url->tls, now_ms());
@@ -575,7 +580,7 @@ void worker_journey_done(worker_user_t *u, const worker_conn_result_t *res)
     const lc_jreq_t *r = &prog_of(u)->reqs[js->req];
     int kind = res->kind;
     if (kind == WORKER_KIND_OK && r->cookies)
-        store_cookies(u, r, res);
+        store_cookies(u, r, NULL, 0, res);
     if (kind == WORKER_KIND_OK && r->follow_redirects > 0 && is_redirect(res->status) &&
         !worker_user_ending_now(u)) {
         kind = follow(u, r, res);
@@ -628,7 +633,9 @@ static int render_script(worker_user_t *u, const worker_script_req_t *sr, lc_buf
 {
     static const char agent[] = "User-Agent: loadcluster/" LC_VERSION "\r\n";
     out->len = 0;
-    int rv = lc_buf_appendf(out, "%s ", sr->method);
+    int rv = lc_buf_append(out, sr->method, strlen(sr->method)); /* not appendf: per request */
+    if (rv == 0)
+        rv = lc_buf_append(out, " ", 1);
     if (rv == 0)
         rv = lc_buf_append(out, sr->target, sr->target_len);
     if (rv == 0)
@@ -664,17 +671,12 @@ int worker_journey_send_script(worker_user_t *u, const worker_script_req_t *sr)
     int rv = worker_user_conn_open(u, js->origin);
     if (rv == 0)
         rv = clean_target(sr->target, sr->target_len) ? render_script(u, sr, req) : LC_EINVAL;
-    /* The target, kept for the default path of the cookies the answer sets. */
-    if (rv == 0 && sr->cookies && (js->target = strndup(sr->target, sr->target_len)) == NULL)
-        rv = LC_ENOMEM;
     if (rv == 0 && worker_user_conn(u)->state != WORKER_CONN_IDLE) {
         u->req.len = 0;
         rv = lc_buf_append(&u->req, req->data, req->len);
     }
     if (rv != 0) {
         lc_buf_free(&u->req);
-        free(js->target);
-        js->target = NULL;
         return rv;
     }
     if (u->run->plan->trace != NULL)
@@ -686,13 +688,13 @@ int worker_journey_send_script(worker_user_t *u, const worker_script_req_t *sr)
 }
 
 void worker_journey_script_answered(worker_user_t *u, const worker_conn_result_t *res,
-                                    bool cookies)
+                                    const char *target, size_t target_len)
 {
     worker_journey_state_t *js = u->js;
     assert(js->script_req);
     js->script_req = false;
-    if (cookies && res->kind == WORKER_KIND_OK)
-        store_cookies(u, NULL, res);
+    if (target != NULL && res->kind == WORKER_KIND_OK)
+        store_cookies(u, NULL, target, target_len, res);
     if (u->run->plan->trace != NULL)
         worker_trace_response(u->run->plan->trace, res->status, res->latency_us, res->bytes,
                               res->kind == WORKER_KIND_OK ? NULL : worker_err_kind_name(res->kind));

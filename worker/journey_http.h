@@ -36,9 +36,11 @@ typedef struct worker_script_req_s {
  * LC_EINVAL (a space or a control byte in the target), LC_ETOOBIG (over the 8 MiB a request
  * may take) or LC_ENOMEM: then nothing was sent. */
 int worker_journey_send_script(worker_user_t *u, const worker_script_req_t *sr);
-/* A script's response is in: the cookies it sets go into the user's jar (when cookies). */
+/* A script's response is in: the cookies it sets go into the user's jar, with the default
+ * path of target (the request's, kept by the caller: sr->target may be gone by then), unless
+ * target is NULL (the request did not take cookies). */
 void worker_journey_script_answered(worker_user_t *u, const worker_conn_result_t *res,
-                                    bool cookies);
+                                    const char *target, size_t target_len);
 /* A script's absolute URL of one of the scenario's origins (target or targets) as a request
  * target in *out (malloc'd) and that origin in *origin; false: another origin, or not a path. */
 bool worker_journey_listed_url(worker_user_t *u, const char *url, size_t len, char **out,

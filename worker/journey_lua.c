@@ -146,7 +146,7 @@ static void drop_coroutine(worker_user_t *u)
     lu->co = NULL;
     lu->co_ref = LUA_NOREF;
     lu->wait = WORKER_LUA_IDLE;
-    lc_buf_free(&lu->hold);
+    worker_lua_unhold(u);
 }
 
 /* A step's function failed: kind script on its endpoint, logged for the first few. */
@@ -310,6 +310,14 @@ static bool is_redirect(int status)
 
 enum hop { HOP_NONE, HOP_SENT, HOP_FAILED };
 
+/* The request's answer is in: its cookies into the jar, with the path of the target it held. */
+static void script_answered(worker_user_t *u, const worker_conn_result_t *res)
+{
+    const worker_lua_user_t *lu = u->js->lua;
+    bool cookies = prog_of(u)->luas[lu->step].cookies && lu->hold != NULL;
+    worker_journey_script_answered(u, res, cookies ? lu->hold->data : NULL, lu->hold_target);
+}
+
 /* The Location of a 3xx the request may follow as a request target of the run's target
  * (relative to the answered one) in *out; false: none, another origin, too many hops. */
 static bool hop_target(worker_user_t *u, const worker_conn_result_t *res, char **out)
@@ -321,8 +329,8 @@ static bool hop_target(worker_user_t *u, const worker_conn_result_t *res, char *
         if (strcmp(name, "location") != 0)
             loc = NULL;
     char base[1024] = "/";
-    if (lu->hold.data != NULL && lu->hold_target < sizeof base) {
-        memcpy(base, lu->hold.data, lu->hold_target);
+    if (lu->hold != NULL && lu->hold_target < sizeof base) {
+        memcpy(base, lu->hold->data, lu->hold_target);
         base[lu->hold_target] = '\0';
     }
     return lu->hops < lu->follow && loc != NULL &&
@@ -333,20 +341,21 @@ static bool hop_target(worker_user_t *u, const worker_conn_result_t *res, char *
 static int send_hop(worker_user_t *u, int status, char *target)
 {
     worker_lua_user_t *lu = u->js->lua;
-    size_t tlen = strlen(target), rest = lu->hold.len - lu->hold_target;
-    lc_buf_t moved = {0};
+    lc_buf_t *h = lu->hold, moved = {0};
+    assert(h != NULL); /* follow() sends hops of requests that may follow, which hold */
+    size_t tlen = strlen(target);
     int rv = lc_buf_append(&moved, target, tlen);
     if (rv == 0)
-        rv = lc_buf_append(&moved, lu->hold.data + lu->hold_target, rest);
+        rv = lc_buf_append(&moved, h->data + lu->hold_target, h->len - lu->hold_target);
     free(target);
-    if (rv != 0) {
-        lc_buf_free(&moved);
+    h->len = 0;
+    if (rv == 0)
+        rv = lc_buf_append(h, moved.data, moved.len);
+    lc_buf_free(&moved);
+    if (rv != 0)
         return rv;
-    }
-    lc_buf_free(&lu->hold);
-    lu->hold = moved;
     lu->hold_target = (uint32_t)tlen;
-    char *t = strndup(moved.data, tlen); /* send_script may not point into what it reads */
+    char *t = strndup(h->data, tlen); /* send_script may not point into what it reads */
     rv = t != NULL ? worker_lua_send_hop(u, status, t) : LC_ENOMEM;
     free(t);
     return rv;
@@ -367,7 +376,7 @@ static int follow(worker_user_t *u, const worker_conn_result_t *res, int *kind)
         *kind = WORKER_ERR_REDIRECT;
         return HOP_NONE;
     }
-    worker_journey_script_answered(u, res, prog_of(u)->luas[lu->step].cookies);
+    script_answered(u, res);
     worker_stats_record(u->run->stats, lu->endpoint, WORKER_KIND_OK,
                         worker_journey_latency(u, res), res->bytes);
     worker_conn_release(worker_user_conn(u));
@@ -379,7 +388,7 @@ static void answer(worker_user_t *u, const worker_conn_result_t *res, int kind)
 {
     worker_lua_user_t *lu = u->js->lua;
     worker_lua_answer_t a = {.u = u, .res = res, .kind = kind};
-    lc_buf_free(&lu->hold);
+    worker_lua_unhold(u);
     if (ended_waiting(u)) {
         worker_conn_release(&u->conn);
         return;
@@ -409,7 +418,7 @@ void worker_lua_done(worker_user_t *u, const worker_conn_result_t *res)
     }
     if (kind == WORKER_KIND_OK && res->status >= 400)
         kind = WORKER_ERR_STATUS; /* counted as a step's would be; the script goes on */
-    worker_journey_script_answered(u, res, prog_of(u)->luas[lu->step].cookies);
+    script_answered(u, res);
     worker_stats_record(u->run->stats, lu->endpoint, kind, worker_journey_latency(u, res),
                         res->bytes);
     answer(u, res, kind);
@@ -431,6 +440,7 @@ void worker_lua_user_free(worker_user_t *u)
     worker_lua_user_t *lu = u->js != NULL ? u->js->lua : NULL;
     if (lu == NULL)
         return;
+    worker_lua_unhold(u);
     worker_lua_run_t *lr = u->run->lua;
     if (lr != NULL && lr->lua != NULL) {
         drop_coroutine(u);

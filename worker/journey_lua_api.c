@@ -176,24 +176,45 @@ static int vars_newindex(lua_State *L)
     return 0;
 }
 
-/* The metatable every u.vars shares (made once per state). */
-static void push_vars_meta(lua_State *L)
+void worker_lua_push_meta(lua_State *L, const void *key, lua_CFunction index,
+                          lua_CFunction newindex, const char *shown)
 {
-    lua_pushlightuserdata(L, (void *)&vars_meta_key);
+    lua_pushlightuserdata(L, (void *)key);
     lua_rawget(L, LUA_REGISTRYINDEX);
     if (lua_istable(L, -1))
         return;
     lua_pop(L, 1);
     lua_createtable(L, 0, 3);
-    lua_pushcfunction(L, vars_index);
+    lua_pushcfunction(L, index);
     lua_setfield(L, -2, "__index");
-    lua_pushcfunction(L, vars_newindex);
-    lua_setfield(L, -2, "__newindex");
-    lua_pushliteral(L, "u.vars");
+    if (newindex != NULL) {
+        lua_pushcfunction(L, newindex);
+        lua_setfield(L, -2, "__newindex");
+    }
+    lua_pushstring(L, shown);
     lua_setfield(L, -2, "__metatable"); /* getmetatable gives this; setmetatable refuses */
-    lua_pushlightuserdata(L, (void *)&vars_meta_key);
+    lua_pushlightuserdata(L, (void *)key);
     lua_pushvalue(L, -2);
     lua_rawset(L, LUA_REGISTRYINDEX);
+}
+
+static const char u_meta_key; /* its address keys the metatable every u table shares */
+
+/* u.vars, made on the first use (most scripts that never read it keep a u table of two
+ * fields): u (at 1) keeps it raw from then on. */
+static int u_index(lua_State *L)
+{
+    size_t len;
+    const char *k = lua_type(L, 2) == LUA_TSTRING ? lua_tolstring(L, 2, &len) : NULL;
+    if (k == NULL || len != 4 || memcmp(k, "vars", 4) != 0)
+        return 0;
+    lua_newtable(L);
+    worker_lua_push_meta(L, &vars_meta_key, vars_index, vars_newindex, "u.vars");
+    lua_setmetatable(L, -2);
+    lua_pushvalue(L, 2);
+    lua_pushvalue(L, -2);
+    lua_rawset(L, 1);
+    return 1;
 }
 
 static void set_number(lua_State *L, const char *key, double v)
@@ -208,12 +229,9 @@ int worker_lua_push_user(lua_State *co, void *ud)
     worker_user_t *u = ud;
     worker_lua_user_t *lu = u->js->lua;
     if (lu->u_ref == LUA_NOREF) {
-        lua_createtable(co, 0, 3);
-        lua_pushliteral(co, "vars");
-        lua_newtable(co);
-        push_vars_meta(co);
+        lua_createtable(co, 0, 2); /* id, iteration; vars on demand (u_index) */
+        worker_lua_push_meta(co, &u_meta_key, u_index, NULL, "u"); /* u.vars stays ours */
         lua_setmetatable(co, -2);
-        lua_rawset(co, -3);
         lu->u_ref = luaL_ref(co, LUA_REGISTRYINDEX);
     }
     lua_rawgeti(co, LUA_REGISTRYINDEX, lu->u_ref);

@@ -9,6 +9,7 @@
 
 #include <lauxlib.h>
 
+#include "bufpool.h"
 #include "journey_http.h"
 #include "journey_lua_internal.h"
 #include "lc_err.h"
@@ -220,22 +221,38 @@ static void read_target(lua_State *L, worker_user_t *u, const call_t *c, worker_
     sr->target_len = strlen(*owned);
 }
 
-/* A request that may follow a redirect keeps its target, headers and body until its answer,
- * to send them again (the Lua values it came from are gone by then). */
-static int hold(worker_lua_user_t *lu, const worker_script_req_t *sr)
+/* What the answer needs of the request (lu->hold): its target when the answer's cookies go
+ * into the jar, and its headers and body too when it may follow a redirect (the Lua values
+ * they came from may be collected while it waits). A buffer of the engine's pool: nothing is
+ * allocated per request, and a user that waits on anything else holds none. */
+static int hold(worker_user_t *u, worker_lua_user_t *lu, const worker_script_req_t *sr)
 {
-    lc_buf_t *h = &lu->hold;
-    h->len = 0;
+    bool again = lu->follow > 0;
+    assert(lu->hold == NULL);
     lu->method = sr->method;
     lu->hold_target = (uint32_t)sr->target_len;
-    lu->hold_headers = (uint32_t)sr->headers_len;
-    lu->hold_body = sr->body != NULL;
+    lu->hold_headers = again ? (uint32_t)sr->headers_len : 0;
+    lu->hold_body = again && sr->body != NULL;
+    if (!again && !sr->cookies)
+        return 0;
+    lc_buf_t *h = lu->hold = worker_bufpool_take(&u->run->engine->pool);
+    if (h == NULL)
+        return LC_ENOMEM;
     int rv = lc_buf_append(h, sr->target, sr->target_len);
-    if (rv == 0)
+    if (rv == 0 && again)
         rv = lc_buf_append(h, sr->headers, sr->headers_len);
-    if (rv == 0 && sr->body != NULL)
+    if (rv == 0 && lu->hold_body)
         rv = lc_buf_append(h, sr->body, sr->body_len);
     return rv;
+}
+
+void worker_lua_unhold(worker_user_t *u)
+{
+    worker_lua_user_t *lu = u->js != NULL ? u->js->lua : NULL;
+    if (lu == NULL || lu->hold == NULL)
+        return;
+    worker_bufpool_give(&u->run->engine->pool, lu->hold);
+    lu->hold = NULL;
 }
 
 static const char *send_error(int rv)
@@ -262,14 +279,14 @@ static int http_call(lua_State *L, const call_t *c)
     read_request(L, u, c, &sr, lu);
     read_target(L, u, c, &sr, &owned); /* last: nothing raises between it and the free */
     lu->origin = sr.origin;
-    int rv = lu->follow > 0 ? hold(lu, &sr) : 0;
+    int rv = hold(u, lu, &sr);
     lu->wait = WORKER_LUA_HTTP;
     if (rv == 0)
         rv = worker_journey_send_script(u, &sr);
     free(owned);
     if (rv != 0) {
         lu->wait = WORKER_LUA_IDLE;
-        lc_buf_free(&lu->hold);
+        worker_lua_unhold(u);
         return worker_lua_error(L, "%s: %s", c->fn, send_error(rv));
     }
     return lua_yield(L, 0);
@@ -278,7 +295,8 @@ static int http_call(lua_State *L, const call_t *c)
 int worker_lua_send_hop(worker_user_t *u, int status, const char *target)
 {
     worker_lua_user_t *lu = u->js->lua;
-    const char *h = lu->hold.data != NULL ? lu->hold.data : "";
+    assert(lu->hold != NULL); /* a request that may follow redirects holds its parts */
+    const char *h = lu->hold->data;
     /* 301, 302 and 303 turn into a GET without the body, 307 and 308 keep both (RFC 9110
      * 15.4, as browsers and declarative steps do). */
     if ((status == 301 || status == 302 || status == 303) && !lu->head) {
@@ -294,7 +312,7 @@ int worker_lua_send_hop(worker_user_t *u, int status, const char *target)
         .headers = h + lu->hold_target,
         .headers_len = lu->hold_headers,
         .body = lu->hold_body ? h + body_at : NULL,
-        .body_len = lu->hold_body ? lu->hold.len - body_at : 0,
+        .body_len = lu->hold_body ? lu->hold->len - body_at : 0,
         .cookies = prog_of(u)->luas[lu->step].cookies,
     };
     sr.sets_user_agent = memmem(sr.headers, sr.headers_len, "User-Agent:", 11) != NULL;

@@ -65,14 +65,19 @@ struct worker_lua_user_s {
     uint8_t hops;         /* redirects followed by the request in flight */
     uint8_t follow;       /* and how many it may follow */
     uint8_t origin;       /* the origin of the request in flight (of the scenario's) */
-    uint64_t rng;         /* math.random's state for this user (lc_lua_rng_swap) */
-    /* While a request that may follow a redirect is in flight: its method (static text),
-     * then in hold its target, headers and body, to send again to the Location. */
-    const char *method;
-    lc_buf_t hold;
-    uint32_t hold_target, hold_headers; /* lengths; the body is the rest */
     bool hold_body;       /* it had a body (and a Content-Length), maybe empty */
+    uint64_t rng;         /* math.random's state for this user (lc_lua_rng_swap) */
+    /* While a request is in flight, what its answer needs from it: in hold (a buffer of the
+     * engine's pool, NULL when none is held) its target, for the default path of the cookies
+     * the answer sets, and when it may follow a redirect its headers and body too, to send
+     * again to the Location with method (static text). */
+    const char *method;
+    lc_buf_t *hold;
+    uint32_t hold_target, hold_headers; /* lengths; the body is the rest (see hold_body) */
 };
+
+/* journey_lua_http.c: gives u's hold buffer back to the engine's pool (none held: nothing). */
+void worker_lua_unhold(worker_user_t *u);
 
 /* journey_lua_api.c: the functions a script calls besides http.* (sleep, check, fail, feed,
  * group's private half); journey_lua_http.c: http.*. */
@@ -84,6 +89,12 @@ extern const size_t worker_lua_n_http_fns;
 /* Pushes the user's (ud's) u table onto co ({id, iteration, vars}), made on the first call;
  * an lc_lua_push_cb: it runs inside the coroutine's protected start, so it may raise. */
 int worker_lua_push_user(lua_State *co, void *ud);
+
+/* Pushes the metatable the registry keeps under key's address, made on the first call with
+ * index and newindex (NULL: none) and shown as getmetatable's answer (which also makes
+ * setmetatable refuse to replace it). Inside a protected call: it may raise. */
+void worker_lua_push_meta(lua_State *L, const void *key, lua_CFunction index,
+                          lua_CFunction newindex, const char *shown);
 
 /* journey_lua_response.c: */
 /* A response for the script: res as worker_lua_done got it; kind its outcome. */

@@ -1,5 +1,5 @@
 /* journey_lua_response.c — the response a script's http.* call returns: status, ok, error,
- * latency_ms, headers, and on demand body, header(n), cookie(n) (the user's jar), json(path)
+ * latency_ms, and on demand headers, body, header(n), cookie(n) (the user's jar), json(path)
  * (lc_json_scan, no tree) and regex(re) (PCRE2 with its match limits, as declarative
  * extracts), with the compiled paths and patterns cached per run on each engine. */
 #include <assert.h>
@@ -20,8 +20,7 @@
 #define HEADER_NAME_MAX 256u
 #define SOURCE_MAX 1024u /* bytes of a json path or a regex */
 
-static const char body_key; /* its address keys a response's captured body (a userdata) */
-static const char meta_key; /* and the responses' shared metatable in the registry */
+static const char meta_key; /* its address keys the responses' shared metatable */
 
 /* ---- the extractor cache -------------------------------------------------------------- */
 
@@ -73,15 +72,49 @@ static int first_arg(lua_State *L)
     return lua_rawequal(L, 1, lua_upvalueindex(1)) ? 2 : 1;
 }
 
-/* The captured body of the response (upvalue 1): bytes and length. */
-static const char *body_of(lua_State *L, size_t *len)
+/* What a response is: one userdata at index 1 of its table (an array slot LuaJIT keeps in the
+ * table's own allocation: no hash part until the script stores something), with the answer's
+ * outcome and bytes: its header block (name\0value\0..., lowercase names, as
+ * worker_conn_header_next reads it), then its body. status, ok, error and latency_ms are
+ * read from it by the metatable's __index. */
+typedef struct kept_s {
+    double latency_ms; /* < 0: none (the request was not sent) */
+    uint32_t headers_len;
+    uint16_t status;   /* 0: no complete answer */
+    int8_t kind;       /* WORKER_KIND_OK (-1), or the error kind it was counted with */
+    char bytes[];
+} kept_t;
+
+/* The kept answer of the response at idx, and the length of its bytes. A script may have
+ * stored something else at r[1] (a raw slot: no metamethod sees the write); the only full
+ * userdata it can reach are responses' kept answers, so the type and size tell them apart. */
+static const kept_t *kept_of(lua_State *L, int idx, size_t *len)
 {
-    lua_pushlightuserdata(L, (void *)&body_key);
-    lua_rawget(L, lua_upvalueindex(1));
-    const char *b = lua_touserdata(L, -1);
-    *len = b != NULL ? lua_objlen(L, -1) : 0;
+    lua_rawgeti(L, idx, 1);
+    const kept_t *k = lua_type(L, -1) == LUA_TUSERDATA ? lua_touserdata(L, -1) : NULL;
+    size_t n = k != NULL ? lua_objlen(L, -1) : 0;
+    if (n < sizeof *k)
+        worker_lua_error(L, "this response's [1] was replaced: it is the response's own");
+    *len = n - sizeof *k;
     lua_pop(L, 1); /* the response holds it: the bytes stay valid meanwhile */
-    return b != NULL ? b : "";
+    return k;
+}
+
+/* The body of the response at idx: bytes and length. */
+static const char *body_at(lua_State *L, int idx, size_t *len)
+{
+    size_t n;
+    const kept_t *k = kept_of(L, idx, &n);
+    *len = n - k->headers_len;
+    return k->bytes + k->headers_len;
+}
+
+/* The header block of the response at idx, for worker_conn_header_next. */
+static worker_conn_result_t headers_at(lua_State *L, int idx)
+{
+    size_t n;
+    const kept_t *k = kept_of(L, idx, &n);
+    return (worker_conn_result_t){.headers = k->bytes, .headers_len = k->headers_len};
 }
 
 /* A value out of lc_extractor_run as Lua has it: numbers and booleans typed, null as nil,
@@ -119,7 +152,7 @@ static int extract(lua_State *L, char kind)
     int pick = luaL_checkoption(L, a + 1, "first", pick_names);
     if (len > SOURCE_MAX || strlen(src) != len)
         return worker_lua_error(L, "%s: at most %u bytes, without NUL", fn, SOURCE_MAX);
-    const char *body = body_of(L, &blen); /* first: nothing raises once x is compiled */
+    const char *body = body_at(L, lua_upvalueindex(1), &blen); /* nothing raises once x is */
     bool temp;
     lc_extractor_t *x = extractor(L, u->run->lua, kind, pick, src, len, &temp);
     lc_buf_t *out = &u->run->engine->body_scratch; /* free while the script runs */
@@ -152,19 +185,26 @@ static int l_regex(lua_State *L)
  * it did not come. */
 static int l_header(lua_State *L)
 {
-    size_t len;
-    const char *name = luaL_checklstring(L, first_arg(L), &len);
-    char low[HEADER_NAME_MAX];
+    size_t len, vlen, pos = 0;
+    const char *name = luaL_checklstring(L, first_arg(L), &len), *hname, *value;
+    char low[HEADER_NAME_MAX + 1];
     if (len > HEADER_NAME_MAX)
         return 0;
     for (size_t i = 0; i < len; i++)
         low[i] = (char)(name[i] >= 'A' && name[i] <= 'Z' ? name[i] | 0x20 : name[i]);
-    lua_getfield(L, lua_upvalueindex(1), "headers");
-    if (!lua_istable(L, -1))
-        return 0;
-    lua_pushlstring(L, low, len);
-    lua_rawget(L, -2);
-    return 1;
+    low[len] = '\0';
+    worker_conn_result_t h = headers_at(L, lua_upvalueindex(1));
+    int found = 0;
+    while (worker_conn_header_next(&h, &pos, &hname, &value, &vlen)) {
+        if (strcmp(hname, low) != 0)
+            continue;
+        if (found++ > 0)
+            lua_pushliteral(L, ", ");
+        lua_pushlstring(L, value, vlen);
+    }
+    if (found > 1)
+        lua_concat(L, 2 * found - 1);
+    return found > 0;
 }
 
 /* r:cookie(name): the cookie as the user's jar holds it now (the run's target, path "/", as
@@ -187,47 +227,15 @@ static int l_cookie(lua_State *L)
     return 1;
 }
 
-/* r.body (made a string on first use and kept), and the methods (made on first use). */
-static int resp_index(lua_State *L)
-{
-    static const struct {
-        const char *name;
-        lua_CFunction fn;
-    } methods[] = {{"header", l_header}, {"cookie", l_cookie}, {"json", l_json},
-                   {"regex", l_regex}};
-    if (lua_type(L, 2) != LUA_TSTRING)
-        return 0;
-    const char *k = lua_tostring(L, 2);
-    if (strcmp(k, "body") == 0) {
-        lua_pushlightuserdata(L, (void *)&body_key);
-        lua_rawget(L, 1);
-        const char *b = lua_touserdata(L, -1);
-        size_t len = b != NULL ? lua_objlen(L, -1) : 0;
-        lua_pushlstring(L, b != NULL ? b : "", len);
-    } else {
-        size_t i = 0;
-        while (i < sizeof methods / sizeof methods[0] && strcmp(k, methods[i].name) != 0)
-            i++;
-        if (i == sizeof methods / sizeof methods[0])
-            return 0;
-        lua_pushvalue(L, 1);
-        lua_pushcclosure(L, methods[i].fn, 1);
-    }
-    lua_pushvalue(L, 2);
-    lua_pushvalue(L, -2);
-    lua_rawset(L, 1); /* cached in the response */
-    return 1;
-}
-
-/* ---- the response --------------------------------------------------------------------- */
-
-/* The response's headers (lowercase names; a repeated one's values joined with ", "). */
-static void push_headers(lua_State *L, const worker_conn_result_t *res)
+/* The response's headers as a table (lowercase names; a repeated one's values joined with
+ * ", "), from the header block of the response at idx. */
+static void push_headers(lua_State *L, int idx)
 {
     const char *name, *value;
     size_t vlen, pos = 0;
+    worker_conn_result_t h = headers_at(L, idx);
     lua_newtable(L);
-    while (worker_conn_header_next(res, &pos, &name, &value, &vlen)) {
+    while (worker_conn_header_next(&h, &pos, &name, &value, &vlen)) {
         lua_pushstring(L, name);
         lua_pushvalue(L, -1);
         lua_rawget(L, -3);
@@ -243,65 +251,95 @@ static void push_headers(lua_State *L, const worker_conn_result_t *res)
     }
 }
 
-static void set_field(lua_State *L, const char *key)
+/* r.status, r.ok, r.error or r.latency_ms of the response at 1, pushed; false for another
+ * key (nothing pushed). */
+static bool outcome(lua_State *L, const char *key)
 {
-    lua_pushstring(L, key);
-    lua_insert(L, -2);
-    lua_rawset(L, -3);
+    size_t n;
+    const kept_t *k = kept_of(L, 1, &n);
+    if (strcmp(key, "status") == 0)
+        lua_pushnumber(L, k->status);
+    else if (strcmp(key, "ok") == 0)
+        lua_pushboolean(L, k->kind == WORKER_KIND_OK);
+    else if (strcmp(key, "error") == 0 && k->kind != WORKER_KIND_OK)
+        lua_pushstring(L, worker_err_kind_name(k->kind));
+    else if (strcmp(key, "latency_ms") == 0 && k->latency_ms >= 0)
+        lua_pushnumber(L, k->latency_ms);
+    else if (strcmp(key, "error") == 0 || strcmp(key, "latency_ms") == 0)
+        lua_pushnil(L);
+    else
+        return false;
+    return true;
 }
 
-static void push_meta(lua_State *L)
+/* r.status, r.ok, r.error, r.latency_ms (from the kept answer), r.body and r.headers (made on
+ * first use and kept in the response), and the methods (a
+ * closure over the response at each use: keeping them would grow every response that a
+ * script reads one value of). */
+static int resp_index(lua_State *L)
 {
-    lua_pushlightuserdata(L, (void *)&meta_key);
-    lua_rawget(L, LUA_REGISTRYINDEX);
-    if (lua_istable(L, -1))
-        return;
-    lua_pop(L, 1);
-    lua_createtable(L, 0, 2);
-    lua_pushcfunction(L, resp_index);
-    lua_setfield(L, -2, "__index");
-    lua_pushliteral(L, "response");
-    lua_setfield(L, -2, "__metatable");
-    lua_pushlightuserdata(L, (void *)&meta_key);
+    static const struct {
+        const char *name;
+        lua_CFunction fn;
+    } methods[] = {{"header", l_header}, {"cookie", l_cookie}, {"json", l_json},
+                   {"regex", l_regex}};
+    if (lua_type(L, 2) != LUA_TSTRING)
+        return 0;
+    const char *k = lua_tostring(L, 2);
+    size_t i = 0;
+    while (i < sizeof methods / sizeof methods[0] && strcmp(k, methods[i].name) != 0)
+        i++;
+    if (i < sizeof methods / sizeof methods[0]) {
+        lua_pushvalue(L, 1);
+        lua_pushcclosure(L, methods[i].fn, 1);
+        return 1;
+    }
+    if (outcome(L, k))
+        return 1;
+    if (strcmp(k, "body") == 0) {
+        size_t len;
+        const char *b = body_at(L, 1, &len);
+        lua_pushlstring(L, b, len);
+    } else if (strcmp(k, "headers") == 0) {
+        push_headers(L, 1);
+    } else {
+        return 0;
+    }
+    lua_pushvalue(L, 2);
     lua_pushvalue(L, -2);
-    lua_rawset(L, LUA_REGISTRYINDEX);
+    lua_rawset(L, 1); /* cached in the response */
+    return 1;
 }
 
-/* The body is copied into a userdata the response holds (counted against the run's memory
- * cap), and becomes a Lua string only if the script reads r.body: json() and regex() read
- * the bytes where they are. */
-static void keep_body(lua_State *L, const worker_conn_result_t *res)
+/* ---- the response --------------------------------------------------------------------- */
+
+/* The outcome, the header block and the body go into one userdata the response holds
+ * (counted against the run's memory cap): r.headers and r.body become Lua values only if the
+ * script reads them; header(), json() and regex() read the bytes where they are. */
+static void keep(lua_State *L, const worker_lua_answer_t *a)
 {
-    if (res->body == NULL || res->body_len == 0)
-        return;
-    lua_pushlightuserdata(L, (void *)&body_key);
-    char *b = lua_newuserdata(L, res->body_len);
-    memcpy(b, res->body, res->body_len);
-    lua_rawset(L, -3);
+    const worker_conn_result_t *res = a->res;
+    size_t hlen = res->headers != NULL ? res->headers_len : 0;
+    size_t blen = res->body != NULL ? res->body_len : 0;
+    assert(hlen <= UINT32_MAX && a->kind >= WORKER_KIND_OK && a->kind <= INT8_MAX);
+    kept_t *k = lua_newuserdata(L, sizeof *k + hlen + blen);
+    k->latency_ms = res->latency_us != WORKER_NO_LATENCY ? (double)res->latency_us / 1000.0 : -1;
+    k->headers_len = (uint32_t)hlen;
+    k->status = res->kind == WORKER_KIND_OK ? (uint16_t)res->status : 0;
+    k->kind = (int8_t)a->kind;
+    if (hlen > 0)
+        memcpy(k->bytes, res->headers, hlen);
+    if (blen > 0)
+        memcpy(k->bytes + hlen, res->body, blen);
+    lua_rawseti(L, -2, 1);
 }
 
 int worker_lua_push_response(lua_State *co, void *ud)
 {
     const worker_lua_answer_t *a = ud;
-    const worker_conn_result_t *res = a->res;
-    bool complete = res->kind == WORKER_KIND_OK;
-    lua_createtable(co, 0, 6);
-    lua_pushnumber(co, complete ? res->status : 0);
-    set_field(co, "status");
-    lua_pushboolean(co, a->kind == WORKER_KIND_OK);
-    set_field(co, "ok");
-    if (a->kind != WORKER_KIND_OK) {
-        lua_pushstring(co, worker_err_kind_name(a->kind));
-        set_field(co, "error");
-    }
-    if (res->latency_us != WORKER_NO_LATENCY) {
-        lua_pushnumber(co, (double)res->latency_us / 1000.0);
-        set_field(co, "latency_ms");
-    }
-    push_headers(co, res);
-    set_field(co, "headers");
-    keep_body(co, res);
-    push_meta(co);
+    lua_createtable(co, 1, 0); /* the kept answer at [1], in the table's allocation */
+    keep(co, a);
+    worker_lua_push_meta(co, &meta_key, resp_index, NULL, "response");
     lua_setmetatable(co, -2);
     worker_conn_release(worker_user_conn(a->u)); /* copied: the script's next request may reuse them */
     return 1;

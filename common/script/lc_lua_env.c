@@ -601,6 +601,8 @@ int lc_lua_env_open(lua_State *L)
     lc_lua_lib_open(L);
     lua_getfield(L, w, "run");
     s->run_ref = luaL_ref(L, LUA_REGISTRYINDEX);
+    lua_pushcfunction(L, lc_lua_call_trampoline);
+    s->call_ref = luaL_ref(L, LUA_REGISTRYINDEX);
     open_host(L, w, cfg);
     s->builtins_ref = snapshot_globals(L);
     return 0;

@@ -55,6 +55,7 @@ struct lc_lua_s {
     const char *start_fn;        /* the function lc_lua_start runs */
     int run_ref;                 /* registry: the body every coroutine starts with */
     int builtins_ref;            /* registry: the sandbox's own globals, name -> value */
+    int call_ref;                /* registry: lc_lua_call_trampoline (see lc_lua_call) */
     /* math.random */
     uint64_t rng;
     /* print()/log() */
@@ -78,6 +79,12 @@ void lc_lua_limits_check(lc_lua_t *s, lua_State *L);
 
 /* The sandbox of L (from the allocator's userdata: no lookup). */
 lc_lua_t *lc_lua_self(lua_State *L);
+
+/* lua_cpcall(s->L, fn, ud) without its allocation (LuaJIT makes a C closure per call): fn
+ * runs protected with ud as a light userdata at index 1, through the trampoline the
+ * environment anchored (lua_cpcall itself until it has). Returns lua_pcall's status. */
+int lc_lua_call(lc_lua_t *s, lua_CFunction fn, void *ud);
+int lc_lua_call_trampoline(lua_State *L);
 
 /* Builds the globals: the allowed libraries, the wrappers, print, random, require, the host
  * functions. Runs in a protected call on s->L with cfg on the stack as a light userdata. */

@@ -11,6 +11,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 
 #include <cmocka.h>
 
@@ -301,6 +302,10 @@ static void srv_handle(void *arg, lc_http_exchange_t *ex, const lc_http_request_
                                   "\"n\":null}";
         lc_http_exchange_respond(ex, 200, "application/json", doc, sizeof doc - 1,
                                  "X-Trace: abc\r\nSet-Cookie: sid=s1; Path=/\r\n");
+    } else if (strcmp(req->path, "/a/setc") == 0) { /* cookies without a Path: "/a" */
+        lc_http_exchange_respond(ex, 200, "text/plain", "", 0,
+                                 "Set-Cookie: c1=v\r\nX-Dup: 1\r\nSet-Cookie: c2=w\r\n"
+                                 "X-Dup: 2\r\n");
     } else if (strcmp(req->path, "/echo") == 0) {
         int n = snprintf(body, sizeof body, "%s %s", req->method, req->body);
         lc_http_exchange_respond(ex, 200, "text/plain", body, (size_t)n, NULL);
@@ -532,12 +537,7 @@ static void test_script_cpu_ms(void **state)
     fx_close(&g);
 }
 
-/* What a scripted user parked in sleep() costs, as the sandbox's allocator counts it (bytes,
- * and blocks for malloc's overhead on each), next to the idle-user estimate's constants
- * (lc_scenario_summary.c), which must not be below it nor far above. */
-#define PARKED 2000
-#define MALLOC_BLOCK_OVERHEAD 16.0 /* glibc: an 8-byte header, rounding to 16 (~8 on average) */
-
+/* Whether every user of the run is parked in sleep(). */
 static bool all_parked(const fx_t *f)
 {
     for (const worker_user_t *u = f->r->users; u != NULL; u = u->next)
@@ -545,6 +545,89 @@ static bool all_parked(const fx_t *f)
             return false;
     return true;
 }
+
+/* Starts users 1..n and runs the loop until every one is parked in sleep(); returns the last. */
+static worker_user_t *park_users(fx_t *f, uint64_t n)
+{
+    worker_user_t *u = NULL;
+    for (uint64_t id = 1; id <= n; id++) {
+        u = worker_user_new(f->r, id);
+        assert_non_null(u);
+        worker_journey_resume(u);
+    }
+    uint64_t t0 = uv_hrtime();
+    while (!all_parked(f) && (uv_hrtime() - t0) / 1000000u < RUN_BOUND_MS) {
+        uv_run(&f->e->loop, UV_RUN_NOWAIT); /* ONCE would block on the long sleeps */
+        uv_sleep(1);
+    }
+    assert_true(all_parked(f));
+    return u;
+}
+
+/* Retires every user and runs the loop until they are all gone. */
+static void retire_users(fx_t *f)
+{
+    for (worker_user_t *u = f->r->users, *next; u != NULL; u = next) {
+        next = u->next;
+        worker_user_retire(u);
+    }
+    uint64_t t0 = uv_hrtime();
+    while (f->r->live > 0 && (uv_hrtime() - t0) / 1000000u < RUN_BOUND_MS)
+        uv_run(&f->e->loop, UV_RUN_ONCE);
+    assert_int_equal(f->r->live, 0);
+}
+
+/* Whether u's jar would send cookie name to path (on the fixture's server). */
+static bool jar_sends(const worker_user_t *u, const char *name, const char *path)
+{
+    lc_value_t v;
+    return u->js->session != NULL &&
+           lc_cookie_jar_get(&u->js->session->jar, name, strlen(name), "127.0.0.1", path, false,
+                             (uint64_t)time(NULL) * 1000u, &v);
+}
+
+/* A response keeps its outcome, header block and body in one userdata at r[1] (r.headers is
+ * made when read); the cookies a script's answer sets take the default path of the request's
+ * target, held through the answer whether the request may follow redirects or not; u.vars
+ * is made when the script first reads it. The user parks in sleep so that its jar can be
+ * read. */
+static void test_lazy_parts_and_cookie_path(void **state)
+{
+    fx_t f = {0};
+    srv_t sv;
+    srv_start(&sv);
+    fx_open_at(&f, sv.port,
+               "function f(u) "
+               "check(rawget(u, [=[vars]=]) == nil and getmetatable(u) == [=[u]=], [=[no vars yet]=]) "
+               "local r = http.get([=[/a/setc?q=1]=], {follow_redirects = 0}) "
+               "check(rawget(r, [=[headers]=]) == nil, [=[headers lazy]=]) "
+               "check(r:header([=[X-DUP]=]) == [=[1, 2]=] and r.header([=[nope]=]) == nil, [=[joined]=]) "
+               "check(r.headers[ [=[x-dup]=] ] == [=[1, 2]=] and rawget(r, [=[headers]=]) ~= nil, [=[table]=]) "
+               "check(r.headers[ [=[set-cookie]=] ] == [=[c1=v, c2=w]=], [=[both cookies]=]) "
+               "check(r.body == [=[]=] and r.status == 200, [=[empty body]=]) "
+               "check(rawget(r, [=[status]=]) == nil and r.latency_ms > 0, [=[outcome kept]=]) "
+               "r[1] = 5 local ok, e = pcall(function() return r.status end) "
+               "check(not ok and e:find([=[replaced]=]) ~= nil, [=[own slot]=]) "
+               "u.vars.own = 5 "
+               "check(rawget(u, [=[vars]=]) ~= nil and u.vars.own == 5, [=[vars made]=]) "
+               "sleep(60000) end",
+               "'script_cpu_ms':50,'journeys':[{'name':'j','steps':[{'lua':'f'}]}]");
+    worker_user_t *u = park_users(&f, 1);
+    fflush(f.trace_out);
+    assert_checks_passed(&f, 9);
+    assert_true(jar_sends(u, "c1", "/a/x") && jar_sends(u, "c2", "/a"));
+    assert_false(jar_sends(u, "c1", "/b") || jar_sends(u, "c2", "/"));
+    assert_null(u->js->lua->hold); /* parked: the pool has its buffer back */
+    retire_users(&f);
+    fx_close(&f);
+    srv_stop(&sv);
+}
+
+/* What a scripted user parked in sleep() costs, as the sandbox's allocator counts it (bytes,
+ * and blocks for malloc's overhead on each), next to the idle-user estimate's constants
+ * (lc_scenario_summary.c), which must not be below it nor far above. */
+#define PARKED 2000
+#define MALLOC_BLOCK_OVERHEAD 16.0 /* glibc: an 8-byte header, rounding to 16 (~8 on average) */
 
 static void test_bytes_per_parked_user(void **state)
 {
@@ -556,17 +639,7 @@ static void test_bytes_per_parked_user(void **state)
     lc_lua_stats_t before, after;
     lc_lua_collect(lr->lua);
     lc_lua_stats(lr->lua, &before);
-    for (uint64_t id = 1; id <= PARKED; id++) {
-        worker_user_t *u = worker_user_new(f.r, id);
-        assert_non_null(u);
-        worker_journey_resume(u);
-    }
-    uint64_t t0 = uv_hrtime();
-    while (!all_parked(&f) && (uv_hrtime() - t0) / 1000000u < RUN_BOUND_MS) {
-        uv_run(&f.e->loop, UV_RUN_NOWAIT); /* ONCE would block on the 60 s sleeps */
-        uv_sleep(1);
-    }
-    assert_true(all_parked(&f));
+    park_users(&f, PARKED);
     assert_int_equal(ep(&f, "lua park")->errors[WORKER_ERR_SCRIPT], 0);
     lc_lua_collect(lr->lua);
     lc_lua_stats(lr->lua, &after);
@@ -580,14 +653,7 @@ static void test_bytes_per_parked_user(void **state)
     assert_int_equal(sizeof(worker_lua_user_t), lc_scenario_lua_user_struct_bytes());
     assert_true((double)estimate >= measured);
     assert_true((double)estimate <= measured * 1.25);
-    for (worker_user_t *u = f.r->users, *next; u != NULL; u = next) {
-        next = u->next;
-        worker_user_retire(u);
-    }
-    t0 = uv_hrtime();
-    while (f.r->live > 0 && (uv_hrtime() - t0) / 1000000u < RUN_BOUND_MS)
-        uv_run(&f.e->loop, UV_RUN_ONCE);
-    assert_int_equal(f.r->live, 0);
+    retire_users(&f);
     fx_close(&f);
 }
 
@@ -607,6 +673,7 @@ int main(void)
         cmocka_unit_test(test_feed_exhausted),
         cmocka_unit_test(test_random_per_user),
         cmocka_unit_test(test_script_cpu_ms),
+        cmocka_unit_test(test_lazy_parts_and_cookie_path),
         cmocka_unit_test(test_bytes_per_parked_user),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
