@@ -26,6 +26,8 @@ post_runs() { curl -s -o "$2" -w '%{http_code}' --max-time 10 -X POST --data-bin
 runs_count() { curl -sf --max-time 2 "$API/api/v1/runs" | jq '.runs | length'; }
 
 # ---- a scripted login, the token in u.vars, shared with a declarative step ----
+# (script_cpu_ms 50: the deadline counts wall time while the code runs, and a
+# loaded CI machine once preempted a 2 ms step; the spin journey below tests it)
 cat >"$WORK/shop.lua" <<'LUA'
 local json_headers = {["Content-Type"] = "application/json"}
 
@@ -52,7 +54,7 @@ LUA
 USERS=6
 jq -n --rawfile s "$WORK/shop.lua" --arg t "$TARGET" --argjson users "$USERS" '{
   name: "lua-shop", target: $t, duration: "4s", users: $users, spawn_rate: 100,
-  script: $s,
+  script: $s, script_cpu_ms: 50,
   journeys: [{name: "scripted",
     on_start: [{lua: "login", endpoints: ["login"]}],
     steps: [{lua: "me", endpoints: ["me"]},
