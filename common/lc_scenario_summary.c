@@ -26,11 +26,12 @@
  * step; test_journey_lua compares it with the worker's sizeof. */
 #define LUA_USER_BYTES 72u
 /* A scripted user's Lua heap, parked in sleep() in a lua step: its coroutine (lua_State and
- * stack), its u table (u.vars' proxy is made when a script first reads it), their registry
- * slots, plus malloc's overhead on each block. Measured by test_journey_lua over 2,000 users
- * (sandbox allocator's bytes and blocks, LuaJIT 2.1 GC64, glibc: ~680 B), which keeps this at
- * or above what it measures; the collector's pause of 100 keeps garbage to a few percent. */
-#define LUA_PARKED_HEAP_BYTES 720u
+ * stack), its u table (empty: u.id and u.iteration come through its metatable, u.vars' proxy
+ * is made when a script first reads it), their registry slots, plus malloc's overhead on each
+ * block. Measured by test_journey_lua over 2,000 users (sandbox allocator's bytes and blocks,
+ * LuaJIT 2.1 GC64, glibc: ~620 B), which keeps this at or above what it measures; the
+ * collector's pause of 100 keeps garbage to a few percent. */
+#define LUA_PARKED_HEAP_BYTES 660u
 /* glibc's malloc: an 8-byte header, chunks of 16-byte multiples, 32 at least. */
 #define MALLOC_HEADER_BYTES 8u
 #define MALLOC_ALIGN 16u

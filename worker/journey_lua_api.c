@@ -200,13 +200,28 @@ void worker_lua_push_meta(lua_State *L, const void *key, lua_CFunction index,
 
 static const char u_meta_key; /* its address keys the metatable every u table shares */
 
-/* u.vars, made on the first use (most scripts that never read it keep a u table of two
- * fields): u (at 1) keeps it raw from then on. */
+static bool is_key(const char *k, size_t len, const char *want)
+{
+    return k != NULL && len == strlen(want) && memcmp(k, want, len) == 0;
+}
+
+/* u.id and u.iteration (the running user's, when u is its table), and u.vars, made on the
+ * first use and kept raw in u from then on: a u table holds nothing until a script stores
+ * something in it (most never do). */
 static int u_index(lua_State *L)
 {
-    size_t len;
+    size_t len = 0;
     const char *k = lua_type(L, 2) == LUA_TSTRING ? lua_tolstring(L, 2, &len) : NULL;
-    if (k == NULL || len != 4 || memcmp(k, "vars", 4) != 0)
+    bool id = is_key(k, len, "id");
+    if (id || is_key(k, len, "iteration")) {
+        const worker_user_t *u = worker_lua_current(L, "u");
+        lua_rawgeti(L, LUA_REGISTRYINDEX, u->js->lua->u_ref);
+        if (!lua_rawequal(L, 1, -1))
+            return 0; /* another user's u, kept by the script: not the one running */
+        lua_pushnumber(L, id ? (double)u->id : (double)u->iteration);
+        return 1;
+    }
+    if (!is_key(k, len, "vars"))
         return 0;
     lua_newtable(L);
     worker_lua_push_meta(L, &vars_meta_key, vars_index, vars_newindex, "u.vars");
@@ -217,26 +232,17 @@ static int u_index(lua_State *L)
     return 1;
 }
 
-static void set_number(lua_State *L, const char *key, double v)
-{
-    lua_pushstring(L, key);
-    lua_pushnumber(L, v);
-    lua_rawset(L, -3);
-}
-
 int worker_lua_push_user(lua_State *co, void *ud)
 {
     worker_user_t *u = ud;
     worker_lua_user_t *lu = u->js->lua;
     if (lu->u_ref == LUA_NOREF) {
-        lua_createtable(co, 0, 2); /* id, iteration; vars on demand (u_index) */
-        worker_lua_push_meta(co, &u_meta_key, u_index, NULL, "u"); /* u.vars stays ours */
+        lua_createtable(co, 0, 0); /* id, iteration and vars come from u_index */
+        worker_lua_push_meta(co, &u_meta_key, u_index, NULL, "u"); /* they stay ours */
         lua_setmetatable(co, -2);
         lu->u_ref = luaL_ref(co, LUA_REGISTRYINDEX);
     }
     lua_rawgeti(co, LUA_REGISTRYINDEX, lu->u_ref);
-    set_number(co, "id", (double)u->id); /* again each time: the script may have changed them */
-    set_number(co, "iteration", (double)u->iteration);
     return 1;
 }
 

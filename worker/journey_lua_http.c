@@ -102,35 +102,72 @@ static void read_headers(lua_State *L, const call_t *c, int idx, lc_buf_t *out,
     }
 }
 
-/* opts.<key> (raw) at the top of the stack, or nothing pushed when opts is absent. */
-static bool opt(lua_State *L, const call_t *c, const char *key)
+/* The options a call reads. */
+enum { OPT_NAME, OPT_TIMEOUT, OPT_FOLLOW, OPT_HEADERS, OPT_BODY, OPT_JSON, N_OPTS };
+static const char *const opt_names[N_OPTS] = {"name", "timeout_ms", "follow_redirects",
+                                              "headers", "body", "json"};
+
+/* Where each option's value is on the stack (0: not given): one pass over opts, rather than a
+ * lookup, with its key's string interned again, per option and request. */
+typedef struct opts_s {
+    int at[N_OPTS];
+} opts_t;
+
+static size_t opt_index(lua_State *L, int key)
 {
-    if (c->opts == 0 || lua_isnoneornil(L, c->opts))
-        return false;
-    lua_pushstring(L, key);
-    lua_rawget(L, c->opts);
-    if (!lua_isnil(L, -1))
-        return true;
-    lua_pop(L, 1);
-    return false;
+    size_t len, i = 0;
+    const char *k = lua_type(L, key) == LUA_TSTRING ? lua_tolstring(L, key, &len) : NULL;
+    while (k != NULL && i < N_OPTS && !(strlen(opt_names[i]) == len &&
+                                        memcmp(k, opt_names[i], len) == 0))
+        i++;
+    return k != NULL ? i : N_OPTS;
 }
 
-static uint32_t opt_uint(lua_State *L, const call_t *c, const char *key, uint32_t lo,
+/* Any other key is ignored; the values stay on the stack until the call yields. */
+static void gather_opts(lua_State *L, const call_t *c, opts_t *o)
+{
+    memset(o, 0, sizeof *o);
+    if (c->opts == 0 || lua_isnoneornil(L, c->opts))
+        return;
+    luaL_checktype(L, c->opts, LUA_TTABLE);
+    lua_pushnil(L);
+    while (lua_next(L, c->opts) != 0) {
+        size_t i = opt_index(L, -2);
+        if (i == N_OPTS) {
+            lua_pop(L, 1);
+            continue;
+        }
+        lua_insert(L, -2); /* the value below the key lua_next goes on from */
+        o->at[i] = lua_gettop(L) - 1;
+    }
+}
+
+/* Option i's value pushed, or nothing pushed when it was not given. */
+static bool opt(lua_State *L, const opts_t *o, int i)
+{
+    if (o->at[i] == 0)
+        return false;
+    lua_pushvalue(L, o->at[i]);
+    return true;
+}
+
+static uint32_t opt_uint(lua_State *L, const call_t *c, const opts_t *o, int i, uint32_t lo,
                          uint32_t hi, uint32_t def)
 {
-    if (!opt(L, c, key))
+    if (!opt(L, o, i))
         return def;
     lua_Number v = lua_tonumber(L, -1);
     lua_pop(L, 1);
     if (!(v >= lo && v <= hi))
-        worker_lua_error(L, "%s: opts.%s: expected %u to %u", c->fn, key, lo, hi);
+        worker_lua_error(L, "%s: opts.%s: expected %u to %u", c->fn, opt_names[i], lo, hi);
     return (uint32_t)v;
 }
 
 /* opts.name, opts.timeout_ms, opts.follow_redirects into lu. */
-static void read_counting(lua_State *L, worker_user_t *u, const call_t *c, worker_lua_user_t *lu)
+static void read_counting(lua_State *L, worker_user_t *u, const call_t *c, const opts_t *o,
+                          worker_lua_user_t *lu)
 {
-    if (opt(L, c, "name")) {
+    if (opt(L, o, OPT_NAME)) {
         const char *name = lua_tostring(L, -1);
         int ep = name != NULL ? lc_program_endpoint(prog_of(u), name) : -1;
         if (ep < 0)
@@ -140,27 +177,27 @@ static void read_counting(lua_State *L, worker_user_t *u, const call_t *c, worke
         lu->endpoint = (uint32_t)ep;
         lua_pop(L, 1);
     }
-    lu->timeout_ms = opt_uint(L, c, "timeout_ms", 1, 3600000, lu->timeout_ms);
-    lu->follow = (uint8_t)opt_uint(L, c, "follow_redirects", 0, LC_JOURNEY_REDIRECTS_MAX,
-                                   lu->follow);
+    lu->timeout_ms = opt_uint(L, c, o, OPT_TIMEOUT, 1, 3600000, lu->timeout_ms);
+    lu->follow = (uint8_t)opt_uint(L, c, o, OPT_FOLLOW, 0, LC_JOURNEY_REDIRECTS_MAX, lu->follow);
 }
 
 /* The body: the call's argument, or opts.body, or opts.json encoded (which makes the
  * Content-Type application/json unless the headers name one). */
-static void read_body(lua_State *L, const call_t *c, worker_script_req_t *sr, bool *json)
+static void read_body(lua_State *L, const call_t *c, const opts_t *o, worker_script_req_t *sr,
+                      bool *json)
 {
     *json = false;
     if (c->body != 0 && !lua_isnoneornil(L, c->body)) {
         sr->body = luaL_checklstring(L, c->body, &sr->body_len);
         return;
     }
-    if (opt(L, c, "body")) {
+    if (opt(L, o, OPT_BODY)) {
         if (lua_type(L, -1) != LUA_TSTRING)
             worker_lua_error(L, "%s: opts.body: expected a string", c->fn);
         sr->body = lua_tolstring(L, -1, &sr->body_len); /* on the stack until the call ends */
         return;
     }
-    if (opt(L, c, "json")) {
+    if (opt(L, o, OPT_JSON)) {
         lc_lua_json_encode(L, lua_gettop(L));
         sr->body = lua_tolstring(L, -1, &sr->body_len);
         *json = true;
@@ -174,17 +211,17 @@ static void read_request(lua_State *L, worker_user_t *u, const call_t *c, worker
 {
     lc_buf_t *out = &u->run->engine->body_scratch;
     bool content_type = false, json;
-    if (c->opts != 0 && !lua_isnoneornil(L, c->opts))
-        luaL_checktype(L, c->opts, LUA_TTABLE);
+    opts_t o;
+    gather_opts(L, c, &o);
     out->len = 0;
     append(L, c, out, "", 0);
-    read_counting(L, u, c, lu);
-    if (opt(L, c, "headers")) {
+    read_counting(L, u, c, &o, lu);
+    if (opt(L, &o, OPT_HEADERS)) {
         if (!lua_istable(L, -1))
             worker_lua_error(L, "%s: opts.headers: expected a table of name = value", c->fn);
         read_headers(L, c, lua_gettop(L), out, sr, &content_type);
     }
-    read_body(L, c, sr, &json);
+    read_body(L, c, &o, sr, &json);
     if (json && !content_type)
         append(L, c, out, "Content-Type: application/json\r\n", 32);
     sr->headers = out->data;

@@ -86,8 +86,9 @@ extern const size_t worker_lua_n_host_fns;
 extern const lc_lua_host_fn_t worker_lua_http_fns[];
 extern const size_t worker_lua_n_http_fns;
 
-/* Pushes the user's (ud's) u table onto co ({id, iteration, vars}), made on the first call;
- * an lc_lua_push_cb: it runs inside the coroutine's protected start, so it may raise. */
+/* Pushes the user's (ud's) u table onto co (id, iteration and vars through its metatable),
+ * made on the first call; an lc_lua_push_cb: it runs inside the coroutine's protected start,
+ * so it may raise. */
 int worker_lua_push_user(lua_State *co, void *ud);
 
 /* Pushes the metatable the registry keeps under key's address, made on the first call with

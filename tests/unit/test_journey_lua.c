@@ -588,8 +588,9 @@ static bool jar_sends(const worker_user_t *u, const char *name, const char *path
 
 /* A response keeps its outcome, header block and body in one userdata at r[1] (r.headers is
  * made when read); the cookies a script's answer sets take the default path of the request's
- * target, held through the answer whether the request may follow redirects or not; u.vars
- * is made when the script first reads it. The user parks in sleep so that its jar can be
+ * target, held through the answer whether the request may follow redirects or not; u holds
+ * nothing of its own (u.id and u.iteration are read through its metatable) and u.vars is made
+ * when the script first reads it. The user parks in sleep so that its jar can be
  * read. */
 static void test_lazy_parts_and_cookie_path(void **state)
 {
@@ -599,6 +600,7 @@ static void test_lazy_parts_and_cookie_path(void **state)
     fx_open_at(&f, sv.port,
                "function f(u) "
                "check(rawget(u, [=[vars]=]) == nil and getmetatable(u) == [=[u]=], [=[no vars yet]=]) "
+               "check(next(u) == nil and u.id == 1 and u.iteration == 0, [=[u holds nothing]=]) "
                "local r = http.get([=[/a/setc?q=1]=], {follow_redirects = 0}) "
                "check(rawget(r, [=[headers]=]) == nil, [=[headers lazy]=]) "
                "check(r:header([=[X-DUP]=]) == [=[1, 2]=] and r.header([=[nope]=]) == nil, [=[joined]=]) "
@@ -614,7 +616,7 @@ static void test_lazy_parts_and_cookie_path(void **state)
                "'script_cpu_ms':50,'journeys':[{'name':'j','steps':[{'lua':'f'}]}]");
     worker_user_t *u = park_users(&f, 1);
     fflush(f.trace_out);
-    assert_checks_passed(&f, 9);
+    assert_checks_passed(&f, 10);
     assert_true(jar_sends(u, "c1", "/a/x") && jar_sends(u, "c2", "/a"));
     assert_false(jar_sends(u, "c1", "/b") || jar_sends(u, "c2", "/"));
     assert_null(u->js->lua->hold); /* parked: the pool has its buffer back */
