@@ -577,7 +577,8 @@ static int parse_policy_timeouts(lc_jp_t *p, json_t *root, lc_scenario_t *s)
     if ((rv = lc_jp_uint(p, root, "", "connect_timeout_ms", 1, TIMEOUT_MAX_MS,
                        &s->connect_timeout_ms)) != 0 ||
         (rv = lc_jp_uint(p, root, "", "idle_timeout_ms", 1, TIMEOUT_MAX_MS,
-                         &s->idle_timeout_ms)) != 0)
+                         &s->idle_timeout_ms)) != 0 ||
+        (rv = lc_jp_bool(p, root, "", "close_idle_target", &s->close_idle_target)) != 0)
         return rv;
     return lc_jp_uint(p, root, "", "request_timeout_ms", 1, TIMEOUT_MAX_MS, &s->request_timeout_ms);
 }
@@ -600,7 +601,7 @@ static int parse_root(lc_jp_t *p, json_t *root, lc_scenario_t *s)
         "arrival_rate", "max_users", "stages", "tls", "tasks", "thresholds", "policy",
         "connect_timeout_ms", "request_timeout_ms", "journeys", "feeders", "defaults", "script",
         "modules", "script_cpu_ms", "seed", "http2", "compression", "targets", "idle_timeout_ms",
-        NULL};
+        "close_idle_target", NULL};
     int rv;
     if (!json_is_object(root))
         return lc_jp_fail(p, "scenario", NULL, "expected a JSON object");

@@ -109,6 +109,9 @@ typedef struct lc_scenario_s {
     /* "idle_timeout_ms": a connection to one of "targets" idle this long is closed and its
      * memory freed (target's own connection stays open between requests); default 30000. */
     uint32_t idle_timeout_ms;
+    /* "close_idle_target": target's own connection closes when idle that long too, so an
+     * idle https user holds no OpenSSL state (its next request resumes the session). */
+    bool close_idle_target;
     /* "compression": the codings asked for in Accept-Encoding (default: none, so no header);
      * a task or a step may give its own. Whatever the answer's Content-Encoding, a step that
      * reads the body reads it decoded. */

@@ -67,10 +67,11 @@ void lc_scenario_idle_user_bytes(const lc_scenario_t *s, lc_idle_user_bytes_t *o
     memset(out, 0, sizeof *out);
     out->user = user_struct_bytes();
     out->allocator = malloc_chunk(out->user) - out->user;
-    /* Through a shared HTTP/2 pool a user opens no connection: no fd, no TLS of its own. */
-    bool pooled = s->h2_pool.connections > 0;
-    out->libuv = pooled ? 0 : LIBUV_FD_BYTES;
-    if (s->url.tls && !pooled)
+    /* Through a shared HTTP/2 pool a user opens no connection: no fd, no TLS of its own; with
+     * close_idle_target one idle past idle_timeout_ms has closed its connection. */
+    bool connless = s->h2_pool.connections > 0 || s->close_idle_target;
+    out->libuv = connless ? 0 : LIBUV_FD_BYTES;
+    if (s->url.tls && !connless)
         out->tls = TLS_IDLE_CONN_BYTES;
     if (s->program != NULL)
         out->journey = malloc_chunk(JOURNEY_STATE_BYTES) +

@@ -34,7 +34,7 @@ int worker_user_conn_setup(worker_user_t *u, worker_conn_t *c, unsigned origin)
         worker_tls_attach(c, o->tls, e->index, &r->stats);
     else if (r->plan->scenario.http2 == LC_HTTP2_ON) /* http: prior knowledge */
         worker_conn_set_h2c(c);
-    if (origin > 0)
+    if (origin > 0 || r->plan->scenario.close_idle_target)
         worker_conn_set_idle_timeout(c, r->plan->scenario.idle_timeout_ms);
     return 0;
 }

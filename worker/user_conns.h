@@ -11,7 +11,8 @@
 
 /* Initializes c, a connection of u to origin (0: target) of the run: the engine's buffers
  * and pool, TLS for https (the origin's client), h2c for http with "http2": true; a
- * connection to another origin than target closes when idle past idle_timeout_ms. Counts
+ * connection to another origin than target (to target too with close_idle_target) closes
+ * when idle past idle_timeout_ms. Counts
  * as one of u's handles on success. Returns 0 or LC_EIO. */
 int worker_user_conn_setup(worker_user_t *u, worker_conn_t *c, unsigned origin);
 /* Makes sure u has a connection to origin (allocated on first use); 0 or LC_ENOMEM. */

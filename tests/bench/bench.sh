@@ -12,7 +12,8 @@
 #   env: PAIRS (default 5), DURATION seconds (default 10), CONNECTIONS (50),
 #        IDLE_USERS (15000), TLS_IDLE_USERS (IDLE_USERS), LOCUST_IDLE_USERS (IDLE_USERS),
 #        JOURNEY_IDLE_SPAWN (spawn rate of the idle journey users, 100000),
-#        BENCH_ONLY (plain | journeys | scripts: only that part; default all three),
+#        BENCH_ONLY (plain | journeys | scripts: only that part, default all three;
+#        idle: plain's idle-memory lines alone),
 #        and scripts.sh's SCRIPT_* settings
 source "$LC_SRC/tests/integration/lib.sh"
 source "$LC_SRC/tests/bench/journeys.sh"
@@ -229,8 +230,9 @@ conns_at_least() { [ "$(established "$1")" -ge "$2" ]; }
 conns_none() { [ "$(established "$1")" -eq 0 ]; }
 
 # idle_rss NAME PORT CONNS CMD…: starts CMD on the generator CPU, waits until
-# CONNS connections to PORT are established, sets IDLE_RSS to CMD's RSS in
-# KiB (0 when the connections never came up), stops it.
+# CONNS connections to PORT are established (with IDLE_CLOSED set, then until
+# they are closed again), sets IDLE_RSS to CMD's RSS in KiB (0 when the
+# connections never came up), stops it.
 idle_rss() {
     local name=$1 port=$2 want=$3 pid
     shift 3
@@ -243,7 +245,12 @@ idle_rss() {
         stop_proc "$pid"
         return
     fi
-    sleep 2 # let the last responses and allocations settle
+    if [ -n "${IDLE_CLOSED:-}" ] && ! wait_until 90 conns_none "$port"; then
+        log "$name: $(established "$port") connections still open past the idle timeout"
+        stop_proc "$pid"
+        return
+    fi
+    sleep 2 # let the last responses and allocations settle (and the heap be trimmed)
     IDLE_RSS=$(rss_kib "$pid")
     log "$name: $(established "$port") connections, VmRSS ${IDLE_RSS} KiB"
     stop_proc "$pid"
@@ -302,14 +309,20 @@ bench_idle_tls() {
     wrk_many=$IDLE_RSS
     idle_rss wrk_idle_tls1 "$NGINX_TLS_PORT" 1 wrk -t1 -c1 -d120s --timeout 60s -s "$WORK/think.lua" "$url/"
     wrk_one=$IDLE_RSS
+    # The same users with close_idle_target: each closes its connection 30 s into its 100 s
+    # think, so what is left is the user without OpenSSL state or descriptor.
+    local closed='"think_time_ms": 100000, "idle_timeout_ms": 30000, "close_idle_target": true,'
+    IDLE_CLOSED=1 lc_idle_pair lc_idle_tls_closed "$NGINX_TLS_PORT" "$n" "$url" "$closed \"tls\": {\"insecure\": true},"
+    local closed_b; closed_b=$(per_conn_bytes "$PAIR_MANY" "$PAIR_ONE" "$n")
+    local closed_kib="$PAIR_MANY KiB vs $PAIR_ONE KiB"
     local h2='"http2": true, "tls": {"insecure": true},'
     lc_idle_pair lc_idle_h2 "$NGINX_H2_PORT" "$n" "https://127.0.0.1:$NGINX_H2_PORT" "$think $h2"
     h2_many=$PAIR_MANY h2_one=$PAIR_ONE
     lc_b=$(per_conn_bytes "$lc_many" "$lc_one" "$n")
     wrk_b=$(per_conn_bytes "$wrk_many" "$wrk_one" "$n")
     h2_b=$(per_conn_bytes "$h2_many" "$h2_one" "$n")
-    printf -v line 'idle-https   bytes_per_idle_tls_user=%s (loadworker, %s users: %s KiB vs 1 user: %s KiB; goal <= 8192)  wrk_bytes_per_tls_connection=%s (%s KiB vs %s KiB)  bytes_per_idle_h2_tls_user=%s (%s KiB vs %s KiB)' \
-        "$lc_b" "$n" "$lc_many" "$lc_one" "$wrk_b" "$wrk_many" "$wrk_one" "$h2_b" "$h2_many" "$h2_one"
+    printf -v line 'idle-https   bytes_per_idle_tls_user=%s (loadworker, %s users: %s KiB vs 1 user: %s KiB; goal <= 8192)  with_close_idle_target=%s (%s)  wrk_bytes_per_tls_connection=%s (%s KiB vs %s KiB)  bytes_per_idle_h2_tls_user=%s (%s KiB vs %s KiB)' \
+        "$lc_b" "$n" "$lc_many" "$lc_one" "$closed_b" "$closed_kib" "$wrk_b" "$wrk_many" "$wrk_one" "$h2_b" "$h2_many" "$h2_one"
     echo "$line"
     SUMMARY+=("$line")
 }
@@ -439,6 +452,10 @@ if only plain; then
     bench_idle_tls
     locust_line
     decode_line
+elif only idle; then # BENCH_ONLY=idle: the idle-memory lines of the plain part alone
+    start_nginx
+    bench_idle
+    bench_idle_tls
 fi
 if only journeys; then
     journey_cpu

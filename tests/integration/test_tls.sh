@@ -4,7 +4,7 @@
 # after each response, a wrong CA or a wrong name failing as "tls", insecure
 # mode, the CA inline (tls.ca_pem) or by name from --tls-ca-dir, and a
 # ca_file that cannot be used refusing to start with words that do not say
-# whether the file exists.
+# whether the file exists, and close_idle_target resuming a session per request.
 source "$LC_SRC/tests/integration/lib.sh"
 
 command -v nginx >/dev/null || { log "nginx is not installed (make -f Makefile.ci deps)"; exit 1; }
@@ -193,5 +193,40 @@ check "unloadable ca_file: the generic refusal" grep -q "$generic" "$WORK/garbag
 run path-ca "$KA_PORT" "{\"ca_file\": \"$WORK/ca.pem\"}"
 check "a ca_file path: refused (exit $RC)" test "$RC" -ne 0
 check "a ca_file path: the error names tls.ca_file" grep -q "tls.ca_file: expected a file name" "$WORK/path-ca.log"
+
+
+# (8) close_idle_target: a user thinking past idle_timeout_ms closes target's connection (its
+# OpenSSL state freed) and resumes the session on its next request; without it, the users
+# keep the connections they opened.
+idle_run() {
+    cat >"$WORK/$1.scenario.json" <<JSON
+{"name": "$1", "target": "https://127.0.0.1:$KA_PORT", "duration": "3s", "users": 3,
+ "spawn_rate": 1000, "think_time_ms": 600, "idle_timeout_ms": 150, $2
+ "tls": {"ca_file": "ca.pem"}, "tasks": [{"path": "/"}]}
+JSON
+    RC=0
+    timeout 30 "$LC_BIN/loadworker" --local "$WORK/$1.scenario.json" --threads 1 --json \
+        --tls-ca-dir "$WORK" >"$WORK/$1.json" 2>"$WORK/$1.log" || RC=$?
+}
+before=$(lines "$WORK/ka.access")
+idle_run idle-close '"close_idle_target": true,'
+served=$(( $(lines "$WORK/ka.access") - before ))
+requests=$(field idle-close .totals.requests)
+full=$(field idle-close .totals.tls_handshakes)
+resumed=$(field idle-close .totals.tls_resumed)
+log "close_idle_target: exit $RC, requests $requests, served $served, handshakes $full, resumed $resumed"
+check "close_idle_target: no failures, requests equal the access log ($requests = $served)" \
+    test "$RC" -eq 0 -a "$(field idle-close .totals.failures)" -eq 0 -a "$requests" -eq "$served" -a "$requests" -ge 9
+check "close_idle_target: a handshake per request (full $full + resumed $resumed = requests $requests)" \
+    test $((full + resumed)) -eq "$requests"
+check "close_idle_target: the later ones resumed ($resumed >= requests - users)" \
+    test "$resumed" -ge $((requests - 3))
+idle_run idle-keep ''
+requests=$(field idle-keep .totals.requests)
+full=$(field idle-keep .totals.tls_handshakes)
+resumed=$(field idle-keep .totals.tls_resumed)
+log "connections kept: exit $RC, requests $requests, handshakes $full, resumed $resumed"
+check "without close_idle_target: one handshake per user ($full + $resumed = 3, requests $requests)" \
+    test "$RC" -eq 0 -a $((full + resumed)) -eq 3 -a "$requests" -ge 9
 
 finish

@@ -65,6 +65,10 @@ static void test_targets_parsed(void **state)
     assert_int_equal(parse("'idle_timeout_ms':250", "{'path':'/'}", &s, err, sizeof err), 0);
     assert_int_equal(s.origins.n, 1);
     assert_int_equal(s.idle_timeout_ms, 250);
+    assert_false(s.close_idle_target);
+    lc_scenario_free(&s);
+    assert_int_equal(parse("'close_idle_target':true", "{'path':'/'}", &s, err, sizeof err), 0);
+    assert_true(s.close_idle_target);
     lc_scenario_free(&s);
 }
 
@@ -87,6 +91,7 @@ static void test_targets_refused(void **state)
                  "targets.b: http://x.example:80 is already listed as targets.a");
     expect_error("'targets':[]", step, "targets: expected an object");
     expect_error("'idle_timeout_ms':0", step, "idle_timeout_ms");
+    expect_error("'close_idle_target':1", step, "close_idle_target: expected true or false");
     char many[DOC_MAX];
     size_t n = (size_t)snprintf(many, sizeof many, "'targets':{");
     for (unsigned i = 0; i <= LC_TARGETS_MAX; i++)
