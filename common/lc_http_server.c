@@ -87,22 +87,42 @@ static char *build_response(int status, const char *ctype, const char *body, siz
 
 static void on_write(uv_write_t *req, int status);
 
-/* Queues bytes (taking ownership of data); writes complete in order. */
-void conn_write(conn_t *c, char *data, size_t len)
+void parts_release(const lc_http_part_t *parts, size_t n)
 {
+    for (size_t i = 0; i < n; i++)
+        if (parts[i].release != NULL)
+            parts[i].release(parts[i].arg);
+}
+
+/* Queues data (taken) then n parts; writes complete in order. */
+void conn_write_parts(conn_t *c, char *data, size_t len, const lc_http_part_t *parts, size_t n)
+{
+    assert(n <= LC_HTTP_PARTS_MAX);
     write_req_t *w = malloc(sizeof *w);
-    uv_buf_t b = uv_buf_init(data, (unsigned)len);
+    uv_buf_t b[1 + LC_HTTP_PARTS_MAX];
+    b[0] = uv_buf_init(data, (unsigned)len);
+    for (size_t i = 0; i < n; i++)
+        b[1 + i] = uv_buf_init((char *)parts[i].data, (unsigned)parts[i].len);
     if (w) {
         w->conn = c;
         w->data = data;
+        w->nparts = n;
+        for (size_t i = 0; i < n; i++)
+            w->parts[i] = parts[i];
     }
-    if (!w || uv_write(&w->req, (uv_stream_t *)&c->tcp, &b, 1, on_write) != 0) {
+    if (!w || uv_write(&w->req, (uv_stream_t *)&c->tcp, b, (unsigned)(1 + n), on_write) != 0) {
         free(data);
         free(w);
+        parts_release(parts, n);
         conn_close(c);
         return;
     }
     c->writes++;
+}
+
+void conn_write(conn_t *c, char *data, size_t len)
+{
+    conn_write_parts(c, data, len, NULL, 0);
 }
 
 void conn_read_stop(conn_t *c)
@@ -113,14 +133,20 @@ void conn_read_stop(conn_t *c)
     }
 }
 
-static void send_response(conn_t *c, int status, const char *ctype, const char *body,
-                          size_t body_len, const char *headers, int flags)
+/* Sends the head, then body: either body_len bytes copied from body, or
+ * the n parts (taken) when body is NULL. */
+static void send_answer(conn_t *c, int status, const char *ctype, const char *body,
+                        size_t body_len, const lc_http_part_t *parts, size_t n,
+                        const char *headers, int flags)
 {
     size_t len = 0;
-    if (c->closing)
+    if (c->closing) {
+        parts_release(parts, n);
         return;
+    }
     char *out = build_response(status, ctype, body, body_len, headers, flags, &len);
     if (!out) {
+        parts_release(parts, n);
         conn_close(c);
         return;
     }
@@ -128,9 +154,20 @@ static void send_response(conn_t *c, int status, const char *ctype, const char *
         c->close_after_write = 1;
         conn_read_stop(c);
     }
-    conn_write(c, out, len);
+    bool has_body = status >= 200 && status != 204 && status != 304 && !(flags & RESP_HEAD);
+    if (!has_body) {
+        parts_release(parts, n);
+        n = 0;
+    }
+    conn_write_parts(c, out, len, parts, n);
     if (!c->closing)
         conn_deadline(c, PH_SENDING, c->srv->limits.body_timeout_ms);
+}
+
+static void send_response(conn_t *c, int status, const char *ctype, const char *body,
+                          size_t body_len, const char *headers, int flags)
+{
+    send_answer(c, status, ctype, body, body_len, NULL, 0, headers, flags);
 }
 
 /* Answers a request that never reached the handler, then closes. */
@@ -380,6 +417,7 @@ static void on_write(uv_write_t *req, int status)
     write_req_t *w = (write_req_t *)req;
     conn_t *c = w->conn;
     free(w->data);
+    parts_release(w->parts, w->nparts);
     free(w);
     c->writes--;
     if (c->closing)
@@ -652,6 +690,24 @@ void lc_http_exchange_respond(lc_http_exchange_t *ex, int status, const char *co
         c->active = NULL;
         c->m.answered |= ex->in_hook;
         send_response(c, status, content_type, body, body_len, headers, ex->flags);
+    }
+    ex_free(ex);
+}
+
+void lc_http_exchange_respond_parts(lc_http_exchange_t *ex, int status, const char *content_type,
+                                    const lc_http_part_t *parts, size_t n, const char *headers)
+{
+    assert(n >= 1 && n <= LC_HTTP_PARTS_MAX);
+    conn_t *c = ex->conn;
+    if (c && !c->closing) {
+        size_t total = 0;
+        for (size_t i = 0; i < n; i++)
+            total += parts[i].len;
+        c->active = NULL;
+        c->m.answered |= ex->in_hook;
+        send_answer(c, status, content_type, NULL, total, parts, n, headers, ex->flags);
+    } else {
+        parts_release(parts, n);
     }
     ex_free(ex);
 }

@@ -99,6 +99,24 @@ void lc_http_server_close(lc_http_server_t *s);
 void lc_http_exchange_respond(lc_http_exchange_t *ex, int status, const char *content_type,
                               const char *body, size_t body_len, const char *headers);
 
+/* A piece of an answer's body sent without a copy: release(arg), when not
+ * NULL, runs once on the loop when the piece is no longer needed (written,
+ * or dropped because the client went away or the answer has no body). */
+typedef struct lc_http_part_s {
+    const char *data;
+    size_t len;
+    void (*release)(void *arg);
+    void *arg;
+} lc_http_part_t;
+
+#define LC_HTTP_PARTS_MAX 4
+
+/* Answers with a body made of n (1..LC_HTTP_PARTS_MAX) parts, in order and
+ * without copying them, so that a large answer costs the loop no copy. Every
+ * part is released, whatever becomes of the answer. */
+void lc_http_exchange_respond_parts(lc_http_exchange_t *ex, int status, const char *content_type,
+                                    const lc_http_part_t *parts, size_t n, const char *headers);
+
 /* Answers with a body of len bytes read from fd (taken: closed once sent,
  * or at once when the answer has no body), a chunk at a time as the client
  * reads, so that a large answer never sits whole in memory. The file must

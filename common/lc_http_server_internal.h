@@ -94,7 +94,9 @@ struct lc_http_server_s {
 typedef struct write_req_s {
     uv_write_t req;
     conn_t *conn;
-    char *data;
+    char *data;                            /* freed once written */
+    lc_http_part_t parts[LC_HTTP_PARTS_MAX]; /* sent after data, released once written */
+    size_t nparts;
 } write_req_t;
 
 /* lc_http_server.c, for lc_http_parse.c: */
@@ -103,6 +105,11 @@ void conn_close(conn_t *c);
 void conn_deadline(conn_t *c, enum phase ph, uint64_t ms);
 /* Queues bytes (taking ownership of data); writes complete in order. */
 void conn_write(conn_t *c, char *data, size_t len);
+/* Queues data (taken) then n parts (released once written, or at once when
+ * the write cannot be queued). */
+void conn_write_parts(conn_t *c, char *data, size_t len, const lc_http_part_t *parts, size_t n);
+/* Releases n parts. */
+void parts_release(const lc_http_part_t *parts, size_t n);
 void conn_read_start(conn_t *c);
 void conn_read_stop(conn_t *c);
 void ex_free(lc_http_exchange_t *ex);

@@ -54,6 +54,13 @@ uint64_t lc_loop_lag_recent_us(const lc_loop_lag_t *l)
     return worst;
 }
 
+uint64_t lc_loop_lag_last_second_us(const lc_loop_lag_t *l)
+{
+    uint64_t last = unix_second() - 1;
+    size_t slot = last % LC_LOOP_LAG_WINDOW_S;
+    return l->second_of[slot] == last ? l->second_max_us[slot] : 0;
+}
+
 uint64_t lc_loop_lag_max_us(const lc_loop_lag_t *l)
 {
     return l->max_us;

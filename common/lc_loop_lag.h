@@ -25,6 +25,9 @@ typedef struct lc_loop_lag_s {
 void lc_loop_lag_start(lc_loop_lag_t *l, uv_loop_t *loop, unsigned interval_ms);
 /* The worst lag of the last LC_LOOP_LAG_WINDOW_S seconds, in microseconds. */
 uint64_t lc_loop_lag_recent_us(const lc_loop_lag_t *l);
+/* The worst lag of the last whole second (0 when it had no sample), in
+ * microseconds: sampled once a second, it shows how often the loop lags. */
+uint64_t lc_loop_lag_last_second_us(const lc_loop_lag_t *l);
 /* The worst lag since start, in microseconds. */
 uint64_t lc_loop_lag_max_us(const lc_loop_lag_t *l);
 /* Stops probing; the handle closes with the loop's next turn. */

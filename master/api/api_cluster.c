@@ -23,8 +23,9 @@ static json_t *cluster_json(master_t *m)
         lc_hostport_format(&node.api, hp, sizeof hp);
         snprintf(api, sizeof api, "http://%s", hp);
     }
-    json_t *lag = json_pack("{s:f,s:f}", "recent_ms",
-                            (double)lc_loop_lag_recent_us(&m->loop_lag) / 1e3, "max_ms",
+    json_t *lag = json_pack("{s:f,s:f,s:f}", "recent_ms",
+                            (double)lc_loop_lag_recent_us(&m->loop_lag) / 1e3, "last_second_ms",
+                            (double)lc_loop_lag_last_second_us(&m->loop_lag) / 1e3, "max_ms",
                             (double)lc_loop_lag_max_us(&m->loop_lag) / 1e3);
     return json_pack("{s:I,s:s,s:I,s:s?,s:I,s:I,s:I,s:o,s:o}", "id", (json_int_t)m->cfg.id,
                      "role", quorum_is_leader(m->quorum) ? "leader" : "follower", "leader_id",

@@ -30,6 +30,8 @@ typedef struct api_read_s {
     char *body;               /* malloc'd */
     size_t len;
     int body_fd;              /* >= 0: the body is this file's len bytes instead */
+    lc_http_part_t parts[2];  /* nparts > 0: the body is these instead (set by release) */
+    size_t nparts;
     char headers[192];        /* extra header lines, "" for none */
     /* NULL, or run on the loop before the answer (also when the job was
      * cancelled): keeps or frees what the job holds besides the answer. */

@@ -1,7 +1,9 @@
 /* api_metrics.c — GET /metrics: the cluster's own series rendered on the
  * loop (cheap), the tenant series rendered off the loop from the database
- * and kept a second per scope, so that a scrape costs the loop a copy of
- * text, not a scan that decodes every histogram. */
+ * and kept a second per scope, so that a scrape costs the loop neither a
+ * scan that decodes every histogram nor a copy of the page: the text is
+ * shared by the cache and the answers being written. */
+#include <assert.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -13,17 +15,49 @@
 #define METRICS_CACHE_MS 1000
 #define METRICS_CACHE_SLOTS 4
 #define METRICS_CACHE_TEXT_MAX (64u << 20) /* a page larger than this is not kept */
+#define METRICS_CONTENT_TYPE "text/plain; version=0.0.4"
+
+/* A rendered page of tenant series, shared by the cache and the answers
+ * being written from it (all on the loop, so the count needs no atomics). */
+typedef struct shared_text_s {
+    unsigned refs;
+    lc_buf_t text;
+} shared_text_t;
 
 typedef struct cached_s {
     bool used;
     char tenant[128]; /* the scope: "" for every tenant's series */
     uint64_t at_ms;   /* monotonic */
-    lc_buf_t text;
+    shared_text_t *text;
 } cached_t;
 
 struct metrics_cache_s {
     cached_t slot[METRICS_CACHE_SLOTS];
 };
+
+/* Wraps text (taken) with one reference; NULL when out of memory. */
+static shared_text_t *shared_text_new(lc_buf_t *text)
+{
+    shared_text_t *t = malloc(sizeof *t);
+    if (t == NULL)
+        return NULL;
+    t->refs = 1;
+    t->text = *text;
+    memset(text, 0, sizeof *text);
+    return t;
+}
+
+static void shared_text_unref(void *arg)
+{
+    shared_text_t *t = arg;
+    if (t == NULL)
+        return;
+    assert(t->refs > 0);
+    if (--t->refs > 0)
+        return;
+    lc_buf_free(&t->text);
+    free(t);
+}
 
 int api_metrics_cache_new(master_t *m)
 {
@@ -36,7 +70,7 @@ void api_metrics_cache_free(master_t *m)
     if (m->metrics_cache == NULL)
         return;
     for (size_t i = 0; i < METRICS_CACHE_SLOTS; i++)
-        lc_buf_free(&m->metrics_cache->slot[i].text);
+        shared_text_unref(m->metrics_cache->slot[i].text);
     free(m->metrics_cache);
     m->metrics_cache = NULL;
 }
@@ -50,8 +84,8 @@ static cached_t *cache_fresh(metrics_cache_t *c, const char *tenant, uint64_t no
     return NULL;
 }
 
-/* Keeps text (taken) for tenant's scope, in its slot or the oldest. */
-static void cache_put(metrics_cache_t *c, const char *tenant, lc_buf_t *text, uint64_t now)
+/* Keeps a reference to text for tenant's scope, in its slot or the oldest. */
+static void cache_put(metrics_cache_t *c, const char *tenant, shared_text_t *text, uint64_t now)
 {
     cached_t *slot = &c->slot[0];
     for (size_t i = 0; i < METRICS_CACHE_SLOTS; i++) {
@@ -62,25 +96,28 @@ static void cache_put(metrics_cache_t *c, const char *tenant, lc_buf_t *text, ui
         if (!c->slot[i].used || c->slot[i].at_ms < slot->at_ms)
             slot = &c->slot[i];
     }
-    lc_buf_free(&slot->text);
-    slot->text = *text;
-    memset(text, 0, sizeof *text);
+    shared_text_unref(slot->text);
+    text->refs++;
+    slot->text = text;
     slot->used = true;
     slot->at_ms = now;
     snprintf(slot->tenant, sizeof slot->tenant, "%s", tenant);
 }
 
-static void respond_text(lc_http_exchange_t *ex, const lc_buf_t *tenant, const lc_buf_t *cluster)
+/* The page's two parts: the tenant series (a reference taken, or none) and
+ * the cluster's (taken), sent as they are: a scrape costs the loop no copy. */
+static size_t page_parts(lc_http_part_t parts[2], shared_text_t *tenant, lc_buf_t *cluster)
 {
-    lc_buf_t page = {0};
-    if (lc_buf_append(&page, tenant->data ? tenant->data : "", tenant->len) != 0 ||
-        lc_buf_append(&page, cluster->data ? cluster->data : "", cluster->len) != 0) {
-        lc_buf_free(&page);
-        api_respond_error(ex, 500, "out of memory");
-        return;
+    size_t n = 0;
+    if (tenant != NULL) {
+        tenant->refs++;
+        parts[n++] = (lc_http_part_t){.data = tenant->text.data, .len = tenant->text.len,
+                                      .release = shared_text_unref, .arg = tenant};
     }
-    lc_http_exchange_respond(ex, 200, "text/plain; version=0.0.4", page.data, page.len, NULL);
-    lc_buf_free(&page);
+    parts[n++] = (lc_http_part_t){.data = cluster->data, .len = cluster->len, .release = free,
+                                  .arg = cluster->data};
+    memset(cluster, 0, sizeof *cluster);
+    return n;
 }
 
 typedef struct metrics_job_s {
@@ -97,24 +134,26 @@ static void metrics_work(read_job_t *job, store_t *reader)
 {
     metrics_job_t *j = (metrics_job_t *)job;
     j->rv = metrics_render_tenant_series(reader, &j->scope, &j->users, &j->tenant);
-    lc_buf_t page = {0};
-    if (j->rv == 0 && (lc_buf_append(&page, j->tenant.data ? j->tenant.data : "", j->tenant.len) ||
-                       lc_buf_append(&page, j->cluster.data ? j->cluster.data : "",
-                                     j->cluster.len)))
-        j->rv = LC_ENOMEM;
-    if (j->rv != 0) {
-        lc_buf_free(&page);
+    if (j->rv != 0)
         api_read_error(&j->read, 500, "out of memory");
-        return;
-    }
-    api_read_body(&j->read, 200, "text/plain; version=0.0.4", page.data, page.len);
 }
 
+/* On the loop: the rendered tenant series go into the cache and, with the
+ * cluster's, into the answer. */
 static void metrics_release(api_read_t *r)
 {
     metrics_job_t *j = (metrics_job_t *)r;
-    if (!r->job.cancelled && j->rv == 0 && j->tenant.len <= METRICS_CACHE_TEXT_MAX)
-        cache_put(j->m->metrics_cache, j->scope.tenant, &j->tenant, r->job.started_ms);
+    shared_text_t *tenant = NULL;
+    if (!r->job.cancelled && j->rv == 0 && (tenant = shared_text_new(&j->tenant)) == NULL)
+        api_read_error(r, 500, "out of memory");
+    if (tenant != NULL) {
+        if (tenant->text.len <= METRICS_CACHE_TEXT_MAX)
+            cache_put(j->m->metrics_cache, j->scope.tenant, tenant, r->job.started_ms);
+        r->status = 200;
+        r->content_type = METRICS_CONTENT_TYPE;
+        r->nparts = page_parts(r->parts, tenant, &j->cluster);
+        shared_text_unref(tenant);
+    }
     lc_buf_free(&j->tenant);
     lc_buf_free(&j->cluster);
     metrics_users_free(&j->users);
@@ -135,9 +174,9 @@ void api_metrics_route(master_t *m, lc_http_exchange_t *ex, const lc_http_reques
                               ? cache_fresh(m->metrics_cache, scope.tenant, lc_mono_ms())
                               : NULL;
     if (!scope.tenant_series || hit != NULL) {
-        lc_buf_t none = {0};
-        respond_text(ex, hit != NULL ? &hit->text : &none, &cluster);
-        lc_buf_free(&cluster);
+        lc_http_part_t parts[2];
+        size_t n = page_parts(parts, hit != NULL ? hit->text : NULL, &cluster);
+        lc_http_exchange_respond_parts(ex, 200, METRICS_CONTENT_TYPE, parts, n, NULL);
         return;
     }
     metrics_job_t *j = calloc(1, sizeof *j);

@@ -55,15 +55,21 @@ static void read_done(read_job_t *job)
         r->release(r);
     if (job->cancelled)
         api_read_error(r, 503, "the master is shutting down");
-    else if (r->body == NULL && r->body_fd < 0)
+    else if (r->body == NULL && r->body_fd < 0 && r->nparts == 0)
         api_read_error(r, 500, "the read gave no answer");
     const char *headers = r->headers[0] != '\0' ? r->headers : NULL;
-    if (r->body_fd >= 0)
+    if (r->nparts > 0) {
+        free(r->body);
+        lc_http_exchange_respond_parts(r->ex, r->status, r->content_type, r->parts, r->nparts,
+                                       headers);
+    } else if (r->body_fd >= 0) {
         lc_http_exchange_respond_fd(r->ex, r->status, r->content_type, r->body_fd, r->len,
                                     headers);
-    else
-        lc_http_exchange_respond(r->ex, r->status, r->content_type, r->body, r->len, headers);
-    free(r->body);
+    } else {
+        /* The body is handed over, not copied: a large answer costs the loop no copy. */
+        lc_http_part_t body = {.data = r->body, .len = r->len, .release = free, .arg = r->body};
+        lc_http_exchange_respond_parts(r->ex, r->status, r->content_type, &body, 1, headers);
+    }
     free(r); /* the container: r is its first member */
 }
 

@@ -3,16 +3,21 @@
 #include "read_pool.h"
 
 #include <assert.h>
+#include <errno.h>
 #include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/resource.h>
+#include <sys/syscall.h>
+#include <unistd.h>
 
 #include "lc_clock.h"
 #include "lc_err.h"
 #include "lc_log.h"
 
 #define READ_POOL_THREADS_MAX 16
+#define READ_POOL_NICE 5 /* CFS gives a nice-5 thread about a third of a nice-0 one's share */
 
 typedef struct job_list_s {
     read_job_t *head, *tail;
@@ -61,10 +66,22 @@ static read_job_t *list_pop(job_list_t *l)
     return job;
 }
 
+/* Reads are background work: a pool thread yields the CPU to the loop (and
+ * to Raft and the workers it serves) whenever both want it. On Linux a
+ * thread has a nice value of its own. */
+static void lower_priority(void)
+{
+    pid_t tid = (pid_t)syscall(SYS_gettid);
+    if (setpriority(PRIO_PROCESS, (id_t)tid, READ_POOL_NICE) != 0)
+        lc_warn("api", "msg=\"cannot lower a read thread's priority\" error=\"%s\"",
+                strerror(errno));
+}
+
 static void *worker_main(void *arg)
 {
     worker_t *w = arg;
     read_pool_t *p = w->pool;
+    lower_priority();
     pthread_mutex_lock(&p->lock);
     for (;;) {
         while (p->queued.head == NULL && !p->stopping)

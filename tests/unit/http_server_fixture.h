@@ -43,7 +43,7 @@ struct fixture_s {
     uv_timer_t defer;  /* answers `deferred` DEFER_MS after it arrived */
     lc_http_exchange_t *deferred;
     lc_http_exchange_t *held; /* answered only after the server closed */
-    atomic_int handled, deferred_answered, signalled, hooked;
+    atomic_int handled, deferred_answered, signalled, hooked, parts_released;
     const lc_http_limits_t *limits; /* NULL: the defaults */
     bool hook;                      /* refuse /private without "Bearer ok" before its body */
     uint16_t port;
@@ -131,6 +131,33 @@ static void answer_file(lc_http_exchange_t *ex)
                                 "Content-Disposition: attachment\r\n");
 }
 
+#define PARTS_MIDDLE_LEN 100000
+
+static char parts_middle_byte(size_t i)
+{
+    return (char)('a' + (i * 7) % 26);
+}
+
+static void count_part_release(void *arg)
+{
+    fixture_t *f = arg;
+    atomic_fetch_add(&f->parts_released, 1);
+}
+
+/* Answers "alpha-", PARTS_MIDDLE_LEN pattern bytes and "-omega" as three parts. */
+static void answer_parts(fixture_t *f, lc_http_exchange_t *ex)
+{
+    static char middle[PARTS_MIDDLE_LEN];
+    for (size_t i = 0; i < sizeof middle; i++)
+        middle[i] = parts_middle_byte(i);
+    lc_http_part_t parts[3] = {
+        {.data = "alpha-", .len = 6, .release = count_part_release, .arg = f},
+        {.data = middle, .len = sizeof middle, .release = count_part_release, .arg = f},
+        {.data = "-omega", .len = 6, .release = count_part_release, .arg = f},
+    };
+    lc_http_exchange_respond_parts(ex, 200, "text/plain", parts, 3, NULL);
+}
+
 static void handler(void *arg, lc_http_exchange_t *ex, const lc_http_request_t *req)
 {
     fixture_t *f = arg;
@@ -142,6 +169,8 @@ static void handler(void *arg, lc_http_exchange_t *ex, const lc_http_request_t *
         f->held = ex;
     } else if (strcmp(req->path, "/file") == 0) {
         answer_file(ex);
+    } else if (strcmp(req->path, "/parts") == 0) {
+        answer_parts(f, ex);
     } else if (strcmp(req->path, "/created") == 0) {
         lc_http_exchange_respond(ex, 201, "text/plain", "made", 4, "Location: /runs/7\r\n");
     } else {

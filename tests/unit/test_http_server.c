@@ -43,6 +43,35 @@ static int sc_get(fixture_t *f)
     return 0;
 }
 
+/* A body of parts arrives whole and in order, HEAD gets only its length, and
+ * every part is released once each time: 3 after GET, 3 after HEAD. */
+static int sc_parts_body(fixture_t *f)
+{
+    client_t *c = calloc(1, sizeof *c);
+    response_t r;
+    CHECK(f, cli_open(c, f->port) == 0);
+    CHECK(f, cli_sends(c, "GET /parts HTTP/1.1\r\nHost: h\r\n\r\n") == 0);
+    CHECK(f, cli_response(c, &r) == 0);
+    size_t want = 6 + PARTS_MIDDLE_LEN + 6;
+    int ok = r.status == 200 && r.body_len == want && memcmp(r.body, "alpha-", 6) == 0 &&
+             memcmp(r.body + want - 6, "-omega", 6) == 0;
+    for (size_t i = 0; ok && i < PARTS_MIDDLE_LEN; i++)
+        ok = r.body[6 + i] == parts_middle_byte(i);
+    free(r.body);
+    CHECK(f, ok);
+    CHECK(f, cli_sends(c, "HEAD /parts HTTP/1.1\r\nHost: h\r\n\r\n") == 0);
+    CHECK(f, cli_response_ex(c, &r, 1) == 0);
+    ok = r.status == 200 && strstr(r.head, "Content-Length: 100012\r\n") && c->len == 0;
+    free(r.body);
+    CHECK(f, ok);
+    for (int i = 0; i < 100 && atomic_load(&f->parts_released) < 6; i++)
+        usleep(10000);
+    CHECK(f, atomic_load(&f->parts_released) == 6);
+    close(c->fd);
+    free(c);
+    return 0;
+}
+
 /* A body from a file arrives whole and exact, HEAD gets none, and the
  * connection goes on serving requests after both. */
 static int sc_file_body(fixture_t *f)
@@ -386,6 +415,7 @@ static int sc_close_with_pending(fixture_t *f)
 SCENARIO_TEST(get)
 SCENARIO_TEST(post)
 SCENARIO_TEST(file_body)
+SCENARIO_TEST(parts_body)
 SCENARIO_TEST(pipelined)
 SCENARIO_TEST(many_pipelined)
 SCENARIO_TEST(deferred)
@@ -441,6 +471,7 @@ int main(void)
         cmocka_unit_test(test_get),
         cmocka_unit_test(test_post),
         cmocka_unit_test(test_file_body),
+        cmocka_unit_test(test_parts_body),
         cmocka_unit_test(test_pipelined),
         cmocka_unit_test(test_many_pipelined),
         cmocka_unit_test(test_deferred),
