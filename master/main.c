@@ -128,8 +128,26 @@ static void store_close_cb(void *arg)
     m->store = NULL;
 }
 
+/* The second step of a shutdown: raft has no write in flight that its close
+ * could trip over (quorum_drain), so everything else closes, raft last. */
+static void drained_cb(void *arg)
+{
+    master_t *m = arg;
+    runs_close(m->runs);
+    m->runs = NULL;
+    retention_close(m->retention);
+    batcher_close(m->batcher);
+    fleet_close(m->fleet, NULL, NULL);
+    peers_close(m->peers);
+    quorum_close(m->quorum, store_close_cb, m);
+}
+
+/* The first step: no new requests or proposals; those in flight finish. */
 static void shut_down(master_t *m)
 {
+    if (m->shutting_down)
+        return;
+    m->shutting_down = true;
     uv_close((uv_handle_t *)&m->sigint, NULL);
     uv_close((uv_handle_t *)&m->sigterm, NULL);
     uv_close((uv_handle_t *)&m->sighup, NULL);
@@ -137,12 +155,7 @@ static void shut_down(master_t *m)
     uv_close((uv_handle_t *)&m->stop_timer, NULL);
     api_close(m);
     lc_loop_lag_close(&m->loop_lag);
-    runs_close(m->runs);
-    retention_close(m->retention);
-    batcher_close(m->batcher);
-    fleet_close(m->fleet, NULL, NULL);
-    peers_close(m->peers);
-    quorum_close(m->quorum, store_close_cb, m);
+    quorum_drain(m->quorum, drained_cb, m);
 }
 
 static void stepped_down(void *arg, uint64_t new_leader)

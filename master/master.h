@@ -90,6 +90,7 @@ typedef struct master_s {
     uv_timer_t stop_timer;    /* bounds the leadership hand-over at shutdown */
     bool ready_notified;
     bool stopping;
+    bool shutting_down; /* shut_down ran: it may be reached twice (hand-over and its timeout) */
 } master_t;
 
 #endif

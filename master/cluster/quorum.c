@@ -21,6 +21,11 @@
 /* raft 0.15 has no state-change callback: poll raft_state() this often. */
 #define ROLE_POLL_MS 50
 
+/* quorum_drain waits for the leader's log writes in flight, polling this
+ * often, for at most CLOSE_DRAIN_MAX_MS. */
+#define CLOSE_DRAIN_POLL_MS 2
+#define CLOSE_DRAIN_MAX_MS 2000
+
 struct quorum_s {
     struct raft raft;
     struct raft_io io;
@@ -38,6 +43,10 @@ struct quorum_s {
     void (*on_closed)(void *arg);
     void *closed_arg;
     int pending_closes;
+    bool closing;            /* draining or closed: no new proposals */
+    uint64_t drain_started_ms;
+    void (*on_drained)(void *arg);
+    void *drained_arg;
     struct raft_transfer transfer;
     void (*step_down_done)(void *arg, uint64_t new_leader);
     void *step_down_arg;
@@ -237,7 +246,7 @@ int quorum_init(quorum_t **out, uv_loop_t *loop, store_t *store, const quorum_co
 
 bool quorum_is_leader(quorum_t *q)
 {
-    return q->leader && raft_state(&q->raft) == RAFT_LEADER;
+    return !q->closing && q->leader && raft_state(&q->raft) == RAFT_LEADER;
 }
 
 uint64_t quorum_term(quorum_t *q)
@@ -434,8 +443,56 @@ static void timer_closed_cb(uv_handle_t *h)
     maybe_finish_close(h->data);
 }
 
+/* raft 0.15 crashes in raft_close when two or more of the leader's log writes
+ * are still in flight: the first cancelled write truncates the log under the
+ * second (canonical/raft#338, fixed in 0.17); a follower's do not. So a
+ * shutdown drains first: no new proposals, then a bounded wait until
+ * everything appended is on disk. */
+static bool log_writes_in_flight(quorum_t *q)
+{
+    if (raft_state(&q->raft) != RAFT_LEADER)
+        return false; /* a follower's cancelled writes truncate nothing */
+    return q->raft.last_stored < raft_last_index(&q->raft);
+}
+
+static void drained(quorum_t *q)
+{
+    uv_timer_stop(&q->role_timer);
+    void (*on_drained)(void *) = q->on_drained;
+    q->on_drained = NULL;
+    on_drained(q->drained_arg);
+}
+
+static void drain_poll_cb(uv_timer_t *t)
+{
+    quorum_t *q = t->data;
+    if (!log_writes_in_flight(q)) {
+        drained(q);
+        return;
+    }
+    if (uv_now(t->loop) - q->drain_started_ms < CLOSE_DRAIN_MAX_MS)
+        return;
+    lc_warn("quorum", "msg=\"stopping with log writes still in flight\" last_stored=%llu "
+            "last_index=%llu", (unsigned long long)q->raft.last_stored,
+            (unsigned long long)raft_last_index(&q->raft));
+    drained(q);
+}
+
+void quorum_drain(quorum_t *q, void (*on_drained)(void *arg), void *arg)
+{
+    assert(!q->closing && on_drained != NULL);
+    q->closing = true;
+    q->on_drained = on_drained;
+    q->drained_arg = arg;
+    q->drain_started_ms = uv_now(q->role_timer.loop);
+    uv_timer_stop(&q->role_timer);
+    uv_timer_start(&q->role_timer, drain_poll_cb, 0, CLOSE_DRAIN_POLL_MS);
+}
+
 void quorum_close(quorum_t *q, void (*on_closed)(void *arg), void *arg)
 {
+    assert(q->on_drained == NULL);
+    q->closing = true;
     q->on_closed = on_closed;
     q->closed_arg = arg;
     q->pending_closes = 2;

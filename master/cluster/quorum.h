@@ -86,7 +86,14 @@ int quorum_propose(quorum_t *q, const Lc__Command *cmd, quorum_applied_cb cb, vo
  * called) when this node is not the leader or has no voter to hand over to. */
 int quorum_step_down(quorum_t *q, void (*done)(void *arg, uint64_t new_leader), void *arg);
 
-/* Stops raft; on_closed(arg) runs once every handle is closed and q is freed. */
+/* The first step of a shutdown: refuses new proposals (quorum_is_leader turns
+ * false) and calls on_drained(arg) once the log writes in flight are on disk,
+ * or after 2 s. Proposals in flight may still be applied meanwhile, so what
+ * their callbacks touch must stay open until then. */
+void quorum_drain(quorum_t *q, void (*on_drained)(void *arg), void *arg);
+
+/* Stops raft (after quorum_drain, when it was called); on_closed(arg) runs
+ * once every handle is closed and q is freed. */
 void quorum_close(quorum_t *q, void (*on_closed)(void *arg), void *arg);
 
 #endif
