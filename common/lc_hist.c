@@ -88,10 +88,9 @@ uint64_t lc_hist_bucket_high(uint32_t bucket)
     return lc_hist_bucket_low(bucket) + ((uint64_t)1 << shift) - 1;
 }
 
-/* Rank (1-based) of percentile p among total values: the smallest rank whose
- * share of values reaches p. The epsilon keeps 99.9 % of 100000 from rounding
+/* The smallest rank whose share of values reaches p. The epsilon keeps 99.9 % of 100000 from rounding
  * up to 99901 through floating-point noise. */
-static uint64_t rank_of(double p, uint64_t total)
+uint64_t lc_hist_rank_of(double p, uint64_t total)
 {
     double r = ceil(p / 100.0 * (double)total - 1e-7);
     if (r < 1.0)
@@ -101,9 +100,7 @@ static uint64_t rank_of(double p, uint64_t total)
     return (uint64_t)r;
 }
 
-/* What a percentile's scan answers when it stops at bucket b: the bucket's
- * midpoint, within the exact min and max. */
-static uint64_t bucket_value(const lc_hist_t *h, uint32_t b)
+uint64_t lc_hist_bucket_value(const lc_hist_t *h, uint32_t b)
 {
     uint64_t low = lc_hist_bucket_low(b), high = lc_hist_bucket_high(b);
     uint64_t mid = low + (high - low) / 2;
@@ -134,18 +131,18 @@ void lc_hist_percentiles_in(const lc_hist_t *h, uint32_t lo, uint32_t hi, const 
      * lo the counts are zero and cannot reach a rank (>= 1), above hi they
      * add nothing: a scan of [lo, hi] stops where a whole one would. */
     uint64_t seen = 0;
-    uint64_t rank = k < end ? rank_of(ps[k], h->total) : 0;
+    uint64_t rank = k < end ? lc_hist_rank_of(ps[k], h->total) : 0;
     uint32_t last = hi < LC_HIST_BUCKETS - 1 ? hi : LC_HIST_BUCKETS - 2;
     for (uint32_t b = lo; b <= last && k < end; b++) {
         seen += h->counts[b];
         for (; k < end && seen >= rank; k++) {
-            out[k] = bucket_value(h, b);
+            out[k] = lc_hist_bucket_value(h, b);
             if (k + 1 < end)
-                rank = rank_of(ps[k + 1], h->total);
+                rank = lc_hist_rank_of(ps[k + 1], h->total);
         }
     }
     for (; k < end; k++) /* never reached: the scan runs off the end */
-        out[k] = bucket_value(h, LC_HIST_BUCKETS - 1);
+        out[k] = lc_hist_bucket_value(h, LC_HIST_BUCKETS - 1);
 }
 
 uint64_t lc_hist_percentile(const lc_hist_t *h, double p)

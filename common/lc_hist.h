@@ -33,6 +33,12 @@ uint64_t lc_hist_percentile(const lc_hist_t *h, double p);
  * buckets lo..hi; every bucket outside them must be zero. */
 void lc_hist_percentiles_in(const lc_hist_t *h, uint32_t lo, uint32_t hi, const double *ps,
                             size_t n, uint64_t *out);
+/* The two halves of a percentile's scan, for callers that keep their own
+ * cursor (lc_hist_sum's running percentile): the 1-based rank of percentile
+ * p among total values, and what the scan answers when it stops at bucket b
+ * (its midpoint, within h's exact min and max). */
+uint64_t lc_hist_rank_of(double p, uint64_t total);
+uint64_t lc_hist_bucket_value(const lc_hist_t *h, uint32_t b);
 /* Mean in microseconds; 0 when empty. */
 double lc_hist_mean(const lc_hist_t *h);
 

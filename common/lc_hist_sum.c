@@ -16,6 +16,8 @@ lc_hist_sum_t *lc_hist_sum_new(void)
     lc_hist_init(&s->h);
     s->lo = LC_HIST_BUCKETS;
     s->hi = 0;
+    s->run_on = false;
+    s->run_valid = false;
     return s;
 }
 
@@ -29,6 +31,7 @@ void lc_hist_sum_clear(lc_hist_sum_t *s)
     s->h.max = 0;
     s->lo = LC_HIST_BUCKETS;
     s->hi = 0;
+    s->run_valid = false;
 }
 
 /* Widens the touched range to [lo, hi]. */
@@ -58,6 +61,7 @@ int lc_hist_sum_add_encoded(lc_hist_sum_t *s, const uint8_t *buf, size_t len)
 {
     if (lc_hist_decode_add(&s->h, buf, len) != 0)
         return LC_EPROTO;
+    s->run_valid = false; /* which buckets grew is not known here */
     if (s->h.total > 0)
         touch(s, lc_hist_bucket_of(s->h.min), lc_hist_bucket_of(s->h.max));
     return 0;
@@ -66,11 +70,49 @@ int lc_hist_sum_add_encoded(lc_hist_sum_t *s, const uint8_t *buf, size_t len)
 void lc_hist_sum_merge(lc_hist_sum_t *dst, const lc_hist_sum_t *src)
 {
     assert(dst != src);
-    for (uint32_t i = src->lo; i <= src->hi && i < LC_HIST_BUCKETS; i++)
+    uint32_t end = src->hi < LC_HIST_BUCKETS - 1 ? src->hi : LC_HIST_BUCKETS - 1;
+    uint32_t i = src->lo;
+    if (dst->run_valid) { /* counts at or below the cursor also add to run_seen */
+        for (; i <= end && i <= dst->run_b; i++) {
+            dst->h.counts[i] += src->h.counts[i];
+            dst->run_seen += src->h.counts[i];
+        }
+    }
+    for (; i <= end; i++)
         dst->h.counts[i] += src->h.counts[i];
     if (src->lo <= src->hi)
         touch(dst, src->lo, src->hi);
     add_header(&dst->h, src->h.total, src->h.sum, src->h.min, src->h.max);
+}
+
+void lc_hist_sum_track(lc_hist_sum_t *s, double p)
+{
+    s->run_on = true;
+    s->run_p = p;
+    s->run_valid = false;
+}
+
+uint64_t lc_hist_sum_tracked(lc_hist_sum_t *s)
+{
+    assert(s->run_on);
+    const lc_hist_t *h = &s->h;
+    if (h->total == 0 || !(s->run_p > 0.0) || s->run_p >= 100.0) {
+        uint64_t v;
+        lc_hist_percentiles_in(h, s->lo, s->hi, &s->run_p, 1, &v);
+        return v;
+    }
+    if (!s->run_valid) { /* total > 0: lo <= hi, and every bucket below lo is zero */
+        s->run_b = s->lo;
+        s->run_seen = h->counts[s->lo];
+        s->run_valid = true;
+    }
+    /* The answer is the first bucket whose running count reaches the rank. */
+    uint64_t rank = lc_hist_rank_of(s->run_p, h->total);
+    while (s->run_b > 0 && s->run_seen - h->counts[s->run_b] >= rank)
+        s->run_seen -= h->counts[s->run_b--];
+    while (s->run_seen < rank && s->run_b < LC_HIST_BUCKETS - 1)
+        s->run_seen += h->counts[++s->run_b];
+    return lc_hist_bucket_value(h, s->run_b);
 }
 
 void lc_hist_sum_percentiles(const lc_hist_sum_t *s, const double *ps, size_t n, uint64_t *out)

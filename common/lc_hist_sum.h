@@ -3,6 +3,7 @@
 #ifndef LC_HIST_SUM_H
 #define LC_HIST_SUM_H
 
+#include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
 
@@ -13,6 +14,13 @@ typedef struct lc_hist_sum_s {
     lc_hist_t h; /* the sum: what lc_hist_decode_add of the same encodings gives */
     /* private */
     uint32_t lo, hi; /* every bucket outside [lo, hi] is zero; lo > hi: all are */
+    /* The running percentile (lc_hist_sum_track): when run_valid, the counts of buckets
+     * 0..run_b sum to run_seen; merges keep that true, so a growing sum's percentile
+     * moves the cursor a few buckets instead of scanning them all. */
+    double run_p;
+    bool run_on, run_valid;
+    uint32_t run_b;
+    uint64_t run_seen;
 } lc_hist_sum_t;
 
 /* About 22 KiB: allocate it (NULL without memory), free with free(). */
@@ -24,6 +32,12 @@ void lc_hist_sum_clear(lc_hist_sum_t *s);
 int lc_hist_sum_add_encoded(lc_hist_sum_t *s, const uint8_t *buf, size_t len);
 /* Adds src to dst, as lc_hist_merge(&dst->h, &src->h) does, over src's touched buckets. */
 void lc_hist_sum_merge(lc_hist_sum_t *dst, const lc_hist_sum_t *src);
+/* Keeps percentile p (0..100) of s up to date as sums are merged into it, for a running
+ * total asked for its percentile after every merge (a history's "Total Median"). */
+void lc_hist_sum_track(lc_hist_sum_t *s, double p);
+/* lc_hist_percentile(&s->h, p) of the tracked p: at the cost of how far it moved since
+ * the last call after merges; one pass over the buckets after a clear or add_encoded. */
+uint64_t lc_hist_sum_tracked(lc_hist_sum_t *s);
 /* out[i] = lc_hist_percentile(&s->h, ps[i]) for ascending ps, in one pass over the buckets. */
 void lc_hist_sum_percentiles(const lc_hist_sum_t *s, const double *ps, size_t n, uint64_t *out);
 

@@ -66,12 +66,11 @@ typedef struct history_s {
 static void fill_totals(const history_t *h, store_history_entry_t *e)
 {
     const lc_hist_t *t = &h->total->h;
-    static const double median = 50;
     e->total_requests = h->sums.count;
     e->total_failures = h->sums.failures;
     e->total_bytes = h->sums.bytes;
     e->total_has_latency = t->total != 0;
-    lc_hist_sum_percentiles(h->total, &median, 1, &e->total_median_us);
+    e->total_median_us = lc_hist_sum_tracked(h->total); /* the median, tracked */
     e->total_avg_ms = lc_hist_mean(t) / 1000.0;
     e->total_min_us = t->min;
     e->total_max_us = t->max;
@@ -255,6 +254,7 @@ static int history_rows(store_t *s, uint64_t run, history_t *h, int64_t lo, int6
     h->total = lc_hist_sum_new();
     int rv = h->hist && h->total ? 0 : LC_ENOMEM;
     if (rv == 0) {
+        lc_hist_sum_track(h->total, 50); /* the Total Median of each entry */
         cursor_t totals, seconds;
         open_cursors(s, run, h->q->endpoint, lo, hi, &totals, &seconds);
         rv = totals.st && seconds.st ? 0 : LC_EIO;

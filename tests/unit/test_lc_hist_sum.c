@@ -1,5 +1,6 @@
 /* test_lc_hist_sum.c — common/lc_hist_sum.c gives what lc_hist's dense decode, merge and
- * percentiles give, and lc_hist_percentiles_in what lc_hist_percentile gives. */
+ * percentiles give, lc_hist_percentiles_in and a tracked percentile what lc_hist_percentile
+ * gives. */
 #include <setjmp.h>
 #include <stdarg.h>
 #include <stddef.h>
@@ -77,6 +78,49 @@ static void test_sums_match_dense(void **state)
     free(scratch);
 }
 
+/* A tracked percentile of a running total is the dense one after every merge, for low,
+ * middle and high p, also after add_encoded and clear invalidate its cursor. */
+static void test_tracked_percentile(void **state)
+{
+    (void)state;
+    static const double tracked[] = {0, 0.5, 50, 99.9, 100};
+    lc_hist_t *dense = malloc(sizeof *dense), *scratch = malloc(sizeof *scratch);
+    lc_hist_sum_t *sec = lc_hist_sum_new();
+    assert_true(dense && scratch && sec);
+    for (size_t k = 0; k < sizeof tracked / sizeof tracked[0]; k++) {
+        lc_hist_sum_t *total = lc_hist_sum_new();
+        assert_non_null(total);
+        lc_hist_sum_track(total, tracked[k]);
+        lc_hist_init(dense);
+        assert_int_equal(lc_hist_sum_tracked(total), 0); /* empty */
+        uint64_t seed = 11 + k;
+        for (int second = 0; second < 300; second++) {
+            uint8_t *enc;
+            size_t len;
+            random_encoding(&seed, scratch, &enc, &len);
+            assert_int_equal(lc_hist_decode_add(dense, enc, len), 0);
+            if (second % 50 == 49) { /* straight into the total: the cursor is rebuilt */
+                assert_int_equal(lc_hist_sum_add_encoded(total, enc, len), 0);
+            } else {
+                assert_int_equal(lc_hist_sum_add_encoded(sec, enc, len), 0);
+                lc_hist_sum_merge(total, sec);
+                lc_hist_sum_clear(sec);
+            }
+            free(enc);
+            assert_int_equal(lc_hist_sum_tracked(total), lc_hist_percentile(dense, tracked[k]));
+            if (second == 150) { /* cleared: starts again from nothing */
+                lc_hist_sum_clear(total);
+                lc_hist_init(dense);
+                assert_int_equal(lc_hist_sum_tracked(total), 0);
+            }
+        }
+        free(total);
+    }
+    free(sec);
+    free(dense);
+    free(scratch);
+}
+
 /* A bad encoding is refused as lc_hist_decode_add refuses it, and changes nothing. */
 static void test_bad_encoding_changes_nothing(void **state)
 {
@@ -139,6 +183,7 @@ int main(void)
         cmocka_unit_test(test_sums_match_dense),
         cmocka_unit_test(test_bad_encoding_changes_nothing),
         cmocka_unit_test(test_percentiles_in),
+        cmocka_unit_test(test_tracked_percentile),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
