@@ -248,6 +248,23 @@ int worker_h2_feed(worker_conn_t *c, const char *data, size_t len)
     return kind;
 }
 
+bool worker_h2_cancel(worker_conn_t *c)
+{
+    worker_h2_t *h = c->h2;
+    assert(h != NULL && c->state == WORKER_CONN_BUSY && h->stream != 0);
+    if (h->ended) { /* it ended in the same turn: the reset has nothing to close */
+        h->ended = false;
+        return true;
+    }
+    if (nghttp2_submit_rst_stream(h->s, NGHTTP2_FLAG_NONE, h->stream, NGHTTP2_CANCEL) != 0)
+        return false;
+    /* Sending the reset closes the stream (on_stream_close: the request buffer freed). */
+    if (flush(c) != 0 || !conn_open(c) || !h->ended)
+        return false;
+    h->ended = false; /* its end is the timeout, not what on_stream_close made of it */
+    return true;
+}
+
 bool worker_h2_take_end(worker_conn_t *c, int *kind, int *status)
 {
     worker_h2_t *h = c->h2;

@@ -28,6 +28,11 @@ int worker_h2_submit(worker_conn_t *c, const char *req, size_t len);
 /* Bytes from the transport; whatever the session answers (SETTINGS and PING acks, window
  * updates) is written. Returns 0, or a worker_err_kind when the connection is unusable. */
 int worker_h2_feed(worker_conn_t *c, const char *data, size_t len);
+/* Resets the stream in flight (RST_STREAM with CANCEL), as a request timeout does, so that
+ * the connection can carry the next request; the server's late frames for it are dropped.
+ * Returns true once the stream is closed; false when the session could not send the reset
+ * (then the connection must be closed; it may be closing already). */
+bool worker_h2_cancel(worker_conn_t *c);
 /* Whether the stream of the last submit ended since the last call; then *kind
  * (WORKER_KIND_OK or why not) and *status. */
 bool worker_h2_take_end(worker_conn_t *c, int *kind, int *status);

@@ -175,6 +175,19 @@ void worker_conn_destroy(worker_conn_t *c)
     uv_close((uv_handle_t *)&c->timer, on_timer_close);
 }
 
+static void finish(worker_conn_t *c, int kind, int status, bool keep);
+
+/* HTTP/2: only the stream timed out. It is reset, and the connection carries the next
+ * request, as the other streams of a shared one do (h2_shared.c). */
+static void time_out_stream(worker_conn_t *c)
+{
+    if (!worker_h2_cancel(c)) {
+        worker_conn_fail(c, WORKER_ERR_TIMEOUT);
+        return;
+    }
+    finish(c, WORKER_ERR_TIMEOUT, 0, worker_h2_reusable(c));
+}
+
 static void on_timeout(uv_timer_t *t)
 {
     worker_conn_t *c = t->data;
@@ -187,6 +200,8 @@ static void on_timeout(uv_timer_t *t)
     }
     if (c->state == WORKER_CONN_CONNECTING)
         worker_conn_fail(c, WORKER_ERR_CONNECT_TIMEOUT);
+    else if (c->state == WORKER_CONN_BUSY && c->h2 != NULL)
+        time_out_stream(c);
     else if (c->state == WORKER_CONN_BUSY)
         worker_conn_fail(c, WORKER_ERR_TIMEOUT);
     else if (c->state == WORKER_CONN_IDLE)

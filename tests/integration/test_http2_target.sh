@@ -4,6 +4,7 @@
 # request was an HTTP/2 stream; --h2-goaway-after 20 mid-run: each request served (counted by
 # the target) or refused (h2_refused: GOAWAY below it), nothing else, connections reopened;
 # ?rst=1 and ?rst=refused counted as h2_reset and h2_refused on a connection that is kept;
+# a request timeout resets its stream and keeps the connection;
 # "http2": "auto" over plain http is HTTP/1.1 (also against a server that speaks h2c), and
 # "http2": true against a server without HTTP/2 fails without a request served; a journey
 # (login, session cookie, Bearer token, /me) over h2c with exact counts; the same h2c load
@@ -83,6 +84,19 @@ expect_paths rst h2 ok=/ok
 check "rst: the connection was kept (one for the whole run)" \
     test "$(target_stats h2 .h2.connections_total)" -eq 1
 check "rst: resets are not counted as served" test "$(target_stats h2 '.by_path["/r"] // 0')" -eq 0
+
+# (3b) A request timeout resets only its stream (RST_STREAM CANCEL): the connection carries
+# on, so one slow answer costs no new connection (and, over TLS, no handshake).
+run timeout h2 true 1 '"request_timeout_ms": 150,
+    "tasks": [{"name": "late", "path": "/late?latency_ms=400"},
+              {"name": "ok", "weight": 2, "path": "/ok"}]'
+log "timeout: exit $RC, errors $(jq -c .errors "$WORK/timeout.json"), target $(target_stats h2 -c .h2)"
+check "timeout: every late request is a timeout" \
+    test "$(report_errors timeout timeout)" -gt 0 -a "$(report_errors timeout timeout)" -eq "$(report_endpoint timeout late)"
+check "timeout: the others all succeeded" \
+    test "$(report_endpoint timeout ok)" -gt 0 -a "$(report_endpoint timeout ok failures)" -eq 0
+check "timeout: one connection for the whole run (streams reset, not connections closed)" \
+    test "$(target_stats h2 .h2.connections_total)" -eq 1
 
 # (4) "auto" over plain http is HTTP/1.1, whether the server speaks h2c or not; true against
 # a server without HTTP/2 serves nothing (its 400 to the preface is no HTTP/2 answer).
