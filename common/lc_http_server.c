@@ -225,10 +225,28 @@ static void conn_uncount(conn_t *c)
 
 /* ---- answers whose body is a file ---- */
 
+static void fs_close_done(uv_fs_t *req)
+{
+    uv_fs_req_cleanup(req);
+    free(req);
+}
+
+/* Closes a body's file on libuv's thread pool: the last close of an unlinked spool file
+ * frees its page cache, milliseconds for a report of many MB that the loop need not wait
+ * for. Inline when the request cannot be made. */
+static void close_off_loop(uv_loop_t *loop, int fd)
+{
+    uv_fs_t *req = malloc(sizeof *req);
+    if (req == NULL || uv_fs_close(loop, req, fd, fs_close_done) != 0) {
+        free(req);
+        close(fd);
+    }
+}
+
 static void file_body_end(conn_t *c)
 {
     if (c->file.fd >= 0)
-        close(c->file.fd);
+        close_off_loop(c->srv->loop, c->file.fd);
     c->file.fd = -1;
     c->file.left = 0;
 }
@@ -728,8 +746,10 @@ void lc_http_exchange_respond_fd(lc_http_exchange_t *ex, int status, const char 
         c->file.off = 0;
         c->file.left = len;
         file_body_pump(c);
+    } else if (c != NULL) {
+        close_off_loop(c->srv->loop, fd);
     } else {
-        close(fd);
+        close(fd); /* the connection is gone, and with it the way to the loop */
     }
     ex_free(ex);
 }

@@ -106,7 +106,9 @@ json_t *store_tenants_json(store_t *s)
 int store_token_by_hash(store_t *s, const uint8_t hash[STORE_TOKEN_HASH_LEN], store_token_t *out,
                         uint8_t stored_hash[STORE_TOKEN_HASH_LEN])
 {
-    sqlite3_stmt *st = store_prepare(s, "SELECT id, role, tenant, hash FROM tokens WHERE hash = ?");
+    /* Every API request asks, on the loop: kept prepared rather than parsed each time. */
+    static const char sql[] = "SELECT id, role, tenant, hash FROM tokens WHERE hash = ?";
+    sqlite3_stmt *st = store_cached(s, sql);
     if (st == NULL)
         return LC_EIO;
     sqlite3_bind_blob(st, 1, hash, STORE_TOKEN_HASH_LEN, SQLITE_STATIC);
@@ -118,7 +120,7 @@ int store_token_by_hash(store_t *s, const uint8_t hash[STORE_TOKEN_HASH_LEN], st
         memcpy(stored_hash, sqlite3_column_blob(st, 3), STORE_TOKEN_HASH_LEN);
         rv = 0;
     }
-    sqlite3_finalize(st);
+    store_cached_done(st);
     return rv;
 }
 
