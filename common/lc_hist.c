@@ -100,15 +100,21 @@ uint64_t lc_hist_rank_of(double p, uint64_t total)
     return (uint64_t)r;
 }
 
-uint64_t lc_hist_bucket_value(const lc_hist_t *h, uint32_t b)
+/* Bucket b's midpoint within [min, max]. */
+static uint64_t value_within(uint32_t b, uint64_t min, uint64_t max)
 {
     uint64_t low = lc_hist_bucket_low(b), high = lc_hist_bucket_high(b);
     uint64_t mid = low + (high - low) / 2;
-    if (mid < h->min)
-        return h->min;
-    if (mid > h->max)
-        return h->max;
+    if (mid < min)
+        return min;
+    if (mid > max)
+        return max;
     return mid;
+}
+
+uint64_t lc_hist_bucket_value(const lc_hist_t *h, uint32_t b)
+{
+    return value_within(b, h->min, h->max);
 }
 
 void lc_hist_percentiles_in(const lc_hist_t *h, uint32_t lo, uint32_t hi, const double *ps,
@@ -306,9 +312,16 @@ static void undo_pairs(lc_hist_t *h, const uint8_t *buf, size_t len, size_t pos,
         h->counts[c.idx] -= count;
 }
 
+int lc_hist_decode_add(lc_hist_t *h, const uint8_t *buf, size_t len)
+{
+    uint64_t unused = 0;
+    return lc_hist_decode_add_marked(h, buf, len, 0, &unused);
+}
+
 /* One pass: each pair is added as it is read, and a bad encoding's pairs are taken back,
  * so that h is unchanged then (bad encodings are rare; good ones are read once). */
-int lc_hist_decode_add(lc_hist_t *h, const uint8_t *buf, size_t len)
+int lc_hist_decode_add_marked(lc_hist_t *h, const uint8_t *buf, size_t len, uint32_t mark,
+                              uint64_t *at_or_below)
 {
     hist_header_t hd;
     size_t pos = 0;
@@ -320,15 +333,19 @@ int lc_hist_decode_add(lc_hist_t *h, const uint8_t *buf, size_t len)
     pair_cursor_t c = cursor_at(buf, len, pos, hd.total);
     uint64_t count;
     size_t added = 0;
+    uint64_t below = 0;
     int step;
     while ((step = cursor_next(&c, &count)) > 0) {
         h->counts[c.idx] += count;
+        if (c.idx <= mark)
+            below += count;
         added++;
     }
     if (step < 0 || !cursor_end_ok(&c, &hd)) {
         undo_pairs(h, buf, len, pos, hd.total, added);
         return LC_EPROTO;
     }
+    *at_or_below += below;
     h->total = total;
     h->sum += hd.sum;
     if (hd.min < h->min)

@@ -56,6 +56,10 @@ int lc_hist_encode(const lc_hist_t *h, uint8_t **out, size_t *out_len);
  * LC_EPROTO for a truncated or inconsistent encoding, or one whose counts
  * would overflow h's (h unchanged then). */
 int lc_hist_decode_add(lc_hist_t *h, const uint8_t *buf, size_t len);
+/* lc_hist_decode_add that also adds to *at_or_below the counts it added to buckets 0..mark
+ * (for a cursor kept over h's buckets: lc_hist_sum's running percentile). */
+int lc_hist_decode_add_marked(lc_hist_t *h, const uint8_t *buf, size_t len, uint32_t mark,
+                              uint64_t *at_or_below);
 /* The encoding of the merge of two encodings (len 0: an empty histogram),
  * exactly what encoding their dense merge gives, made in time linear in
  * their size (no dense histogram). *out is malloc'd. Returns 0, LC_ENOMEM,

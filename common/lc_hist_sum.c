@@ -59,9 +59,11 @@ static void add_header(lc_hist_t *h, uint64_t total, uint64_t sum, uint64_t min,
  * min and max. */
 int lc_hist_sum_add_encoded(lc_hist_sum_t *s, const uint8_t *buf, size_t len)
 {
-    if (lc_hist_decode_add(&s->h, buf, len) != 0)
+    uint64_t below = 0; /* what it adds at or below the running percentile's cursor */
+    if (lc_hist_decode_add_marked(&s->h, buf, len, s->run_valid ? s->run_b : 0, &below) != 0)
         return LC_EPROTO;
-    s->run_valid = false; /* which buckets grew is not known here */
+    if (s->run_valid)
+        s->run_seen += below;
     if (s->h.total > 0)
         touch(s, lc_hist_bucket_of(s->h.min), lc_hist_bucket_of(s->h.max));
     return 0;

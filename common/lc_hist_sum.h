@@ -15,7 +15,7 @@ typedef struct lc_hist_sum_s {
     /* private */
     uint32_t lo, hi; /* every bucket outside [lo, hi] is zero; lo > hi: all are */
     /* The running percentile (lc_hist_sum_track): when run_valid, the counts of buckets
-     * 0..run_b sum to run_seen; merges keep that true, so a growing sum's percentile
+     * 0..run_b sum to run_seen; merges and adds keep that true, so a growing sum's percentile
      * moves the cursor a few buckets instead of scanning them all. */
     double run_p;
     bool run_on, run_valid;
@@ -36,7 +36,7 @@ void lc_hist_sum_merge(lc_hist_sum_t *dst, const lc_hist_sum_t *src);
  * total asked for its percentile after every merge (a history's "Total Median"). */
 void lc_hist_sum_track(lc_hist_sum_t *s, double p);
 /* lc_hist_percentile(&s->h, p) of the tracked p: at the cost of how far it moved since
- * the last call after merges; one pass over the buckets after a clear or add_encoded. */
+ * the last call (merges and add_encoded keep the cursor; a clear drops it). */
 uint64_t lc_hist_sum_tracked(lc_hist_sum_t *s);
 /* out[i] = lc_hist_percentile(&s->h, ps[i]) for ascending ps, in one pass over the buckets. */
 void lc_hist_sum_percentiles(const lc_hist_sum_t *s, const double *ps, size_t n, uint64_t *out);

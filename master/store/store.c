@@ -26,6 +26,11 @@ const char store_schema_sql[] =
     " endpoint TEXT NOT NULL, method TEXT NOT NULL, count INTEGER NOT NULL,"
     " failures INTEGER NOT NULL, bytes INTEGER NOT NULL, hist BLOB,"
     " PRIMARY KEY(run, t, endpoint));"
+    /* A run's run-wide rows (endpoint ''), one per second, for a history walk that would
+     * otherwise scan every endpoint's row of each second; a statement uses it only when
+     * its WHERE says endpoint = '' literally (not through a bound parameter). */
+    "CREATE INDEX IF NOT EXISTS run_seconds_run_rows ON run_seconds(run, t)"
+    " WHERE endpoint = '';"
     "CREATE TABLE IF NOT EXISTS run_endpoints(run INTEGER NOT NULL, endpoint TEXT NOT NULL,"
     " method TEXT NOT NULL, count INTEGER NOT NULL, failures INTEGER NOT NULL,"
     " bytes INTEGER NOT NULL, hist BLOB, PRIMARY KEY(run, endpoint));"

@@ -181,19 +181,19 @@ static void open_cursors(store_t *s, uint64_t run, const char *endpoint, int64_t
     totals->st = store_prepare(s, "SELECT t, users FROM run_second_totals"
                                   " WHERE run = ?1 AND t > ?2 AND t <= ?3 ORDER BY t");
     /* The whole run reads each second's run-wide row where the run has them (endpoint
-     * ''), else sums its request series; separate statements rather than one with
-     * "?4 IS NULL OR …": fewer terms for SQLite to evaluate on each of a long history's
-     * rows. */
+     * '', through their own index: the literal '' lets SQLite choose it), else sums its
+     * request series; separate statements rather than one with "?4 IS NULL OR …": fewer
+     * terms for SQLite to evaluate on each of a long history's rows. */
+    static const char *const sql[] = {
+        "SELECT t, count, failures, bytes, hist FROM run_seconds"
+        " WHERE run = ?1 AND t > ?2 AND t <= ?3 AND endpoint = '' ORDER BY t",
+        "SELECT t, count, failures, bytes, hist FROM run_seconds"
+        " WHERE run = ?1 AND t > ?2 AND t <= ?3 AND endpoint = ?4 ORDER BY t, endpoint",
+        "SELECT t, count, failures, bytes, hist FROM run_seconds"
+        " WHERE run = ?1 AND t > ?2 AND t <= ?3 AND " STORE_REQUESTS_ONLY " ORDER BY t, endpoint",
+    };
     bool run_rows = endpoint == NULL && run_has_sums(s, run);
-    if (run_rows)
-        endpoint = "";
-    seconds->st = store_prepare(s, endpoint != NULL
-                                       ? "SELECT t, count, failures, bytes, hist FROM run_seconds"
-                                         " WHERE run = ?1 AND t > ?2 AND t <= ?3 AND endpoint = ?4"
-                                         " ORDER BY t, endpoint"
-                                       : "SELECT t, count, failures, bytes, hist FROM run_seconds"
-                                         " WHERE run = ?1 AND t > ?2 AND t <= ?3"
-                                         " AND " STORE_REQUESTS_ONLY " ORDER BY t, endpoint");
+    seconds->st = store_prepare(s, run_rows ? sql[0] : endpoint != NULL ? sql[1] : sql[2]);
     sqlite3_stmt *both[2] = {totals->st, seconds->st};
     for (int i = 0; i < 2; i++) {
         if (both[i] == NULL)
