@@ -66,9 +66,6 @@ static int check_pool(lc_jp_t *p, const lc_scenario_t *s)
     if (s->program != NULL)
         return lc_jp_fail(p, "http2", "pool", "v1 tasks only: journeys keep a connection "
                                               "per user (leave pool out)");
-    if (s->arrival_rate > 0)
-        return lc_jp_fail(p, "http2", "pool", "closed model only: the open model keeps a "
-                                              "connection per user (leave pool out)");
     if (s->http2 != LC_HTTP2_ON)
         return lc_jp_fail(p, "http2", "mode", "must be true with a pool (its connections "
                                               "speak HTTP/2 only, h2c or ALPN h2)");

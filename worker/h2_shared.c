@@ -69,7 +69,8 @@ static void tell_user(worker_h2_shared_t *p, worker_h2_preq_t *q)
     bool ok = q->kind == WORKER_KIND_OK;
     worker_conn_result_t res = {
         .kind = q->kind, .status = q->st.status, .bytes = q->st.bytes,
-        .latency_us = ok ? (q->end_ns - q->asked_ns) / 1000u : WORKER_NO_LATENCY};
+        .latency_us = ok ? (q->end_ns - q->asked_ns) / 1000u : WORKER_NO_LATENCY,
+        .sent_ns = q->asked_ns};
     if (ok && q->st.captured != NULL) {
         res.body = q->st.captured->data;
         res.body_len = q->st.captured->len;

@@ -235,7 +235,7 @@ static void on_eof(worker_conn_t *c)
     uint64_t end = uv_hrtime();
     c->result = (worker_conn_result_t){
         .kind = WORKER_KIND_OK, .status = llhttp_get_status_code(&c->parser),
-        .latency_us = (end - c->start_ns) / 1000, .bytes = c->bytes};
+        .latency_us = (end - c->start_ns) / 1000, .sent_ns = c->start_ns, .bytes = c->bytes};
     if (c->capture && c->body != NULL) {
         c->result.body = c->body->data;
         c->result.body_len = c->body->len;
@@ -379,7 +379,7 @@ static void finish(worker_conn_t *c, int kind, int status, bool keep)
     bool ok = kind == WORKER_KIND_OK;
     worker_conn_result_t r = {.kind = kind, .status = status,
                               .latency_us = ok ? (end - c->start_ns) / 1000 : WORKER_NO_LATENCY,
-                              .bytes = c->bytes};
+                              .sent_ns = c->start_ns, .bytes = c->bytes};
     if (ok && c->capture && c->body != NULL) {
         r.body = c->body->data;
         r.body_len = c->body->len;

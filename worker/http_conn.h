@@ -31,6 +31,7 @@ typedef struct worker_conn_result_s {
     int kind;            /* WORKER_KIND_OK: a complete response; else a worker_err_kind */
     int status;          /* HTTP status when complete */
     uint64_t latency_us; /* write → response complete; WORKER_NO_LATENCY otherwise */
+    uint64_t sent_ns;    /* uv_hrtime of the write (through a pool: of the ask) it counts from */
     uint64_t bytes;      /* response bytes received */
     const char *body;    /* captured body (capture requests only), may be NULL */
     size_t body_len;

@@ -566,7 +566,7 @@ uint64_t worker_journey_latency(worker_user_t *u, const worker_conn_result_t *re
     js->first_request = false;
     if (!first || res->latency_us == WORKER_NO_LATENCY)
         return res->latency_us;
-    uint64_t sent = worker_user_conn(u)->start_ns;
+    uint64_t sent = res->sent_ns;
     return res->latency_us + (sent > js->iter_start_ns ? (sent - js->iter_start_ns) / 1000u : 0);
 }
 

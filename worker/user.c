@@ -382,12 +382,13 @@ static int classify(worker_user_t *u, const lc_task_t *t, const worker_conn_resu
 
 /* The open model times a request from its intended start, not from the write,
  * so a stall also counts against the requests that queued behind it (wrk2's
- * coordinated-omission correction). The write happened at c->start_ns. */
+ * coordinated-omission correction). The latency counts from r->sent_ns: the write, or
+ * through the HTTP/2 pool the ask (a wait for a stream is in it already). */
 static uint64_t latency_of(const worker_user_t *u, const worker_conn_result_t *r)
 {
     if (!u->run->open || r->latency_us == WORKER_NO_LATENCY)
         return r->latency_us;
-    uint64_t sent = u->conn.start_ns;
+    uint64_t sent = r->sent_ns;
     return r->latency_us + (sent > u->intended_ns ? (sent - u->intended_ns) / 1000u : 0);
 }
 

@@ -8,7 +8,8 @@
 # every 20 streams: served + refused = requests exactly, connections reopened; RST_STREAM as
 # h2_reset and h2_refused on connections that are kept; streams past request_timeout_ms are
 # reset as timeouts without losing their connection; connections that never come up (nobody
-# listening, no HTTP/2) fail one request per attempt and the run ends; mode "auto" is refused.
+# listening, no HTTP/2) fail one request per attempt and the run ends; the open model keeps its
+# rate with exact counts and a stall in its percentiles; mode "auto" is refused.
 source "$(dirname "$0")/lib.sh"
 
 start_h2_targets "lim --http2 --h2-max-streams 3"
@@ -135,6 +136,30 @@ log "noh2: exit $RC, requests $requests, errors $(jq -c .errors "$WORK/noh2.json
 check "noh2: exits 0, every request failed, none served" \
     test "$RC" -eq 0 -a "$requests" -gt 0 -a "$(report_field noh2 .totals.failures)" -eq "$requests" \
     -a "$(target_stats plain .requests)" -eq 0
+
+# (8b) The open model through the pool: 500 arrivals/s for 3 s over 2 connections of 50
+# streams, against a target that stalls 0.5 s after 1 s. Counts are exact, the rate is kept,
+# and the stall shows in the percentiles: the 250 arrivals it held wait 500 … 0 ms (a
+# stream or a slot), each counted from when it was due (p99 near 470 ms).
+start_named_target h2stall --http2 --stall-at-ms 1000 --stall-ms 500
+cat >"$WORK/open.scenario.json" <<JSON
+{"name": "open", "target": "http://127.0.0.1:$PORT_h2stall", "duration": "3s",
+ "arrival_rate": 500, "max_users": 400,
+ "http2": {"mode": true, "pool": {"connections": 2, "max_streams": 50}},
+ "tasks": [{"name": "o", "path": "/o"}]}
+JSON
+RC=0
+timeout 30 "$LC_BIN/loadworker" --local "$WORK/open.scenario.json" --threads 1 --json \
+    >"$WORK/open.json" 2>"$WORK/open.log" || RC=$?
+requests=$(report_field open .totals.requests)
+p99=$(report_field open .totals.latency_ms.p99)
+log "open: exit $RC, requests $requests, dropped $(report_field open .totals.dropped), p50 $(report_field open .totals.latency_ms.p50) p99 $p99 ms, target $(target_stats h2stall -c .h2)"
+check "open: exits 0 without failures" test "$RC" -eq 0 -a "$(report_field open .totals.failures)" -eq 0
+check "open: requests equal the target's exactly" test "$requests" -eq "$(target_stats h2stall .requests)"
+check "open: the rate was kept (1350..1510 of 1500)" test "$requests" -ge 1350 -a "$requests" -le 1510
+check "open: over exactly 2 connections" test "$(target_stats h2stall .h2.connections_total)" -eq 2
+check "open: the stall is in p99, counted from when each request was due (350..650 ms: $p99)" \
+    jq -e -n --argjson v "$p99" '$v >= 350 and $v <= 650' >/dev/null
 
 # (9) Refused before anything runs: a pool is HTTP/2 only.
 cat >"$WORK/auto.scenario.json" <<JSON

@@ -895,7 +895,7 @@ static void test_http2_option(void **state)
 }
 
 /* "http2": {"mode": true|"auto", "pool": {...}}: the mode alone parses as the plain value; a
- * pool's members are bounded, it needs mode true, v1 tasks and the closed model. */
+ * pool's members are bounded, it needs mode true and v1 tasks (either model). */
 static void test_http2_pool_option(void **state)
 {
     (void)state;
@@ -923,8 +923,6 @@ static void test_http2_pool_option(void **state)
          "http2.pool.max_streams", "1000"},
         {"'http2':{'mode':true,'pool':{'connections':2,'conns':1}}", "http2.pool.conns",
          "unknown"},
-        {"'arrival_rate':10,'http2':{'mode':true,'pool':{'connections':2}}", "http2.pool",
-         "closed model only"},
         {"'http2':{'mode':'auto','pool':{'connections':2}}", "http2.mode", "must be true"},
         {"'journeys':[{'name':'j','steps':[{'path':'/'}]}],"
          "'http2':{'mode':true,'pool':{'connections':2}}", "http2.pool", "v1 tasks only"},
@@ -937,6 +935,10 @@ static void test_http2_pool_option(void **state)
     lc_scenario_free(&s);
     expect_ok(doc("'http2':{'mode':true,'pool':{'connections':1}}", NULL), &s);
     assert_int_equal(s.h2_pool.max_streams, LC_H2_POOL_STREAMS_DEFAULT);
+    lc_scenario_free(&s);
+    expect_ok(doc("'arrival_rate':10,'max_users':20,'http2':{'mode':true,'pool':{'connections':2}}",
+                  NULL), &s);
+    assert_int_equal(s.h2_pool.connections, 2);
     lc_scenario_free(&s);
 }
 
