@@ -22,8 +22,10 @@ struct worker_h2_mux_s {
     worker_bufpool_t *pool;
     worker_h2_stream_t *live;  /* submitted, not ended */
     worker_h2_stream_t *ended; /* ended inside nghttp2, told once it returns */
+    lc_buf_t out;              /* frames gathered for one write */
     bool tls;
     bool settings_seen;        /* a SETTINGS (not an ack) came since the last tell */
+    bool flush_due;            /* frames wait for worker_h2_mux_flush (cbs->flush_due) */
 };
 
 static void unlink_live(worker_h2_mux_t *m, worker_h2_stream_t *st)
@@ -80,19 +82,44 @@ static void tell(worker_h2_mux_t *m)
     }
 }
 
-/* Hands what the session has to send to the transport; 0 or a kind. */
+/* Hands what the session has to send to the transport, frames gathered into one write
+ * (nghttp2 gives them a frame at a time); 0 or a kind. */
 static int flush(worker_h2_mux_t *m)
 {
+    m->flush_due = false;
+    m->out.len = 0;
     for (;;) {
         const uint8_t *data;
         ssize_t n = nghttp2_session_mem_send(m->s, &data);
         if (n < 0)
             return n == NGHTTP2_ERR_NOMEM ? WORKER_ERR_ABORTED : WORKER_ERR_PARSE;
         if (n == 0)
-            return 0;
-        if (m->c->transport->write(m->c, (const char *)data, (size_t)n) != 0)
-            return WORKER_ERR_RESET;
+            break;
+        if (lc_buf_append(&m->out, data, (size_t)n) != 0)
+            return WORKER_ERR_ABORTED;
     }
+    if (m->out.len > 0 && m->c->transport->write(m->c, m->out.data, m->out.len) != 0)
+        return WORKER_ERR_RESET;
+    return 0;
+}
+
+/* Now, or (with an owner that gathers writes) once the loop's turn ends. */
+static int flush_soon(worker_h2_mux_t *m)
+{
+    if (m->cbs->flush_due == NULL)
+        return flush(m);
+    if (!m->flush_due) {
+        m->flush_due = true;
+        m->cbs->flush_due(m);
+    }
+    return 0;
+}
+
+int worker_h2_mux_flush(worker_h2_mux_t *m)
+{
+    int kind = m->flush_due ? flush(m) : 0;
+    tell(m);
+    return kind;
 }
 
 static worker_h2_stream_t *stream_of(nghttp2_session *s, int32_t id)
@@ -277,6 +304,7 @@ int worker_h2_mux_open(worker_conn_t *c, bool tls, const worker_h2_mux_cbs_t *cb
     int kind = rv == 0 ? flush(m) : WORKER_ERR_ABORTED;
     if (kind != 0) {
         nghttp2_session_del(m->s);
+        lc_buf_free(&m->out);
         free(m);
         return kind;
     }
@@ -300,6 +328,7 @@ void worker_h2_mux_close(worker_h2_mux_t *m)
     m->settings_seen = false;
     tell(m);
     nghttp2_session_del(m->s);
+    lc_buf_free(&m->out);
     free(m);
 }
 
@@ -332,7 +361,7 @@ int worker_h2_mux_submit(worker_h2_mux_t *m, worker_h2_stream_t *st, const char 
     }
     st->id = id;
     link_live(m, st);
-    int kind = flush(m);
+    int kind = flush_soon(m);
     tell(m); /* a send may end streams (ours reset, a refusal) */
     return kind;
 }
@@ -341,7 +370,9 @@ int worker_h2_mux_feed(worker_h2_mux_t *m, const char *data, size_t len)
 {
     ssize_t n = nghttp2_session_mem_recv(m->s, (const uint8_t *)data, len);
     int kind = n < 0 ? (n == NGHTTP2_ERR_NOMEM ? WORKER_ERR_ABORTED : WORKER_ERR_PARSE) : 0;
-    int sent = flush(m); /* also the GOAWAY nghttp2 queued for a protocol error */
+    /* What the read made nghttp2 answer (SETTINGS acks, window updates) may wait for the
+     * requests this turn submits; a protocol error's GOAWAY goes now. */
+    int sent = n < 0 ? flush(m) : flush_soon(m);
     if (kind == 0)
         kind = sent;
     /* A session nghttp2 ended (after its GOAWAY) leaves its streams open: the connection is

@@ -37,6 +37,10 @@ typedef struct worker_h2_mux_cbs_s {
     void (*settings)(worker_h2_mux_t *m, uint32_t max_streams);
     /* st ended with kind (WORKER_KIND_OK: a complete answer); it is unlinked. */
     void (*stream_end)(worker_h2_mux_t *m, worker_h2_stream_t *st, int kind);
+    /* Optional: m has frames to write; the owner calls worker_h2_mux_flush before the loop
+     * waits again, so that the requests submitted in one turn leave in one write. Without
+     * it every submit and read writes at once. */
+    void (*flush_due)(worker_h2_mux_t *m);
 } worker_h2_mux_cbs_t;
 
 /* A session on c (connected, HTTP/2 agreed); the preface and SETTINGS are written. tls: the
@@ -52,6 +56,9 @@ void *worker_h2_mux_data(const worker_h2_mux_t *m);
  * (st is then not linked). */
 int worker_h2_mux_submit(worker_h2_mux_t *m, worker_h2_stream_t *st, const char *req,
                          size_t len);
+/* Writes what submits and reads left to send, in one write, and tells the ends that
+ * sending made (ours reset, refusals). Returns 0 or a worker_err_kind (the owner closes). */
+int worker_h2_mux_flush(worker_h2_mux_t *m);
 /* Bytes from the transport. Returns 0, or a worker_err_kind when the session is unusable. */
 int worker_h2_mux_feed(worker_h2_mux_t *m, const char *data, size_t len);
 /* Resets st (linked) with kind as its end's kind; it ends through stream_end (at the latest

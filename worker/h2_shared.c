@@ -26,6 +26,8 @@ struct worker_h2_shared_s {
     worker_h2_slots_t slots;
     pconn_t *pc;
     uv_timer_t sweep, later_timer;
+    uv_check_t flusher;   /* after the loop's I/O: each connection's frames in one write */
+    uv_idle_t no_wait;    /* active while frames wait: the loop polls without blocking */
     worker_h2_preq_t *later_head, *later_tail;
     uint32_t handles;
     int sending;      /* inside a send or a pump: ends are told from later_timer */
@@ -45,9 +47,11 @@ static const worker_conn_cbs_t conn_cbs = {
 
 static void on_settings(worker_h2_mux_t *m, uint32_t max_streams);
 static void on_stream_end(worker_h2_mux_t *m, worker_h2_stream_t *st, int kind);
+static void on_flush_due(worker_h2_mux_t *m);
 
 static const worker_h2_mux_cbs_t mux_cbs = {.settings = on_settings,
-                                            .stream_end = on_stream_end};
+                                            .stream_end = on_stream_end,
+                                            .flush_due = on_flush_due};
 
 static worker_h2_preq_t *preq_of_waiter(worker_h2_waiter_t *w)
 {
@@ -306,9 +310,42 @@ static void on_destroyed(worker_conn_t *c)
     handle_gone(pc->p);
 }
 
-static void on_timer_closed(uv_handle_t *h)
+static void on_handle_closed(uv_handle_t *h)
 {
     handle_gone(h->data);
+}
+
+/* Writing: the streams users started in one turn of the loop leave together, a write per
+ * connection (h2load's batching) instead of one per request. */
+
+static void on_no_wait(uv_idle_t *h)
+{
+    (void)h; /* its being active is what counts: the poll does not block */
+}
+
+static void on_flush(uv_check_t *h)
+{
+    worker_h2_shared_t *p = h->data;
+    uv_check_stop(&p->flusher);
+    uv_idle_stop(&p->no_wait);
+    p->sending++; /* ends that writing makes reach their users on the next turn */
+    for (uint32_t i = 0; i < p->slots.n_conns; i++) {
+        pconn_t *pc = &p->pc[i];
+        int kind = pc->mux != NULL ? worker_h2_mux_flush(pc->mux) : 0;
+        if (kind != 0)
+            worker_conn_abort(&pc->conn, kind);
+    }
+    p->sending--;
+}
+
+static void on_flush_due(worker_h2_mux_t *m)
+{
+    pconn_t *pc = worker_h2_mux_data(m);
+    worker_h2_shared_t *p = pc->p;
+    if (p->closing)
+        return;
+    uv_check_start(&p->flusher, on_flush);
+    uv_idle_start(&p->no_wait, on_no_wait);
 }
 
 /* Streams past the request timeout are reset; they end as timeouts. */
@@ -362,10 +399,12 @@ worker_h2_shared_t *worker_h2_shared_new(engine_run_t *r)
         free(p);
         return NULL;
     }
-    uv_timer_init(&e->loop, &p->sweep); /* libuv's timer init cannot fail */
+    uv_timer_init(&e->loop, &p->sweep); /* libuv's timer, check and idle inits cannot fail */
     uv_timer_init(&e->loop, &p->later_timer);
-    p->sweep.data = p->later_timer.data = p;
-    p->handles = 2;
+    uv_check_init(&e->loop, &p->flusher);
+    uv_idle_init(&e->loop, &p->no_wait);
+    p->sweep.data = p->later_timer.data = p->flusher.data = p->no_wait.data = p;
+    p->handles = 4;
     uint32_t i = 0;
     while (i < n && init_conn(p, i) == 0)
         i++;
@@ -436,6 +475,8 @@ void worker_h2_shared_close(worker_h2_shared_t *p)
     p->closing = true;
     for (uint32_t i = 0; i < p->slots.n_conns; i++)
         worker_conn_destroy(&p->pc[i].conn);
-    uv_close((uv_handle_t *)&p->sweep, on_timer_closed);
-    uv_close((uv_handle_t *)&p->later_timer, on_timer_closed);
+    uv_close((uv_handle_t *)&p->sweep, on_handle_closed);
+    uv_close((uv_handle_t *)&p->later_timer, on_handle_closed);
+    uv_close((uv_handle_t *)&p->flusher, on_handle_closed);
+    uv_close((uv_handle_t *)&p->no_wait, on_handle_closed);
 }

@@ -13,7 +13,7 @@
 #        IDLE_USERS (15000), TLS_IDLE_USERS (IDLE_USERS), LOCUST_IDLE_USERS (IDLE_USERS),
 #        JOURNEY_IDLE_SPAWN (spawn rate of the idle journey users, 100000),
 #        BENCH_ONLY (plain | journeys | scripts: only that part, default all three;
-#        idle: plain's idle-memory lines alone),
+#        idle: plain's idle-memory lines alone; h2: its HTTP/2 lines alone),
 #        and scripts.sh's SCRIPT_* settings
 source "$LC_SRC/tests/integration/lib.sh"
 source "$LC_SRC/tests/bench/journeys.sh"
@@ -456,6 +456,9 @@ elif only idle; then # BENCH_ONLY=idle: the idle-memory lines of the plain part 
     start_nginx
     bench_idle
     bench_idle_tls
+elif only h2; then # BENCH_ONLY=h2: the HTTP/2 lines of the plain part alone
+    start_nginx
+    compare_h2
 fi
 if only journeys; then
     journey_cpu
