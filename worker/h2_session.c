@@ -35,20 +35,36 @@ static bool conn_open(const worker_conn_t *c)
     return c->state != WORKER_CONN_CLOSING && c->state != WORKER_CONN_CLOSED;
 }
 
-/* Hands what the session has to send to the transport. Returns 0 or a kind; a transport
- * that failed has closed c already (then 0: its own kind is the result). */
+/* Frames up to this size are gathered on the stack into one write (a request's HEADERS and
+ * a WINDOW_UPDATE, say); larger ones go alone. */
+#define GATHER_MAX 4096
+
+/* Hands what the session has to send to the transport, small frames gathered into one
+ * write (nghttp2 gives them a frame at a time). Returns 0 or a kind; a transport that
+ * failed has closed c already (then 0: its own kind is the result). */
 static int flush(worker_conn_t *c)
 {
     worker_h2_t *h = c->h2;
+    char gathered[GATHER_MAX];
+    size_t len = 0;
     while (conn_open(c)) {
         const uint8_t *data;
         ssize_t n = nghttp2_session_mem_send(h->s, &data);
         if (n < 0)
             return n == NGHTTP2_ERR_NOMEM ? WORKER_ERR_ABORTED : WORKER_ERR_PARSE;
+        if (len > 0 && (n == 0 || len + (size_t)n > sizeof gathered)) {
+            if (c->transport->write(c, gathered, len) != 0)
+                return WORKER_ERR_RESET;
+            len = 0;
+        }
         if (n == 0)
             return 0;
-        if (c->transport->write(c, (const char *)data, (size_t)n) != 0)
+        if ((size_t)n <= sizeof gathered) { /* the session's buffer is valid until the next call */
+            memcpy(gathered + len, data, (size_t)n);
+            len += (size_t)n;
+        } else if (c->transport->write(c, (const char *)data, (size_t)n) != 0) {
             return WORKER_ERR_RESET;
+        }
     }
     return 0;
 }
