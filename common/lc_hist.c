@@ -339,20 +339,38 @@ static void undo_pairs(lc_hist_t *h, const uint8_t *buf, size_t len, size_t pos,
 int lc_hist_decode_add(lc_hist_t *h, const uint8_t *buf, size_t len)
 {
     uint64_t unused = 0;
-    return lc_hist_decode_add_marked(h, buf, len, 0, &unused);
+    return lc_hist_decode_add_both(h, NULL, buf, len, 0, &unused);
 }
 
-/* One pass: each pair is added as it is read, and a bad encoding's pairs are taken back,
- * so that h is unchanged then (bad encodings are rare; good ones are read once). */
 int lc_hist_decode_add_marked(lc_hist_t *h, const uint8_t *buf, size_t len, uint32_t mark,
                               uint64_t *at_or_below)
 {
+    return lc_hist_decode_add_both(h, NULL, buf, len, mark, at_or_below);
+}
+
+static void add_header(lc_hist_t *h, const hist_header_t *hd, uint64_t total)
+{
+    h->total = total;
+    h->sum += hd->sum;
+    if (hd->min < h->min)
+        h->min = hd->min;
+    if (hd->max > h->max)
+        h->max = hd->max;
+}
+
+/* One pass: each pair is added as it is read, and a bad encoding's pairs are taken back,
+ * so that a and b are unchanged then (bad encodings are rare; good ones are read once). */
+int lc_hist_decode_add_both(lc_hist_t *a, lc_hist_t *b, const uint8_t *buf, size_t len,
+                            uint32_t mark, uint64_t *at_or_below)
+{
+    assert(a != NULL && a != b);
     hist_header_t hd;
     size_t pos = 0;
-    uint64_t total;
+    uint64_t total_a, total_b = 0;
     if (read_header(buf, len, &pos, &hd) != 0 ||
-        __builtin_add_overflow(h->total, hd.total, &total))
-        return LC_EPROTO; /* no bucket can overflow if the total does not */
+        __builtin_add_overflow(a->total, hd.total, &total_a) ||
+        (b != NULL && __builtin_add_overflow(b->total, hd.total, &total_b)))
+        return LC_EPROTO; /* no bucket can overflow if the totals do not */
 
     pair_cursor_t c = cursor_at(buf, len, pos, hd.total);
     uint64_t count;
@@ -360,22 +378,23 @@ int lc_hist_decode_add_marked(lc_hist_t *h, const uint8_t *buf, size_t len, uint
     uint64_t below = 0;
     int step;
     while ((step = cursor_next(&c, &count)) > 0) {
-        h->counts[c.idx] += count;
+        a->counts[c.idx] += count;
+        if (b != NULL)
+            b->counts[c.idx] += count;
         if (c.idx <= mark)
             below += count;
         added++;
     }
     if (step < 0 || !cursor_end_ok(&c, &hd)) {
-        undo_pairs(h, buf, len, pos, hd.total, added);
+        undo_pairs(a, buf, len, pos, hd.total, added);
+        if (b != NULL)
+            undo_pairs(b, buf, len, pos, hd.total, added);
         return LC_EPROTO;
     }
     *at_or_below += below;
-    h->total = total;
-    h->sum += hd.sum;
-    if (hd.min < h->min)
-        h->min = hd.min;
-    if (hd.max > h->max)
-        h->max = hd.max;
+    add_header(a, &hd, total_a);
+    if (b != NULL)
+        add_header(b, &hd, total_b);
     return 0;
 }
 

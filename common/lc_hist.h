@@ -60,6 +60,10 @@ int lc_hist_decode_add(lc_hist_t *h, const uint8_t *buf, size_t len);
  * (for a cursor kept over h's buckets: lc_hist_sum's running percentile). */
 int lc_hist_decode_add_marked(lc_hist_t *h, const uint8_t *buf, size_t len, uint32_t mark,
                               uint64_t *at_or_below);
+/* lc_hist_decode_add_marked into a and, unless NULL, b too, reading the encoding once (a
+ * second's histogram and the run's so far). Both unchanged when it returns LC_EPROTO. */
+int lc_hist_decode_add_both(lc_hist_t *a, lc_hist_t *b, const uint8_t *buf, size_t len,
+                            uint32_t mark, uint64_t *at_or_below);
 /* The encoding of the merge of two encodings (len 0: an empty histogram),
  * exactly what encoding their dense merge gives, made in time linear in
  * their size (no dense histogram). *out is malloc'd. Returns 0, LC_ENOMEM,

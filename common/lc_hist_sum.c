@@ -54,18 +54,37 @@ static void add_header(lc_hist_t *h, uint64_t total, uint64_t sum, uint64_t min,
         h->max = max;
 }
 
-/* A valid encoding's buckets lie between those of its min and max (the decoder checks
- * it), so the buckets touched by all the encodings added lie between those of the sum's
- * min and max. */
 int lc_hist_sum_add_encoded(lc_hist_sum_t *s, const uint8_t *buf, size_t len)
 {
-    uint64_t below = 0; /* what it adds at or below the running percentile's cursor */
-    if (lc_hist_decode_add_marked(&s->h, buf, len, s->run_valid ? s->run_b : 0, &below) != 0)
-        return LC_EPROTO;
-    if (s->run_valid)
-        s->run_seen += below;
+    return lc_hist_sum_add_encoded_both(s, NULL, buf, len);
+}
+
+/* Widens s's touched range to its min and max buckets after an add: a valid encoding's
+ * buckets lie between those of its min and max (the decoder checks it), so the buckets
+ * touched by all the encodings added lie between those of the sum's min and max. */
+static void touch_all(lc_hist_sum_t *s)
+{
     if (s->h.total > 0)
         touch(s, lc_hist_bucket_of(s->h.min), lc_hist_bucket_of(s->h.max));
+}
+
+int lc_hist_sum_add_encoded_both(lc_hist_sum_t *s, lc_hist_sum_t *also, const uint8_t *buf,
+                                 size_t len)
+{
+    assert(s != also);
+    /* One cursor can be kept through the pass: also's, else s's. */
+    lc_hist_sum_t *kept = also != NULL ? also : s;
+    uint64_t below = 0;
+    if (lc_hist_decode_add_both(&s->h, also ? &also->h : NULL, buf, len,
+                                kept->run_valid ? kept->run_b : 0, &below) != 0)
+        return LC_EPROTO;
+    if (kept->run_valid)
+        kept->run_seen += below;
+    if (also != NULL)
+        s->run_valid = false;
+    touch_all(s);
+    if (also != NULL)
+        touch_all(also);
     return 0;
 }
 

@@ -30,6 +30,10 @@ void lc_hist_sum_clear(lc_hist_sum_t *s);
 /* Adds an encoding, as lc_hist_decode_add does, in one pass over it.
  * Returns 0, or LC_EPROTO for a bad encoding (s unchanged then). */
 int lc_hist_sum_add_encoded(lc_hist_sum_t *s, const uint8_t *buf, size_t len);
+/* lc_hist_sum_add_encoded into s and into also (a running total: its tracked percentile's
+ * cursor is kept), reading the encoding once. Neither changes on LC_EPROTO. */
+int lc_hist_sum_add_encoded_both(lc_hist_sum_t *s, lc_hist_sum_t *also, const uint8_t *buf,
+                                 size_t len);
 /* Adds src to dst, as lc_hist_merge(&dst->h, &src->h) does, over src's touched buckets. */
 void lc_hist_sum_merge(lc_hist_sum_t *dst, const lc_hist_sum_t *src);
 /* Keeps percentile p (0..100) of s up to date as sums are merged into it, for a running

@@ -93,12 +93,12 @@ static void fill_entry(const history_t *h, const second_t *sec, store_history_en
         fill_totals(h, e);
 }
 
-/* Ends a second: adds it to the running totals and, when it is after
- * q->since, hands its entry to h->row. Clears the second's histogram. */
+/* Ends a second: adds it to the running totals (its latencies went into them as its rows
+ * were read) and, when it is after q->since, hands its entry to h->row. Clears the
+ * second's histogram. */
 static void emit_second(history_t *h, const second_t *sec)
 {
     if (h->q->full) {
-        lc_hist_sum_merge(h->total, h->hist);
         h->sums.count += sec->count;
         h->sums.failures += sec->failures;
         h->sums.bytes += sec->bytes;
@@ -115,12 +115,15 @@ static void emit_second(history_t *h, const second_t *sec)
     lc_hist_sum_clear(h->hist);
 }
 
-/* Adds an endpoint row's histogram blob to the second's; a bad one adds nothing. */
-static void add_hist_column(lc_hist_sum_t *hist, sqlite3_stmt *st, int col)
+/* Adds a row's histogram blob to the second's, and (full entries) to the running total in
+ * the same pass over it; a bad one adds nothing. */
+static void add_hist_column(history_t *h, sqlite3_stmt *st, int col)
 {
     const void *blob = sqlite3_column_blob(st, col);
     int len = sqlite3_column_bytes(st, col);
-    if (blob != NULL && len > 0 && lc_hist_sum_add_encoded(hist, blob, (size_t)len) != 0)
+    if (blob != NULL && len > 0 &&
+        lc_hist_sum_add_encoded_both(h->hist, h->q->full ? h->total : NULL, blob,
+                                     (size_t)len) != 0)
         lc_warn("store", "msg=\"ignoring corrupt histogram\" bytes=%d", len);
 }
 
@@ -136,7 +139,7 @@ static void take_second(history_t *h, int64_t t, cursor_t *totals, cursor_t *sec
         sec.count += (uint64_t)sqlite3_column_int64(seconds->st, 1);
         sec.failures += (uint64_t)sqlite3_column_int64(seconds->st, 2);
         sec.bytes += (uint64_t)sqlite3_column_int64(seconds->st, 3);
-        add_hist_column(h->hist, seconds->st, 4);
+        add_hist_column(h, seconds->st, 4);
     }
     emit_second(h, &sec);
 }

@@ -178,6 +178,53 @@ static void test_percentiles_in(void **state)
     free(h);
 }
 
+/* add_encoded_both gives the second and the running total that add_encoded and a merge
+ * give, its tracked median included; a bad encoding changes neither. */
+static void test_add_both(void **state)
+{
+    (void)state;
+    lc_hist_sum_t *sec = lc_hist_sum_new(), *total = lc_hist_sum_new();
+    lc_hist_sum_t *ref_sec = lc_hist_sum_new(), *ref_total = lc_hist_sum_new();
+    lc_hist_t *scratch = malloc(sizeof *scratch), *dense = malloc(sizeof *dense);
+    assert_true(sec && total && ref_sec && ref_total && scratch && dense);
+    lc_hist_sum_track(total, 50);
+    uint64_t seed = 17;
+    for (int second = 0; second < 150; second++) {
+        for (uint64_t e = next_rand(&seed) % 6; e > 0; e--) {
+            uint8_t *enc;
+            size_t len;
+            random_encoding(&seed, scratch, &enc, &len);
+            assert_int_equal(lc_hist_sum_add_encoded_both(sec, total, enc, len), 0);
+            assert_int_equal(lc_hist_sum_add_encoded(ref_sec, enc, len), 0);
+            if (len > 6) { /* a corrupted copy: refused, and neither changes */
+                enc[len / 2] ^= 0x41;
+                lc_hist_t before = total->h;
+                if (lc_hist_sum_add_encoded_both(sec, total, enc, len) != 0)
+                    assert_memory_equal(&before, &total->h, sizeof before);
+                else
+                    assert_int_equal(lc_hist_sum_add_encoded(ref_sec, enc, len), 0);
+            }
+            free(enc);
+        }
+        lc_hist_sum_merge(ref_total, ref_sec);
+        lc_hist_init(dense);
+        lc_hist_merge(dense, &ref_sec->h);
+        assert_same(sec, dense);
+        lc_hist_init(dense);
+        lc_hist_merge(dense, &ref_total->h);
+        assert_same(total, dense);
+        assert_int_equal(lc_hist_sum_tracked(total), lc_hist_percentile(dense, 50));
+        lc_hist_sum_clear(sec);
+        lc_hist_sum_clear(ref_sec);
+    }
+    free(sec);
+    free(total);
+    free(ref_sec);
+    free(ref_total);
+    free(scratch);
+    free(dense);
+}
+
 /* The percentile by definition: the first bucket whose running count reaches the rank. */
 static uint64_t naive_percentile(const lc_hist_t *h, double p)
 {
@@ -227,6 +274,7 @@ int main(void)
         cmocka_unit_test(test_percentiles_in),
         cmocka_unit_test(test_tracked_percentile),
         cmocka_unit_test(test_percentiles_match_naive),
+        cmocka_unit_test(test_add_both),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
