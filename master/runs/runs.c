@@ -15,6 +15,7 @@
 #include "lc_scenario.h"
 #include "lc_text.h"
 #include "run_verdict.h"
+#include "runs_internal.h"
 #include "scheduler.h"
 #include "store.h"
 
@@ -24,65 +25,13 @@
  * gives up on a dead leader after its TCP user timeout (4 s), then tries the
  * next master within a backoff round (1 s). */
 #define ADOPT_RECONNECT_MS 5000
-#define REFUSAL_LOG_SLOTS 64
-
-typedef struct assignment_s {
-    char worker[FLEET_ID_MAX];
-    uint32_t users;
-    bool final_done; /* its final batch committed, or the worker is gone */
-} assignment_t;
-
-typedef struct active_run_s {
-    uint64_t id;
-    lc_scenario_t sc;
-    char *scenario_json;
-    uint64_t started_wall_ms;
-    uint32_t requested;       /* users (closed model) or max_users (open model) */
-    bool started;             /* false while pending: not granted yet */
-    bool stopping;
-    bool finishing;           /* RunFinished proposed */
-    uint64_t stop_deadline_ms; /* monotonic */
-    uint64_t adopt_until_ms;   /* monotonic; workers may still report it */
-    bool adopting;             /* taken over from a previous leader, grace running */
-    bool adopted;              /* taken over from a previous leader at all */
-    lc_run_state_t final_state; /* once stopping: finished, failed or aborted */
-    char reason[256];
-    uint64_t generation;
-    assignment_t *asg;
-    size_t n_asg;
-    /* The scheduler's grant as last proposed (RunGrant); shown by the API. */
-    bool grant_proposed;
-    uint32_t granted;
-    bool queued;
-    char warnings[512];       /* '\n'-separated */
-    uint64_t thresholds_due_ms; /* monotonic: next abortOnFail evaluation */
-    struct active_run_s *next;
-} active_run_t;
-
-struct runs_s {
-    store_t *store;
-    runs_io_t io;
-    uint32_t heartbeat_ms;
-    uv_timer_t *tick;         /* NULL without a loop */
-    bool leader;
-    uint64_t last_id;
-    active_run_t *active;
-    bool dirty;               /* a reschedule is due */
-    uint64_t saturation_epoch; /* fleet's, at the last reschedule */
-    runs_refused_t refused;
-    struct {                  /* (worker, run) refusals logged lately: logged once */
-        char worker[FLEET_ID_MAX];
-        uint64_t run;
-    } logged[REFUSAL_LOG_SLOTS];
-    size_t logged_next;
-};
 
 static uint64_t now_mono(const runs_t *r)
 {
     return r->io.mono_ms(r->io.arg);
 }
 
-static uint64_t now_wall(const runs_t *r)
+uint64_t runs_now_wall(const runs_t *r)
 {
     return r->io.wall_ms(r->io.arg);
 }
@@ -117,10 +66,10 @@ static void remove_active(runs_t *r, active_run_t *ar)
 
 static int propose_state(runs_t *r, uint64_t id, lc_run_state_t state, const char *reason)
 {
-    return command_run_state(&r->io.commands, id, state, reason, now_wall(r));
+    return command_run_state(&r->io.commands, id, state, reason, runs_now_wall(r));
 }
 
-static assignment_t *find_asg(active_run_t *ar, const char *worker)
+assignment_t *runs_find_asg(active_run_t *ar, const char *worker)
 {
     for (size_t i = 0; i < ar->n_asg; i++)
         if (strcmp(ar->asg[i].worker, worker) == 0)
@@ -128,7 +77,7 @@ static assignment_t *find_asg(active_run_t *ar, const char *worker)
     return NULL;
 }
 
-static assignment_t *add_asg(active_run_t *ar, const char *worker)
+assignment_t *runs_add_asg(active_run_t *ar, const char *worker)
 {
     assignment_t *grown = realloc(ar->asg, (ar->n_asg + 1) * sizeof *grown);
     if (grown == NULL)
@@ -143,11 +92,11 @@ static assignment_t *add_asg(active_run_t *ar, const char *worker)
 /* users: this worker's users (closed model) or user pool (open model). The
  * spawn and arrival rates are split in the same proportion of what the run
  * asks, so a degraded run is the whole run scaled down. */
-static void send_assign(runs_t *r, active_run_t *ar, const char *worker, uint32_t users,
+void runs_send_assign(runs_t *r, active_run_t *ar, const char *worker, uint32_t users,
                         uint64_t user_base)
 {
     double part = ar->requested ? (double)users / ar->requested : 0;
-    uint64_t now = now_wall(r);
+    uint64_t now = runs_now_wall(r);
     fleet_assign_t as = {.run = ar->id,
                          .generation = ar->generation,
                          .users = users,
@@ -224,7 +173,7 @@ static void finish(runs_t *r, active_run_t *ar)
     char verdict[16], *summary;
     run_verdict(r->store, ar->id, &ar->sc, verdict, sizeof verdict, &summary);
     int rv = command_run_finished(&r->io.commands, ar->id, ar->final_state, verdict,
-                                  summary ? summary : "", now_wall(r));
+                                  summary ? summary : "", runs_now_wall(r));
     free(summary);
     if (rv != 0)
         return;
@@ -266,168 +215,14 @@ static bool share_in_limbo(runs_t *r)
     return false;
 }
 
-/* sched_plan's inputs and outputs for the connected workers and the runs
- * that are pending or running (a stopping run's users are on their way out). */
-typedef struct plan_io_s {
-    fleet_worker_t **fw;
-    size_t nw, nr, nt;
-    sched_worker_t *workers;
-    sched_tenant_t *tenants;
-    sched_run_t *runs;
-    active_run_t **ars;
-    sched_grant_t *out;
-    uint32_t *current, *users; /* nr rows of nw */
-} plan_io_t;
-
-static void plan_io_free(plan_io_t *io)
-{
-    free(io->workers);
-    free(io->tenants);
-    free(io->runs);
-    free(io->ars);
-    free(io->out);
-    free(io->current);
-    free(io->users);
-}
-
-static void add_tenant(runs_t *r, plan_io_t *io, const char *name)
-{
-    for (size_t t = 0; t < io->nt; t++)
-        if (strcmp(io->tenants[t].name, name) == 0)
-            return;
-    uint32_t weight;
-    if (store_tenant_weight(r->store, name, &weight) != 0)
-        weight = 1; /* a tenant nobody created counts as weight 1 */
-    io->tenants[io->nt++] = (sched_tenant_t){name, weight};
-}
-
-static void add_run(runs_t *r, plan_io_t *io, active_run_t *ar)
-{
-    size_t i = io->nr++;
-    uint32_t *current = &io->current[i * io->nw];
-    for (size_t j = 0; j < io->nw; j++) {
-        const assignment_t *a = find_asg(ar, io->fw[j]->id);
-        current[j] = a ? a->users : 0;
-    }
-    io->ars[i] = ar;
-    io->runs[i] = (sched_run_t){ar->id, ar->id, ar->sc.tenant, ar->requested,
-                                ar->sc.policy == LC_POLICY_QUEUE, ar->started, current};
-    io->out[i].users = &io->users[i * io->nw];
-    add_tenant(r, io, ar->sc.tenant);
-}
-
-static int plan_io_build(runs_t *r, plan_io_t *io)
-{
-    memset(io, 0, sizeof *io);
-    io->fw = r->io.connected(r->io.arg, &io->nw);
-    size_t max = 0, w = io->nw ? io->nw : 1;
-    for (active_run_t *ar = r->active; ar != NULL; ar = ar->next)
-        max += !ar->stopping;
-    if (max == 0)
-        return 0;
-    io->workers = calloc(w, sizeof *io->workers);
-    io->tenants = calloc(max, sizeof *io->tenants);
-    io->runs = calloc(max, sizeof *io->runs);
-    io->ars = calloc(max, sizeof *io->ars);
-    io->out = calloc(max, sizeof *io->out);
-    io->current = calloc(max * w, sizeof *io->current);
-    io->users = calloc(max * w, sizeof *io->users);
-    if (!io->workers || !io->tenants || !io->runs || !io->ars || !io->out || !io->current ||
-        !io->users)
-        return LC_ENOMEM;
-    for (size_t j = 0; j < io->nw; j++)
-        io->workers[j] = (sched_worker_t){io->fw[j]->id, io->fw[j]->sat.effective_capacity};
-    for (active_run_t *ar = r->active; ar != NULL; ar = ar->next)
-        if (!ar->stopping)
-            add_run(r, io, ar);
-    return 0;
-}
-
 static void start_run(runs_t *r, active_run_t *ar, uint32_t granted)
 {
     assert(!ar->started && !ar->stopping && granted > 0); /* pending → running, once */
     ar->started = true;
-    ar->started_wall_ms = now_wall(r);
+    ar->started_wall_ms = runs_now_wall(r);
     propose_state(r, ar->id, LC_RUN_RUNNING, "");
     lc_info("runs", "msg=\"run started\" run=%llu users=%u requested=%u",
             (unsigned long long)ar->id, granted, ar->requested);
-}
-
-/* Sends a new generation only to the workers whose share changed, and
- * records those shares in one RunAssignment, by which a next leader accepts
- * the workers' claims and statistics. */
-static void move_users(runs_t *r, active_run_t *ar, const plan_io_t *io, const uint32_t *users)
-{
-    assert(ar->started && !ar->stopping); /* only a running run has users to move */
-    command_share_t *changed = malloc(io->nw * sizeof *changed);
-    size_t n = 0;
-    uint64_t offset = 0; /* the generation's shares number their users one after another */
-    for (size_t j = 0; j < io->nw; j++) {
-        assignment_t *a = find_asg(ar, io->fw[j]->id);
-        if ((a ? a->users : 0) == users[j])
-            continue;
-        if (a == NULL && (a = add_asg(ar, io->fw[j]->id)) == NULL)
-            continue;
-        if (n == 0)
-            ar->generation++;
-        a->users = users[j];
-        /* Generation g's shares together hold at most the run's users: numbering them from
-         * (g - 1) * requested keeps every ${user_id} of the run unique, also across a new
-         * leader, which continues the generations. */
-        send_assign(r, ar, a->worker, users[j], (ar->generation - 1) * ar->requested + offset);
-        offset += users[j];
-        /* The fleet's id, not a->worker: add_asg() may move the shares. */
-        if (changed != NULL)
-            changed[n] = (command_share_t){io->fw[j]->id, users[j]};
-        n++;
-    }
-    if (changed == NULL && n > 0)
-        lc_error("runs", "msg=\"out of memory: shares not recorded\" run=%llu",
-                 (unsigned long long)ar->id);
-    else if (n > 0)
-        command_run_assignment(&r->io.commands, ar->id, ar->generation, changed, n);
-    free(changed);
-}
-
-/* Warnings of a run under this plan, '\n'-separated. */
-static void grant_warnings(const active_run_t *ar, const plan_io_t *io, const sched_grant_t *g,
-                           char *out, size_t len)
-{
-    size_t used = 0;
-    out[0] = '\0';
-    for (size_t j = 0; j < io->nw; j++) {
-        if (g->users[j] > 0 && io->fw[j]->sat.saturated) {
-            used += (size_t)snprintf(out, len, "generator saturated\n");
-            break;
-        }
-    }
-    if (g->queued && ar->sc.policy == LC_POLICY_QUEUE && !ar->started)
-        snprintf(out + used, len - used, "queued: waiting until all %u users can be granted",
-                 ar->requested);
-    else if (g->queued)
-        snprintf(out + used, len - used, "queued: no users can be granted now");
-    else if (g->granted < ar->requested)
-        snprintf(out + used, len - used, "degraded: granted %u of %u users", g->granted,
-                 ar->requested);
-}
-
-/* Proposes RunGrant when the grant, the queued flag or the warnings changed. */
-static void note_grant(runs_t *r, active_run_t *ar, const plan_io_t *io, const sched_grant_t *g)
-{
-    char warnings[sizeof ar->warnings];
-    grant_warnings(ar, io, g, warnings, sizeof warnings);
-    if (ar->grant_proposed && ar->granted == g->granted && ar->queued == g->queued &&
-        strcmp(ar->warnings, warnings) == 0)
-        return;
-    if (command_run_grant(&r->io.commands, ar->id, g->granted, g->queued, warnings) != 0)
-        return; /* tried again at the next reschedule */
-    lc_info("runs", "msg=\"run granted\" run=%llu tenant=%s granted=%u requested=%u queued=%s",
-            (unsigned long long)ar->id, ar->sc.tenant, g->granted, ar->requested,
-            g->queued ? "true" : "false");
-    ar->grant_proposed = true;
-    ar->granted = g->granted;
-    ar->queued = g->queued;
-    snprintf(ar->warnings, sizeof ar->warnings, "%s", warnings);
 }
 
 /* Plans every pending and running run over the connected workers at once
@@ -443,7 +238,7 @@ static void reschedule(runs_t *r)
     r->dirty = false;
     r->saturation_epoch = r->io.saturation_epoch(r->io.arg);
     plan_io_t io;
-    int rv = plan_io_build(r, &io);
+    int rv = runs_plan_io_build(r, &io);
     if (rv == 0 && io.nr > 0)
         rv = sched_plan(io.workers, io.nw, io.tenants, io.nt, io.runs, io.nr, io.out);
     for (size_t i = 0; rv == 0 && i < io.nr; i++) {
@@ -451,14 +246,14 @@ static void reschedule(runs_t *r)
         if (!ar->started && io.out[i].granted > 0)
             start_run(r, ar, io.out[i].granted);
         if (ar->started)
-            move_users(r, ar, &io, io.out[i].users);
-        note_grant(r, ar, &io, &io.out[i]);
+            runs_move_users(r, ar, &io, io.out[i].users);
+        runs_note_grant(r, ar, &io, &io.out[i]);
     }
     if (rv != 0) {
         lc_error("runs", "msg=\"scheduling failed\" error=\"%s\"", lc_strerror(rv));
         r->dirty = true;
     }
-    plan_io_free(&io);
+    runs_plan_io_free(&io);
 }
 
 void runs_reschedule(runs_t *r)
@@ -491,7 +286,7 @@ static bool tick_run(runs_t *r, active_run_t *ar, uint64_t now)
     }
     if (!ar->started)
         return true;
-    uint64_t wall = now_wall(r);
+    uint64_t wall = runs_now_wall(r);
     if (wall >= ar->started_wall_ms + ar->sc.duration_ms && ar->adopted && ar->n_asg == 0)
         /* Its workers never came back to this leader: what they counted since
          * the change is not in the history, so the run cannot pass as finished. */
@@ -549,7 +344,7 @@ static void adopt_active(runs_t *r, lc_run_state_t state)
             continue;
         active_run_t *ar = activate(r, &row);
         if (ar != NULL) {
-            ar->started_wall_ms = row.started_ms ? row.started_ms : now_wall(r);
+            ar->started_wall_ms = row.started_ms ? row.started_ms : runs_now_wall(r);
             ar->started = true;
             ar->adopt_until_ms = now_mono(r) + 2u * r->heartbeat_ms + ADOPT_RECONNECT_MS;
             ar->adopting = ar->adopted = true;
@@ -598,7 +393,7 @@ static void note_refused(runs_t *r, uint64_t *counter, const char *worker, uint6
 static bool known_share(runs_t *r, const active_run_t *ar, const char *worker, uint64_t *gen,
                         uint32_t *users)
 {
-    const assignment_t *a = find_asg((active_run_t *)ar, worker);
+    const assignment_t *a = runs_find_asg((active_run_t *)ar, worker);
     uint64_t stored_gen = 0;
     uint32_t stored_users = 0;
     bool stored = store_assignment_get(r->store, ar->id, worker, &stored_gen, &stored_users) == 0;
@@ -620,8 +415,8 @@ static const char *claim_problem(runs_t *r, const active_run_t *ar, const char *
 
 static void adopt_claim(runs_t *r, active_run_t *ar, fleet_worker_t *w, const Lc__RunLoad *claim)
 {
-    assignment_t *a = find_asg(ar, w->id);
-    if (a == NULL && (a = add_asg(ar, w->id)) != NULL) {
+    assignment_t *a = runs_find_asg(ar, w->id);
+    if (a == NULL && (a = runs_add_asg(ar, w->id)) != NULL) {
         a->users = claim->users; /* adopted, not restarted */
         r->io.set_assigned(r->io.arg, w->id, ar->id, a->users);
     }
@@ -656,7 +451,7 @@ void runs_on_worker_lost(runs_t *r, fleet_worker_t *w)
     if (!r->leader)
         return;
     for (active_run_t *ar = r->active; ar != NULL; ar = ar->next) {
-        assignment_t *a = find_asg(ar, w->id);
+        assignment_t *a = runs_find_asg(ar, w->id);
         if (a == NULL)
             continue;
         a->final_done = true; /* it cannot send anything any more */
@@ -702,7 +497,7 @@ void runs_on_assign_refused(runs_t *r, fleet_worker_t *w, uint64_t run, const ch
         return;
     char why[256];
     snprintf(why, sizeof why, "worker %s refused its share: %s", worker_label(w), reason);
-    assignment_t *a = find_asg(ar, w->id);
+    assignment_t *a = runs_find_asg(ar, w->id);
     if (a != NULL)
         a->final_done = true; /* it runs nothing of this run: no final stats to wait for */
     begin_stop(r, ar, LC_RUN_FAILED, why);
@@ -721,7 +516,7 @@ void runs_on_worker_done(runs_t *r, fleet_worker_t *w, uint64_t run, const char 
 void runs_on_final_committed(runs_t *r, uint64_t run, const char *worker_id)
 {
     active_run_t *ar = find_active(r, run);
-    assignment_t *a = ar ? find_asg(ar, worker_id) : NULL;
+    assignment_t *a = ar ? runs_find_asg(ar, worker_id) : NULL;
     if (a != NULL)
         a->final_done = true;
 }
@@ -738,7 +533,7 @@ runs_admission_t runs_admit_stats(runs_t *r, const fleet_worker_t *w, const Lc__
     else if (!known_share(r, ar, w->id, &gen, &users))
         problem = "this worker holds no share of the run";
     if (problem == NULL) {
-        uint64_t wall = now_wall(r);
+        uint64_t wall = runs_now_wall(r);
         uint64_t elapsed_s = wall > ar->started_wall_ms ? (wall - ar->started_wall_ms) / 1000 : 0;
         problem = admission_batch_problem(&ar->sc, b, elapsed_s);
     }
