@@ -16,7 +16,7 @@
  * buffer counted by sizeof below: their pointers, counters, flags and
  * padding (x86-64 and aarch64). test_lc_scenario_summary.c compares the sum
  * with sizeof(worker_user_t): change this when the worker's structs change. */
-#define USER_FIELDS_BYTES 280u
+#define USER_FIELDS_BYTES 288u
 /* worker_journey_state_t (worker/user.h), worker_session_t and worker_slot_t
  * (worker/session.h); the unit test compares them with the worker's sizeofs. */
 #define JOURNEY_STATE_BYTES 192u
