@@ -88,8 +88,8 @@ uint64_t lc_hist_bucket_high(uint32_t bucket)
     return lc_hist_bucket_low(bucket) + ((uint64_t)1 << shift) - 1;
 }
 
-/* The smallest rank whose share of values reaches p. The epsilon keeps 99.9 % of 100000 from rounding
- * up to 99901 through floating-point noise. */
+/* The smallest rank whose share of values reaches p. The epsilon keeps 99.9 % of
+ * 100000 from rounding up to 99901 through floating-point noise. */
 uint64_t lc_hist_rank_of(double p, uint64_t total)
 {
     double r = ceil(p / 100.0 * (double)total - 1e-7);
@@ -100,21 +100,15 @@ uint64_t lc_hist_rank_of(double p, uint64_t total)
     return (uint64_t)r;
 }
 
-/* Bucket b's midpoint within [min, max]. */
-static uint64_t value_within(uint32_t b, uint64_t min, uint64_t max)
+uint64_t lc_hist_bucket_value(const lc_hist_t *h, uint32_t b)
 {
     uint64_t low = lc_hist_bucket_low(b), high = lc_hist_bucket_high(b);
     uint64_t mid = low + (high - low) / 2;
-    if (mid < min)
-        return min;
-    if (mid > max)
-        return max;
+    if (mid < h->min)
+        return h->min;
+    if (mid > h->max)
+        return h->max;
     return mid;
-}
-
-uint64_t lc_hist_bucket_value(const lc_hist_t *h, uint32_t b)
-{
-    return value_within(b, h->min, h->max);
 }
 
 /* Buckets summed at once by a percentile scan before it looks at them one by one. */
@@ -340,12 +334,6 @@ int lc_hist_decode_add(lc_hist_t *h, const uint8_t *buf, size_t len)
 {
     uint64_t unused = 0;
     return lc_hist_decode_add_both(h, NULL, buf, len, 0, &unused);
-}
-
-int lc_hist_decode_add_marked(lc_hist_t *h, const uint8_t *buf, size_t len, uint32_t mark,
-                              uint64_t *at_or_below)
-{
-    return lc_hist_decode_add_both(h, NULL, buf, len, mark, at_or_below);
 }
 
 static void add_header(lc_hist_t *h, const hist_header_t *hd, uint64_t total)

@@ -56,12 +56,10 @@ int lc_hist_encode(const lc_hist_t *h, uint8_t **out, size_t *out_len);
  * LC_EPROTO for a truncated or inconsistent encoding, or one whose counts
  * would overflow h's (h unchanged then). */
 int lc_hist_decode_add(lc_hist_t *h, const uint8_t *buf, size_t len);
-/* lc_hist_decode_add that also adds to *at_or_below the counts it added to buckets 0..mark
- * (for a cursor kept over h's buckets: lc_hist_sum's running percentile). */
-int lc_hist_decode_add_marked(lc_hist_t *h, const uint8_t *buf, size_t len, uint32_t mark,
-                              uint64_t *at_or_below);
-/* lc_hist_decode_add_marked into a and, unless NULL, b too, reading the encoding once (a
- * second's histogram and the run's so far). Both unchanged when it returns LC_EPROTO. */
+/* lc_hist_decode_add into a and, unless NULL, b too, reading the encoding once (a second's
+ * histogram and the run's so far); *at_or_below gains the encoding's counts in buckets
+ * 0..mark (for the cursor of a running total: lc_hist_sum's tracked percentile). Both
+ * unchanged when it returns LC_EPROTO. */
 int lc_hist_decode_add_both(lc_hist_t *a, lc_hist_t *b, const uint8_t *buf, size_t len,
                             uint32_t mark, uint64_t *at_or_below);
 /* The encoding of the merge of two encodings (len 0: an empty histogram),

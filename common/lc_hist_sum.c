@@ -43,17 +43,6 @@ static void touch(lc_hist_sum_t *s, uint32_t lo, uint32_t hi)
         s->hi = hi;
 }
 
-/* The header half of a merge, as lc_hist_merge adds it. */
-static void add_header(lc_hist_t *h, uint64_t total, uint64_t sum, uint64_t min, uint64_t max)
-{
-    h->total += total;
-    h->sum += sum;
-    if (min < h->min)
-        h->min = min;
-    if (max > h->max)
-        h->max = max;
-}
-
 int lc_hist_sum_add_encoded(lc_hist_sum_t *s, const uint8_t *buf, size_t len)
 {
     return lc_hist_sum_add_encoded_both(s, NULL, buf, len);
@@ -86,24 +75,6 @@ int lc_hist_sum_add_encoded_both(lc_hist_sum_t *s, lc_hist_sum_t *also, const ui
     if (also != NULL)
         touch_all(also);
     return 0;
-}
-
-void lc_hist_sum_merge(lc_hist_sum_t *dst, const lc_hist_sum_t *src)
-{
-    assert(dst != src);
-    uint32_t end = src->hi < LC_HIST_BUCKETS - 1 ? src->hi : LC_HIST_BUCKETS - 1;
-    uint32_t i = src->lo;
-    if (dst->run_valid) { /* counts at or below the cursor also add to run_seen */
-        for (; i <= end && i <= dst->run_b; i++) {
-            dst->h.counts[i] += src->h.counts[i];
-            dst->run_seen += src->h.counts[i];
-        }
-    }
-    for (; i <= end; i++)
-        dst->h.counts[i] += src->h.counts[i];
-    if (src->lo <= src->hi)
-        touch(dst, src->lo, src->hi);
-    add_header(&dst->h, src->h.total, src->h.sum, src->h.min, src->h.max);
 }
 
 void lc_hist_sum_track(lc_hist_sum_t *s, double p)

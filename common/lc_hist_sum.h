@@ -1,5 +1,5 @@
 /* lc_hist_sum.h — a histogram summed from many encodings at the cost of their size: it knows
- * which buckets it touched, so clearing, merging and percentiles skip the rest. */
+ * which buckets it touched, so clearing and percentiles skip the rest. */
 #ifndef LC_HIST_SUM_H
 #define LC_HIST_SUM_H
 
@@ -15,7 +15,7 @@ typedef struct lc_hist_sum_s {
     /* private */
     uint32_t lo, hi; /* every bucket outside [lo, hi] is zero; lo > hi: all are */
     /* The running percentile (lc_hist_sum_track): when run_valid, the counts of buckets
-     * 0..run_b sum to run_seen; merges and adds keep that true, so a growing sum's percentile
+     * 0..run_b sum to run_seen; adds keep that true, so a growing sum's percentile
      * moves the cursor a few buckets instead of scanning them all. */
     double run_p;
     bool run_on, run_valid;
@@ -34,13 +34,11 @@ int lc_hist_sum_add_encoded(lc_hist_sum_t *s, const uint8_t *buf, size_t len);
  * cursor is kept), reading the encoding once. Neither changes on LC_EPROTO. */
 int lc_hist_sum_add_encoded_both(lc_hist_sum_t *s, lc_hist_sum_t *also, const uint8_t *buf,
                                  size_t len);
-/* Adds src to dst, as lc_hist_merge(&dst->h, &src->h) does, over src's touched buckets. */
-void lc_hist_sum_merge(lc_hist_sum_t *dst, const lc_hist_sum_t *src);
-/* Keeps percentile p (0..100) of s up to date as sums are merged into it, for a running
- * total asked for its percentile after every merge (a history's "Total Median"). */
+/* Keeps percentile p (0..100) of s up to date as encodings are added to it, for a running
+ * total asked for its percentile after every second (a history's "Total Median"). */
 void lc_hist_sum_track(lc_hist_sum_t *s, double p);
 /* lc_hist_percentile(&s->h, p) of the tracked p: at the cost of how far it moved since
- * the last call (merges and add_encoded keep the cursor; a clear drops it). */
+ * the last call (adds keep the cursor; a clear drops it). */
 uint64_t lc_hist_sum_tracked(lc_hist_sum_t *s);
 /* out[i] = lc_hist_percentile(&s->h, ps[i]) for ascending ps, in one pass over the buckets. */
 void lc_hist_sum_percentiles(const lc_hist_sum_t *s, const double *ps, size_t n, uint64_t *out);

@@ -133,6 +133,12 @@ void conn_read_stop(conn_t *c)
     }
 }
 
+/* Whether an answer carries its body (not a 1xx, 204, 304, nor one to HEAD). */
+static bool answer_has_body(int status, int flags)
+{
+    return status >= 200 && status != 204 && status != 304 && !(flags & RESP_HEAD);
+}
+
 /* Sends the head, then body: either body_len bytes copied from body, or
  * the n parts (taken) when body is NULL. */
 static void send_answer(conn_t *c, int status, const char *ctype, const char *body,
@@ -154,8 +160,7 @@ static void send_answer(conn_t *c, int status, const char *ctype, const char *bo
         c->close_after_write = 1;
         conn_read_stop(c);
     }
-    bool has_body = status >= 200 && status != 204 && status != 304 && !(flags & RESP_HEAD);
-    if (!has_body) {
+    if (!answer_has_body(status, flags)) {
         parts_release(parts, n);
         n = 0;
     }
@@ -740,8 +745,7 @@ void lc_http_exchange_respond_fd(lc_http_exchange_t *ex, int status, const char 
         c->m.answered |= ex->in_hook;
         send_response(c, status, content_type, NULL, (size_t)len, headers, ex->flags);
     }
-    bool has_body = status >= 200 && status != 204 && status != 304;
-    if (c && !c->closing && has_body && !(ex->flags & RESP_HEAD) && len > 0) {
+    if (c && !c->closing && answer_has_body(status, ex->flags) && len > 0) {
         c->file.fd = fd;
         c->file.off = 0;
         c->file.left = len;

@@ -22,7 +22,6 @@ struct worker_h2_mux_s {
     worker_bufpool_t *pool;
     worker_h2_stream_t *live;  /* submitted, not ended */
     worker_h2_stream_t *ended; /* ended inside nghttp2, told once it returns */
-    lc_buf_t out;              /* frames gathered for one write */
     bool tls;
     bool settings_seen;        /* a SETTINGS (not an ack) came since the last tell */
     bool flush_due;            /* frames wait for worker_h2_mux_flush (cbs->flush_due) */
@@ -82,25 +81,12 @@ static void tell(worker_h2_mux_t *m)
     }
 }
 
-/* Hands what the session has to send to the transport, frames gathered into one write
- * (nghttp2 gives them a frame at a time); 0 or a kind. */
+/* Hands what the session has to send to the transport, gathered (h2_session.c); 0 or a
+ * kind. */
 static int flush(worker_h2_mux_t *m)
 {
     m->flush_due = false;
-    m->out.len = 0;
-    for (;;) {
-        const uint8_t *data;
-        ssize_t n = nghttp2_session_mem_send(m->s, &data);
-        if (n < 0)
-            return n == NGHTTP2_ERR_NOMEM ? WORKER_ERR_ABORTED : WORKER_ERR_PARSE;
-        if (n == 0)
-            break;
-        if (lc_buf_append(&m->out, data, (size_t)n) != 0)
-            return WORKER_ERR_ABORTED;
-    }
-    if (m->out.len > 0 && m->c->transport->write(m->c, m->out.data, m->out.len) != 0)
-        return WORKER_ERR_RESET;
-    return 0;
+    return worker_h2_write_out(m->s, m->c);
 }
 
 /* Now, or (with an owner that gathers writes) once the loop's turn ends. */
@@ -304,7 +290,6 @@ int worker_h2_mux_open(worker_conn_t *c, bool tls, const worker_h2_mux_cbs_t *cb
     int kind = rv == 0 ? flush(m) : WORKER_ERR_ABORTED;
     if (kind != 0) {
         nghttp2_session_del(m->s);
-        lc_buf_free(&m->out);
         free(m);
         return kind;
     }
@@ -328,7 +313,6 @@ void worker_h2_mux_close(worker_h2_mux_t *m)
     m->settings_seen = false;
     tell(m);
     nghttp2_session_del(m->s);
-    lc_buf_free(&m->out);
     free(m);
 }
 

@@ -35,21 +35,17 @@ static bool conn_open(const worker_conn_t *c)
     return c->state != WORKER_CONN_CLOSING && c->state != WORKER_CONN_CLOSED;
 }
 
-/* Frames up to this size are gathered on the stack into one write (a request's HEADERS and
- * a WINDOW_UPDATE, say); larger ones go alone. */
-#define GATHER_MAX 4096
+/* Frames up to this size are gathered on the stack into one write (HEADERS and
+ * WINDOW_UPDATEs, a pool's many HEADERS); larger ones go alone. */
+#define GATHER_MAX (16 * 1024)
 
-/* Hands what the session has to send to the transport, small frames gathered into one
- * write (nghttp2 gives them a frame at a time). Returns 0 or a kind; a transport that
- * failed has closed c already (then 0: its own kind is the result). */
-static int flush(worker_conn_t *c)
+int worker_h2_write_out(struct nghttp2_session *s, worker_conn_t *c)
 {
-    worker_h2_t *h = c->h2;
     char gathered[GATHER_MAX];
     size_t len = 0;
     while (conn_open(c)) {
         const uint8_t *data;
-        ssize_t n = nghttp2_session_mem_send(h->s, &data);
+        ssize_t n = nghttp2_session_mem_send(s, &data);
         if (n < 0)
             return n == NGHTTP2_ERR_NOMEM ? WORKER_ERR_ABORTED : WORKER_ERR_PARSE;
         if (len > 0 && (n == 0 || len + (size_t)n > sizeof gathered)) {
@@ -67,6 +63,12 @@ static int flush(worker_conn_t *c)
         }
     }
     return 0;
+}
+
+/* What the session has to send, to the transport. */
+static int flush(worker_conn_t *c)
+{
+    return worker_h2_write_out(c->h2->s, c);
 }
 
 /* Callbacks (from inside nghttp2_session_mem_recv and _mem_send2) */

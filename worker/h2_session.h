@@ -11,6 +11,8 @@
 
 #include "http_conn.h"
 
+struct nghttp2_session;
+
 typedef struct worker_h2_s worker_h2_t;
 
 /* The receive windows we announce, stream and connection (as h2load's default): a load
@@ -28,6 +30,11 @@ int worker_h2_submit(worker_conn_t *c, const char *req, size_t len);
 /* Bytes from the transport; whatever the session answers (SETTINGS and PING acks, window
  * updates) is written. Returns 0, or a worker_err_kind when the connection is unusable. */
 int worker_h2_feed(worker_conn_t *c, const char *data, size_t len);
+/* Hands what nghttp2 session s has to send to c's transport, the frames it gives one at a
+ * time gathered into as few writes as fit a 16 KiB stack buffer. Returns 0 or a
+ * worker_err_kind; a transport that failed has closed c already (then 0: its own kind is
+ * the result). Also h2_mux.c's. */
+int worker_h2_write_out(struct nghttp2_session *s, worker_conn_t *c);
 /* Resets the stream in flight (RST_STREAM with CANCEL), as a request timeout does, so that
  * the connection can carry the next request; the server's late frames for it are dropped.
  * Returns true once the stream is closed; false when the session could not send the reset

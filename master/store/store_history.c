@@ -187,14 +187,14 @@ static void open_cursors(store_t *s, uint64_t run, const char *endpoint, int64_t
      * '', through their own index: the literal '' lets SQLite choose it), else sums its
      * request series; separate statements rather than one with "?4 IS NULL OR …": fewer
      * terms for SQLite to evaluate on each of a long history's rows. */
+#define SECONDS_OF_RUN \
+    "SELECT t, count, failures, bytes, hist FROM run_seconds WHERE run = ?1 AND t > ?2 AND t <= ?3"
     static const char *const sql[] = {
-        "SELECT t, count, failures, bytes, hist FROM run_seconds"
-        " WHERE run = ?1 AND t > ?2 AND t <= ?3 AND endpoint = '' ORDER BY t",
-        "SELECT t, count, failures, bytes, hist FROM run_seconds"
-        " WHERE run = ?1 AND t > ?2 AND t <= ?3 AND endpoint = ?4 ORDER BY t, endpoint",
-        "SELECT t, count, failures, bytes, hist FROM run_seconds"
-        " WHERE run = ?1 AND t > ?2 AND t <= ?3 AND " STORE_REQUESTS_ONLY " ORDER BY t, endpoint",
+        SECONDS_OF_RUN " AND endpoint = '' ORDER BY t",
+        SECONDS_OF_RUN " AND endpoint = ?4 ORDER BY t, endpoint",
+        SECONDS_OF_RUN " AND " STORE_REQUESTS_ONLY " ORDER BY t, endpoint",
     };
+#undef SECONDS_OF_RUN
     bool run_rows = endpoint == NULL && run_has_sums(s, run);
     seconds->st = store_prepare(s, run_rows ? sql[0] : endpoint != NULL ? sql[1] : sql[2]);
     sqlite3_stmt *both[2] = {totals->st, seconds->st};
