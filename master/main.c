@@ -370,6 +370,7 @@ int main(int argc, char **argv)
             (unsigned long long)m.cfg.id, m.cfg.api_host, m.cfg.api_port, m.cfg.worker_host,
             m.cfg.worker_port, m.cfg.raft_address, m.cfg.data_dir);
     uv_run(m.loop, UV_RUN_DEFAULT);
+    quorum_free(m.quorum); /* only now: raft_uv may call back until the loop ends */
     uv_loop_close(m.loop);
     SSL_CTX_free(m.worker_tls);
     SSL_CTX_free(m.raft_tls_client);

@@ -2,6 +2,7 @@
 #include "quorum.h"
 
 #include <assert.h>
+#include <stddef.h>
 #include <arpa/inet.h>
 #include <errno.h>
 #include <raft.h>
@@ -43,6 +44,9 @@ struct quorum_s {
     void (*on_closed)(void *arg);
     void *closed_arg;
     int pending_closes;
+    void (*uv_close)(struct raft_io *io, raft_io_close_cb cb); /* raft_uv's own */
+    raft_io_close_cb raft_io_closed; /* raft's callback, passed on only once */
+    bool io_closed;
     bool closing;            /* draining or closed: no new proposals */
     uint64_t drain_started_ms;
     void (*on_drained)(void *arg);
@@ -144,6 +148,36 @@ static int bootstrap_if_new(quorum_t *q, const quorum_config_t *cfg, char *errms
 
 /* When this node's raft address is a host name, listen on every interface
  * at its port (the transport binds only IPv4 literals). */
+static quorum_t *quorum_of_io(struct raft_io *io)
+{
+    return (quorum_t *)((char *)io - offsetof(quorum_t, io));
+}
+
+/* raft_uv 0.15 may fire its close callback twice: an open segment's writer
+ * that finishes closing after everything else calls uvMaybeFireCloseCb again,
+ * and raft's ioCloseCb then frees the same memory twice (the "double free or
+ * corruption" CI saw at shutdown; cowsql/raft#45 removed that call). raft's
+ * callback is therefore passed on once, and quorum_free releases the raft_uv
+ * state only after the loop ended, when that late callback has run. */
+static void io_closed_once(struct raft_io *io)
+{
+    quorum_t *q = quorum_of_io(io);
+    if (q->io_closed) {
+        lc_debug("quorum", "msg=\"raft_uv fired its close callback again; ignored\"");
+        return;
+    }
+    q->io_closed = true;
+    q->raft_io_closed(io);
+}
+
+static void close_io_once(struct raft_io *io, raft_io_close_cb cb)
+{
+    quorum_t *q = quorum_of_io(io);
+    assert(q->raft_io_closed == NULL && cb != NULL);
+    q->raft_io_closed = cb;
+    q->uv_close(io, io_closed_once);
+}
+
 static const char *bind_address_for(const char *address, char *buf, size_t len)
 {
     lc_hostport_t hp;
@@ -199,6 +233,8 @@ static int start_raft(quorum_t *q, uv_loop_t *loop, const quorum_config_t *cfg, 
      * fixed it in 0.17.1, commit 269e541 "uv: set io version to 2"). */
     if (q->io.version < 2 && q->io.async_work != NULL)
         q->io.version = 2;
+    q->uv_close = q->io.close;
+    q->io.close = close_io_once;
     if (raft_init(&q->raft, &q->io, &q->fsm.raft, cfg->id, cfg->raft_address) != 0) {
         snprintf(errmsg, errlen, "quorum: init raft: %s", raft_errmsg(&q->raft));
         raft_uv_close(&q->io);
@@ -424,13 +460,10 @@ static void maybe_finish_close(quorum_t *q)
 {
     if (--q->pending_closes > 0)
         return;
-    raft_uv_close(&q->io);
-    cluster_transport_close(&q->transport);
     void (*on_closed)(void *) = q->on_closed;
-    void *arg = q->closed_arg;
-    free(q);
+    q->on_closed = NULL;
     if (on_closed != NULL)
-        on_closed(arg);
+        on_closed(q->closed_arg);
 }
 
 static void raft_closed_cb(struct raft *r)
@@ -491,6 +524,7 @@ void quorum_drain(quorum_t *q, void (*on_drained)(void *arg), void *arg)
 
 void quorum_close(quorum_t *q, void (*on_closed)(void *arg), void *arg)
 {
+    assert(q != NULL && !q->io_closed);
     assert(q->on_drained == NULL);
     q->closing = true;
     q->on_closed = on_closed;
@@ -501,4 +535,14 @@ void quorum_close(quorum_t *q, void (*on_closed)(void *arg), void *arg)
         q->barrier->data = NULL; /* its callback runs during raft_close */
     uv_close((uv_handle_t *)&q->role_timer, timer_closed_cb);
     raft_close(&q->raft, raft_closed_cb);
+}
+
+void quorum_free(quorum_t *q)
+{
+    if (q == NULL)
+        return;
+    assert(q->io_closed && q->pending_closes == 0);
+    raft_uv_close(&q->io);
+    cluster_transport_close(&q->transport);
+    free(q);
 }

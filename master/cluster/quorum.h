@@ -93,7 +93,11 @@ int quorum_step_down(quorum_t *q, void (*done)(void *arg, uint64_t new_leader), 
 void quorum_drain(quorum_t *q, void (*on_drained)(void *arg), void *arg);
 
 /* Stops raft (after quorum_drain, when it was called); on_closed(arg) runs
- * once every handle is closed and q is freed. */
+ * once raft and the handles are closed. q itself stays allocated: raft_uv
+ * 0.15 may still run a callback on it later in the same loop. */
 void quorum_close(quorum_t *q, void (*on_closed)(void *arg), void *arg);
+
+/* Frees a closed q (NULL is fine); call it only after the loop has ended. */
+void quorum_free(quorum_t *q);
 
 #endif

@@ -9,6 +9,7 @@ set -euo pipefail
 TEST_NAME=$(basename "$0" .sh)
 WORK=$(mktemp -d "/tmp/lc-${TEST_NAME}.XXXXXX")
 PIDS=()
+SCRATCH_DIRS=() # directories outside $WORK that cleanup removes too
 PASSED=0
 FAILED=0
 
@@ -38,7 +39,12 @@ cleanup() {
             tail -n 40 "$f" >&2
         done
     fi
-    rm -rf "$WORK"
+    # LC_KEEP_WORK=1 keeps the logs and data for a look after the test.
+    if [ -n "${LC_KEEP_WORK:-}" ]; then
+        echo "[$TEST_NAME] kept $WORK ${SCRATCH_DIRS[*]:-}" >&2
+    else
+        rm -rf "$WORK" "${SCRATCH_DIRS[@]:-}"
+    fi
     exit $rc
 }
 trap cleanup EXIT
