@@ -100,15 +100,21 @@ uint64_t lc_hist_rank_of(double p, uint64_t total)
     return (uint64_t)r;
 }
 
-uint64_t lc_hist_bucket_value(const lc_hist_t *h, uint32_t b)
+/* Bucket b's midpoint, within the exact min and max of its histogram. */
+static uint64_t value_within(uint32_t b, uint64_t min, uint64_t max)
 {
     uint64_t low = lc_hist_bucket_low(b), high = lc_hist_bucket_high(b);
     uint64_t mid = low + (high - low) / 2;
-    if (mid < h->min)
-        return h->min;
-    if (mid > h->max)
-        return h->max;
+    if (mid < min)
+        return min;
+    if (mid > max)
+        return max;
     return mid;
+}
+
+uint64_t lc_hist_bucket_value(const lc_hist_t *h, uint32_t b)
+{
+    return value_within(b, h->min, h->max);
 }
 
 /* Buckets summed at once by a percentile scan before it looks at them one by one. */
@@ -291,6 +297,21 @@ static pair_cursor_t cursor_at(const uint8_t *buf, size_t len, size_t pos, uint6
                            .first = LC_HIST_BUCKETS};
 }
 
+/* Checks the pair (delta, count) after bucket *idx, with *seen counted so far and *first the
+ * first pair's bucket (LC_HIST_BUCKETS before it), and moves them past it. */
+static inline bool pair_ok(uint64_t delta, uint64_t count, uint64_t *idx, uint64_t *seen,
+                           uint64_t *first, uint64_t total)
+{
+    if ((delta == 0 && *first != LC_HIST_BUCKETS) || delta >= LC_HIST_BUCKETS - *idx)
+        return false; /* repeated or out-of-range bucket */
+    *idx += delta;
+    if (count == 0 || __builtin_add_overflow(*seen, count, seen) || *seen > total)
+        return false;
+    if (*first == LC_HIST_BUCKETS)
+        *first = *idx;
+    return true;
+}
+
 /* Reads the next pair: its bucket into c->idx, its count into *count. Returns 1 for a
  * pair, 0 at the end, -1 for a pair that cannot be (c is then of no further use). */
 static inline int cursor_next(pair_cursor_t *c, uint64_t *count)
@@ -300,14 +321,7 @@ static inline int cursor_next(pair_cursor_t *c, uint64_t *count)
         return 0;
     if (get_varint(c->buf, c->len, &c->pos, &delta) || get_varint(c->buf, c->len, &c->pos, count))
         return -1;
-    if ((delta == 0 && c->first != LC_HIST_BUCKETS) || delta >= LC_HIST_BUCKETS - c->idx)
-        return -1; /* repeated or out-of-range bucket */
-    c->idx += delta;
-    if (*count == 0 || __builtin_add_overflow(c->seen, *count, &c->seen) || c->seen > c->total)
-        return -1;
-    if (c->first == LC_HIST_BUCKETS)
-        c->first = c->idx;
-    return 1;
+    return pair_ok(delta, *count, &c->idx, &c->seen, &c->first, c->total) ? 1 : -1;
 }
 
 /* After the last pair: whether the pairs agree with the header (their counts make its
@@ -346,44 +360,108 @@ static void add_header(lc_hist_t *h, const hist_header_t *hd, uint64_t total)
         h->max = hd->max;
 }
 
+/* The percentiles of one encoding, found as its pairs are read (in ascending buckets):
+ * what lc_hist_percentiles_in answers for its decoding, without the dense histogram. */
+typedef struct pct_walk_s {
+    const double *ps;
+    uint64_t *out;
+    size_t k, end; /* ps[k..end) are still to be found */
+    uint64_t rank, seen;
+    hist_header_t hd;
+} pct_walk_t;
+
+static inline void pct_walk_start(pct_walk_t *w, const hist_header_t *hd, const double *ps,
+                                  size_t n, uint64_t *out)
+{
+    for (size_t i = 1; i < n; i++)
+        assert(ps[i] >= ps[i - 1]); /* ascending, no NaN */
+    *w = (pct_walk_t){.ps = ps, .out = out, .end = n, .hd = *hd};
+    if (hd->total == 0) {
+        for (; w->k < n; w->k++)
+            out[w->k] = 0;
+        return;
+    }
+    for (; w->k < w->end && !(ps[w->k] > 0.0); w->k++)
+        out[w->k] = hd->min;
+    for (; w->end > w->k && ps[w->end - 1] >= 100.0; w->end--)
+        out[w->end - 1] = hd->max;
+    if (w->k < w->end)
+        w->rank = lc_hist_rank_of(ps[w->k], hd->total);
+}
+
+static inline void pct_walk_add(pct_walk_t *w, uint32_t b, uint64_t count)
+{
+    w->seen += count;
+    for (; w->k < w->end && w->seen >= w->rank; w->k++) {
+        w->out[w->k] = value_within(b, w->hd.min, w->hd.max);
+        if (w->k + 1 < w->end)
+            w->rank = lc_hist_rank_of(w->ps[w->k + 1], w->hd.total);
+    }
+}
+
 /* One pass: each pair is added as it is read, and a bad encoding's pairs are taken back,
  * so that a and b are unchanged then (bad encodings are rare; good ones are read once). */
-int lc_hist_decode_add_both(lc_hist_t *a, lc_hist_t *b, const uint8_t *buf, size_t len,
-                            uint32_t mark, uint64_t *at_or_below)
+int lc_hist_decode_pass(lc_hist_t *a, lc_hist_t *b, const uint8_t *buf, size_t len,
+                        lc_hist_pass_t *p)
 {
-    assert(a != NULL && a != b);
+    assert(p != NULL && (a == NULL || a != b) && (p->n == 0 || p->out != NULL));
     hist_header_t hd;
     size_t pos = 0;
-    uint64_t total_a, total_b = 0;
+    uint64_t total_a = 0, total_b = 0;
     if (read_header(buf, len, &pos, &hd) != 0 ||
-        __builtin_add_overflow(a->total, hd.total, &total_a) ||
+        (a != NULL && __builtin_add_overflow(a->total, hd.total, &total_a)) ||
         (b != NULL && __builtin_add_overflow(b->total, hd.total, &total_b)))
         return LC_EPROTO; /* no bucket can overflow if the totals do not */
 
-    pair_cursor_t c = cursor_at(buf, len, pos, hd.total);
-    uint64_t count;
-    size_t added = 0;
-    uint64_t below = 0;
-    int step;
-    while ((step = cursor_next(&c, &count)) > 0) {
-        a->counts[c.idx] += count;
-        if (b != NULL)
-            b->counts[c.idx] += count;
-        if (c.idx <= mark)
+    pct_walk_t walk;
+    pct_walk_start(&walk, &hd, p->ps, p->n, p->out);
+    /* cursor_next's walk, on locals the compiler keeps in registers (a cursor's fields stay
+     * in memory, a store and a load per pair): the loop of every history read. */
+    size_t at = pos, added = 0;
+    uint64_t idx = 0, seen = 0, first = LC_HIST_BUCKETS, count, delta, below = 0;
+    const uint64_t mark = p->mark;
+    uint64_t *ac = a != NULL ? a->counts : NULL, *bc = b != NULL ? b->counts : NULL;
+    int step = 0;
+    for (; at < len; added++) {
+        if (get_varint(buf, len, &at, &delta) || get_varint(buf, len, &at, &count) ||
+            !pair_ok(delta, count, &idx, &seen, &first, hd.total)) {
+            step = -1;
+            break;
+        }
+        if (ac != NULL)
+            ac[idx] += count;
+        if (bc != NULL)
+            bc[idx] += count;
+        if (idx <= mark)
             below += count;
-        added++;
+        if (walk.k < walk.end)
+            pct_walk_add(&walk, (uint32_t)idx, count);
     }
+    pair_cursor_t c = {.pos = at, .total = hd.total, .idx = idx, .seen = seen, .first = first};
     if (step < 0 || !cursor_end_ok(&c, &hd)) {
-        undo_pairs(a, buf, len, pos, hd.total, added);
+        if (a != NULL)
+            undo_pairs(a, buf, len, pos, hd.total, added);
         if (b != NULL)
             undo_pairs(b, buf, len, pos, hd.total, added);
         return LC_EPROTO;
     }
-    *at_or_below += below;
-    add_header(a, &hd, total_a);
+    p->at_or_below += below;
+    p->total = hd.total;
+    if (a != NULL)
+        add_header(a, &hd, total_a);
     if (b != NULL)
         add_header(b, &hd, total_b);
     return 0;
+}
+
+int lc_hist_decode_add_both(lc_hist_t *a, lc_hist_t *b, const uint8_t *buf, size_t len,
+                            uint32_t mark, uint64_t *at_or_below)
+{
+    assert(a != NULL);
+    lc_hist_pass_t p = {.mark = mark};
+    int rv = lc_hist_decode_pass(a, b, buf, len, &p);
+    *at_or_below += p.at_or_below;
+    return rv;
 }
 
 /* One encoding's (bucket, count) pairs, read and checked in order. */

@@ -62,6 +62,20 @@ int lc_hist_decode_add(lc_hist_t *h, const uint8_t *buf, size_t len);
  * unchanged when it returns LC_EPROTO. */
 int lc_hist_decode_add_both(lc_hist_t *a, lc_hist_t *b, const uint8_t *buf, size_t len,
                             uint32_t mark, uint64_t *at_or_below);
+/* What lc_hist_decode_pass finds besides its adds. */
+typedef struct lc_hist_pass_s {
+    uint32_t mark;        /* in: the bucket at_or_below counts up to */
+    uint64_t at_or_below; /* out (added to): the encoding's counts in buckets 0..mark */
+    const double *ps;     /* in: n ascending percentiles of the encoding alone to find */
+    size_t n;
+    uint64_t *out;        /* out: their values, as lc_hist_percentiles_in of its decoding */
+    uint64_t total;       /* out: the encoding's count */
+} lc_hist_pass_t;
+/* lc_hist_decode_add_both where a may be NULL too, and the encoding's own percentiles found
+ * in the same pass (no dense histogram of it needed). a and b are unchanged, and p->out is
+ * undefined, when it returns LC_EPROTO. */
+int lc_hist_decode_pass(lc_hist_t *a, lc_hist_t *b, const uint8_t *buf, size_t len,
+                        lc_hist_pass_t *p);
 /* The encoding of the merge of two encodings (len 0: an empty histogram),
  * exactly what encoding their dense merge gives, made in time linear in
  * their size (no dense histogram). *out is malloc'd. Returns 0, LC_ENOMEM,

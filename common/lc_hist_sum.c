@@ -57,23 +57,44 @@ static void touch_all(lc_hist_sum_t *s)
         touch(s, lc_hist_bucket_of(s->h.min), lc_hist_bucket_of(s->h.max));
 }
 
+/* One pass over an encoding into s and also (either may be NULL; not both the same), keeping
+ * the tracked cursor of also (else of s) exact. */
+static int add_pass(lc_hist_sum_t *s, lc_hist_sum_t *also, const uint8_t *buf, size_t len,
+                    lc_hist_pass_t *p)
+{
+    assert(s == NULL || s != also);
+    lc_hist_sum_t *kept = also != NULL ? also : s; /* the one whose cursor is kept */
+    p->mark = kept != NULL && kept->run_valid ? kept->run_b : 0;
+    p->at_or_below = 0;
+    if (lc_hist_decode_pass(s ? &s->h : NULL, also ? &also->h : NULL, buf, len, p) != 0)
+        return LC_EPROTO;
+    if (kept != NULL && kept->run_valid)
+        kept->run_seen += p->at_or_below;
+    if (s != NULL && also != NULL)
+        s->run_valid = false;
+    if (s != NULL)
+        touch_all(s);
+    if (also != NULL)
+        touch_all(also);
+    return 0;
+}
+
 int lc_hist_sum_add_encoded_both(lc_hist_sum_t *s, lc_hist_sum_t *also, const uint8_t *buf,
                                  size_t len)
 {
-    assert(s != also);
-    /* One cursor can be kept through the pass: also's, else s's. */
-    lc_hist_sum_t *kept = also != NULL ? also : s;
-    uint64_t below = 0;
-    if (lc_hist_decode_add_both(&s->h, also ? &also->h : NULL, buf, len,
-                                kept->run_valid ? kept->run_b : 0, &below) != 0)
+    assert(s != NULL);
+    lc_hist_pass_t p = {0};
+    return add_pass(s, also, buf, len, &p);
+}
+
+int lc_hist_sum_add_encoded_percentiles(lc_hist_sum_t *also, const uint8_t *buf, size_t len,
+                                        const double *ps, size_t n, uint64_t *out,
+                                        uint64_t *count)
+{
+    lc_hist_pass_t p = {.ps = ps, .n = n, .out = out};
+    if (add_pass(NULL, also, buf, len, &p) != 0)
         return LC_EPROTO;
-    if (kept->run_valid)
-        kept->run_seen += below;
-    if (also != NULL)
-        s->run_valid = false;
-    touch_all(s);
-    if (also != NULL)
-        touch_all(also);
+    *count = p.total;
     return 0;
 }
 

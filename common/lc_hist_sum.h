@@ -34,6 +34,13 @@ int lc_hist_sum_add_encoded(lc_hist_sum_t *s, const uint8_t *buf, size_t len);
  * cursor is kept), reading the encoding once. Neither changes on LC_EPROTO. */
 int lc_hist_sum_add_encoded_both(lc_hist_sum_t *s, lc_hist_sum_t *also, const uint8_t *buf,
                                  size_t len);
+/* The percentiles ps (ascending) of one encoding alone into out, and its count into *count,
+ * while it is added to also (a running total, as in lc_hist_sum_add_encoded_both; NULL:
+ * none), in one pass and without a dense histogram of it: a history's second that has one
+ * row. Returns 0, or LC_EPROTO (also unchanged, out undefined). */
+int lc_hist_sum_add_encoded_percentiles(lc_hist_sum_t *also, const uint8_t *buf, size_t len,
+                                        const double *ps, size_t n, uint64_t *out,
+                                        uint64_t *count);
 /* Keeps percentile p (0..100) of s up to date as encodings are added to it, for a running
  * total asked for its percentile after every second (a history's "Total Median"). */
 void lc_hist_sum_track(lc_hist_sum_t *s, double p);

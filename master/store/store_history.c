@@ -4,6 +4,7 @@
 
 #include <assert.h>
 #include <stdlib.h>
+#include <string.h>
 
 #include "lc_err.h"
 #include "lc_hist_sum.h"
@@ -46,13 +47,18 @@ static int64_t cursor_t_of(const cursor_t *c)
 typedef struct second_s {
     int64_t t; /* offset from the run's start */
     uint64_t users, count, failures, bytes;
+    /* A second of one row has its percentiles straight from that row's histogram
+     * (own_pct); one of several rows, from their sum in history_t.hist. */
+    bool own_pct, has_latency;
+    uint64_t pct_us[STORE_N_PERCENTILES];
 } second_t;
 
 typedef struct history_s {
     const store_history_query_t *q;
     store_history_head_t head;
     int64_t start_s;       /* unix second of offset 0 */
-    lc_hist_sum_t *hist;   /* the current second's latencies */
+    bool one_row;          /* each second has at most one row (run-wide, or one endpoint's) */
+    lc_hist_sum_t *hist;   /* the current second's latencies (of several rows) */
     lc_hist_sum_t *total;  /* every second so far (q->full) */
     second_t sums;         /* counters of every second so far (t unused) */
     uint64_t last_users;   /* users of the previous second, for gaps */
@@ -87,8 +93,13 @@ static void fill_entry(const history_t *h, const second_t *sec, store_history_en
     e->bytes = sec->bytes;
     e->rps = (double)sec->count / step;
     e->failures_per_s = (double)sec->failures / step;
-    e->has_latency = h->hist->h.total != 0;
-    lc_hist_sum_percentiles(h->hist, store_percentiles, STORE_N_PERCENTILES, e->pct_us);
+    if (sec->own_pct) {
+        e->has_latency = sec->has_latency;
+        memcpy(e->pct_us, sec->pct_us, sizeof e->pct_us);
+    } else {
+        e->has_latency = h->hist->h.total != 0;
+        lc_hist_sum_percentiles(h->hist, store_percentiles, STORE_N_PERCENTILES, e->pct_us);
+    }
     if (h->q->full)
         fill_totals(h, e);
 }
@@ -116,21 +127,37 @@ static void emit_second(history_t *h, const second_t *sec)
 }
 
 /* Adds a row's histogram blob to the second's, and (full entries) to the running total in
- * the same pass over it; a bad one adds nothing. */
-static void add_hist_column(history_t *h, sqlite3_stmt *st, int col)
+ * the same pass over it; a bad one adds nothing. A second of one row takes its percentiles
+ * in that pass instead of summing a histogram of it. */
+static void add_hist_column(history_t *h, second_t *sec, sqlite3_stmt *st, int col)
 {
     const void *blob = sqlite3_column_blob(st, col);
     int len = sqlite3_column_bytes(st, col);
+    lc_hist_sum_t *total = h->q->full ? h->total : NULL;
+    if (h->one_row) {
+        assert(!sec->own_pct); /* PRIMARY KEY(run, t, endpoint) */
+        sec->own_pct = true;
+        uint64_t count = 0;
+        if (blob != NULL && len > 0 &&
+            lc_hist_sum_add_encoded_percentiles(total, blob, (size_t)len, store_percentiles,
+                                                STORE_N_PERCENTILES, sec->pct_us, &count) != 0) {
+            lc_warn("store", "msg=\"ignoring corrupt histogram\" bytes=%d", len);
+            count = 0;
+        }
+        sec->has_latency = count != 0;
+        if (!sec->has_latency)
+            memset(sec->pct_us, 0, sizeof sec->pct_us);
+        return;
+    }
     if (blob != NULL && len > 0 &&
-        lc_hist_sum_add_encoded_both(h->hist, h->q->full ? h->total : NULL, blob,
-                                     (size_t)len) != 0)
+        lc_hist_sum_add_encoded_both(h->hist, total, blob, (size_t)len) != 0)
         lc_warn("store", "msg=\"ignoring corrupt histogram\" bytes=%d", len);
 }
 
 /* Sums the rows of second t of both cursors into one second. */
 static void take_second(history_t *h, int64_t t, cursor_t *totals, cursor_t *seconds)
 {
-    second_t sec = {t, h->last_users, 0, 0, 0};
+    second_t sec = {.t = t, .users = h->last_users};
     if (cursor_t_of(totals) == t) {
         sec.users = (uint64_t)sqlite3_column_int64(totals->st, 1);
         cursor_next(totals);
@@ -139,7 +166,7 @@ static void take_second(history_t *h, int64_t t, cursor_t *totals, cursor_t *sec
         sec.count += (uint64_t)sqlite3_column_int64(seconds->st, 1);
         sec.failures += (uint64_t)sqlite3_column_int64(seconds->st, 2);
         sec.bytes += (uint64_t)sqlite3_column_int64(seconds->st, 3);
-        add_hist_column(h, seconds->st, 4);
+        add_hist_column(h, &sec, seconds->st, 4);
     }
     emit_second(h, &sec);
 }
@@ -157,7 +184,7 @@ static void history_walk(history_t *h, int64_t prev, cursor_t *totals, cursor_t 
             break; /* the rest is the next page's (running totals need them all) */
         if (prev >= 0 && t - prev <= MAX_GAP_S)
             for (int64_t gap = prev + step; gap < t; gap += step) {
-                second_t empty = {gap, h->last_users, 0, 0, 0};
+                second_t empty = {.t = gap, .users = h->last_users};
                 emit_second(h, &empty);
             }
         take_second(h, t, totals, seconds);
@@ -177,8 +204,9 @@ static bool run_has_sums(store_t *s, uint64_t run)
     return store_run_int(s, "SELECT COUNT(*) FROM run_sums WHERE run = ?", run, 0) > 0;
 }
 
-/* Opens the two cursors over seconds lo < t <= hi. */
-static void open_cursors(store_t *s, uint64_t run, const char *endpoint, int64_t lo, int64_t hi,
+/* Opens the two cursors over seconds lo < t <= hi. Returns whether each second has at most
+ * one row (run-wide rows, or one endpoint's). */
+static bool open_cursors(store_t *s, uint64_t run, const char *endpoint, int64_t lo, int64_t hi,
                          cursor_t *totals, cursor_t *seconds)
 {
     totals->st = store_prepare(s, "SELECT t, users FROM run_second_totals"
@@ -209,6 +237,7 @@ static void open_cursors(store_t *s, uint64_t run, const char *endpoint, int64_t
         sqlite3_bind_text(seconds->st, 4, endpoint, -1, SQLITE_STATIC);
     cursor_next(totals);
     cursor_next(seconds);
+    return run_rows || endpoint != NULL;
 }
 
 /* The method of one endpoint of a run into method ("" when unknown). */
@@ -259,7 +288,7 @@ static int history_rows(store_t *s, uint64_t run, history_t *h, int64_t lo, int6
     if (rv == 0) {
         lc_hist_sum_track(h->total, 50); /* the Total Median of each entry */
         cursor_t totals, seconds;
-        open_cursors(s, run, h->q->endpoint, lo, hi, &totals, &seconds);
+        h->one_row = open_cursors(s, run, h->q->endpoint, lo, hi, &totals, &seconds);
         rv = totals.st && seconds.st ? 0 : LC_EIO;
         if (rv == 0)
             history_walk(h, second_before(s, run, lo, &h->last_users), &totals, &seconds);

@@ -266,6 +266,67 @@ static void test_percentiles_match_naive(void **state)
     free(h);
 }
 
+/* add_encoded_percentiles finds an encoding's own percentiles in the pass that adds it to
+ * the running total: what the naive scan of its decoding finds (empty ones, ones reaching
+ * the last bucket, corrupted ones the decoder accepts alike); the total and its tracked
+ * median are add_encoded's; a refused encoding changes nothing. */
+static void test_add_percentiles(void **state)
+{
+    (void)state;
+    lc_hist_sum_t *total = lc_hist_sum_new();
+    lc_hist_t *scratch = malloc(sizeof *scratch), *decoded = malloc(sizeof *decoded);
+    lc_hist_t *ref_total = malloc(sizeof *ref_total);
+    assert_true(total && scratch && decoded && ref_total);
+    lc_hist_init(ref_total);
+    lc_hist_sum_track(total, 50);
+    uint64_t seed = 23;
+    for (int round = 0; round < 600; round++) {
+        uint8_t *enc;
+        size_t len;
+        random_encoding(&seed, scratch, &enc, &len);
+        if (round % 7 == 3) { /* past LC_HIST_MAX_US: the last bucket */
+            lc_hist_record(scratch, 2ull * LC_HIST_MAX_US);
+            free(enc);
+            assert_int_equal(lc_hist_encode(scratch, &enc, &len), 0);
+        }
+        if (round % 5 == 4 && len > 6)
+            enc[next_rand(&seed) % len] ^= (uint8_t)(1u << (next_rand(&seed) % 8));
+        lc_hist_init(decoded);
+        int want = lc_hist_decode_add(decoded, enc, len);
+        lc_hist_t before = total->h;
+        uint64_t got[N_PS], count = 12345;
+        int rv = lc_hist_sum_add_encoded_percentiles(total, enc, len, ps, N_PS, got, &count);
+        assert_int_equal(rv, want);
+        if (rv != 0) {
+            assert_memory_equal(&before, &total->h, sizeof before);
+        } else {
+            assert_int_equal(count, decoded->total);
+            for (size_t i = 0; i < N_PS; i++)
+                assert_int_equal(got[i], naive_percentile(decoded, ps[i]));
+            lc_hist_merge(ref_total, decoded);
+        }
+        assert_memory_equal(ref_total->counts, total->h.counts, sizeof ref_total->counts);
+        assert_int_equal(ref_total->total, total->h.total);
+        assert_int_equal(lc_hist_sum_tracked(total), lc_hist_percentile(ref_total, 50));
+        free(enc);
+    }
+    uint8_t *empty;
+    size_t len;
+    lc_hist_init(scratch);
+    assert_int_equal(lc_hist_encode(scratch, &empty, &len), 0);
+    uint64_t got[N_PS], count = 1;
+    assert_int_equal(lc_hist_sum_add_encoded_percentiles(NULL, empty, len, ps, N_PS, got, &count),
+                     0);
+    assert_int_equal(count, 0); /* an empty histogram: every percentile 0 */
+    for (size_t i = 0; i < N_PS; i++)
+        assert_int_equal(got[i], 0);
+    free(empty);
+    free(total);
+    free(scratch);
+    free(decoded);
+    free(ref_total);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -275,6 +336,7 @@ int main(void)
         cmocka_unit_test(test_tracked_percentile),
         cmocka_unit_test(test_percentiles_match_naive),
         cmocka_unit_test(test_add_both),
+        cmocka_unit_test(test_add_percentiles),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
