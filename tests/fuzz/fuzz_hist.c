@@ -2,7 +2,8 @@
  * for an accepted input, decode(encode(decode(x))) == decode(x), and a
  * rejected one leaves the histogram unchanged; merging the input (split in
  * two) as encodings gives the bytes of the dense merge, and is refused
- * exactly when a half does not decode. */
+ * exactly when a half does not decode; the percentiles found while decoding
+ * (lc_hist_decode_pass) are those of the decoded histogram. */
 #include <stdbool.h>
 #include <stdint.h>
 #include <stdlib.h>
@@ -41,6 +42,28 @@ static void check_merge_encoded(const uint8_t *data, size_t size, lc_hist_t *den
     free(want);
 }
 
+/* lc_hist_decode_pass with nothing to add to: accepted exactly when a decode into an empty
+ * histogram is, and its percentiles are that histogram's. */
+static void check_pass_percentiles(const uint8_t *data, size_t size, lc_hist_t *dense)
+{
+    static const double ps[] = {0, 10, 50, 66, 90, 99, 99.9, 99.99, 100};
+    enum { N = sizeof ps / sizeof ps[0] };
+    lc_hist_init(dense);
+    int want = lc_hist_decode_add(dense, data, size);
+    uint64_t got[N];
+    lc_hist_pass_t pass = {.ps = ps, .n = N, .out = got};
+    int rv = lc_hist_decode_pass(NULL, NULL, data, size, &pass);
+    FUZZ_CHECK(rv == want, "decode_pass answered %d, decode_add %d", rv, want);
+    if (rv != 0)
+        return;
+    FUZZ_CHECK(pass.total == dense->total, "decode_pass counted %llu of %llu",
+               (unsigned long long)pass.total, (unsigned long long)dense->total);
+    for (size_t i = 0; i < N; i++)
+        FUZZ_CHECK(got[i] == lc_hist_percentile(dense, ps[i]), "percentile %g: %llu, not %llu",
+                   ps[i], (unsigned long long)got[i],
+                   (unsigned long long)lc_hist_percentile(dense, ps[i]));
+}
+
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 {
     /* Three histograms of ~20 KiB each: heap, not the fuzzer's stack. */
@@ -76,6 +99,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
         lc_hist_merge(back, h);
     }
     check_merge_encoded(data, size, back);
+    check_pass_percentiles(data, size, back);
     free(h);
     free(before);
     free(back);
