@@ -63,9 +63,6 @@ static int check_pool(lc_jp_t *p, const lc_scenario_t *s)
 {
     if (s->h2_pool.connections == 0)
         return 0;
-    if (s->program != NULL)
-        return lc_jp_fail(p, "http2", "pool", "v1 tasks only: journeys keep a connection "
-                                              "per user (leave pool out)");
     if (s->http2 != LC_HTTP2_ON)
         return lc_jp_fail(p, "http2", "mode", "must be true with a pool (its connections "
                                               "speak HTTP/2 only, h2c or ALPN h2)");

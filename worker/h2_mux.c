@@ -115,18 +115,6 @@ static worker_h2_stream_t *stream_of(nghttp2_session *s, int32_t id)
 
 /* Callbacks (inside nghttp2_session_mem_recv and _mem_send) */
 
-static void keep_header(worker_h2_mux_t *m, worker_h2_stream_t *st, const uint8_t *value,
-                        size_t vlen)
-{
-    if (st->hdrs == NULL && (st->hdrs = worker_bufpool_take(m->pool)) == NULL)
-        return;
-    size_t from = st->hdrs->len;
-    if (lc_buf_append(st->hdrs, "content-encoding", 17) != 0 ||
-        lc_buf_append(st->hdrs, (const char *)value, vlen) != 0 ||
-        lc_buf_append(st->hdrs, "", 1) != 0)
-        st->hdrs->len = from;
-}
-
 static int on_header(nghttp2_session *s, const nghttp2_frame *frame, const uint8_t *name,
                      size_t namelen, const uint8_t *value, size_t valuelen, uint8_t flags,
                      void *data)
@@ -142,8 +130,10 @@ static int on_header(nghttp2_session *s, const nghttp2_frame *frame, const uint8
                                    : 0;
         if (st->hdrs != NULL)
             st->hdrs->len = 0; /* an interim 1xx's headers are not the answer's */
-    } else if (st->capture && namelen == 16 && memcmp(name, "content-encoding", 16) == 0) {
-        keep_header(data, st, value, valuelen);
+    } else if (st->want != NULL && name[0] != ':') { /* nghttp2 checked: lowercase */
+        worker_h2_mux_t *m = data;
+        worker_hdrs_keep(&st->hdrs, m->pool, st->want, (const char *)name, namelen,
+                         (const char *)value, valuelen);
     }
     return 0;
 }

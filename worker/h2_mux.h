@@ -1,6 +1,6 @@
 /* h2_mux.h — engine thread: one nghttp2 client session carrying many concurrent streams over a
  * worker_conn_t whose owner (h2_shared.c) reads its bytes: a stream per request with its own
- * status, captured body and Content-Encoding; how each ends (answered, refused, reset, cut by
+ * status, captured body and wanted headers; how each ends (answered, refused, reset, cut by
  * the connection) is told once, through a callback. */
 #ifndef WORKER_H2_MUX_H
 #define WORKER_H2_MUX_H
@@ -22,7 +22,8 @@ typedef struct worker_h2_stream_s {
     const char *body;
     size_t body_off, body_len;
     lc_buf_t *captured;    /* the body, when capture (from the engine's pool) */
-    lc_buf_t *hdrs;        /* "content-encoding\0value\0", when capture */
+    const worker_hdr_want_t *want; /* the response headers to keep in hdrs; NULL: none */
+    lc_buf_t *hdrs;        /* "name\0value\0"... of those (from the engine's pool) */
     uint64_t bytes;        /* header and DATA bytes of the answer */
     uint64_t deadline_ns;  /* uv_hrtime past which it is cancelled as a timeout */
     int32_t id;

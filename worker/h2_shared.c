@@ -125,25 +125,20 @@ static void deliver(worker_h2_shared_t *p, worker_h2_preq_t *q, int kind)
 
 /* Streams */
 
-/* Renders q's request (the user's task) and starts it on connection i, whose slot it holds. */
+/* Starts q's request (as its user gives it, now: worker_user_pool_request) on connection i,
+ * whose slot it holds. */
 static void start_stream(worker_h2_shared_t *p, worker_h2_preq_t *q, uint32_t i)
 {
-    engine_run_t *r = p->r;
-    worker_engine_t *e = r->engine;
-    worker_user_t *u = q->user;
-    const worker_plan_t *plan = r->plan;
-    worker_tpl_vars_t vars = {.user_id = u->id, .iteration = u->iteration, .rng = &e->rng};
-    const char *req;
-    size_t len;
-    u->iteration++;
+    worker_req_out_t out;
     q->conn = i;
     q->st.owner = q;
-    q->st.capture = plan->tasks[u->task].task->expect_body_contains != NULL;
-    q->st.deadline_ns = uv_hrtime() + plan->scenario.request_timeout_ms * 1000000ull;
-    int kind = worker_plan_render(plan, u->task, &vars, &e->body_scratch, &e->req_scratch,
-                                  &req, &len) != 0
-                   ? WORKER_ERR_ABORTED
-                   : worker_h2_mux_submit(p->pc[i].mux, &q->st, req, len);
+    int kind = worker_user_pool_request(q->user, &out) != 0 ? WORKER_ERR_ABORTED : 0;
+    if (kind == 0) {
+        q->st.capture = out.capture;
+        q->st.want = out.want;
+        q->st.deadline_ns = uv_hrtime() + out.timeout_ms * 1000000ull;
+        kind = worker_h2_mux_submit(p->pc[i].mux, &q->st, out.data, out.len);
+    }
     if (q->st.id > 0) { /* linked: it ends through on_stream_end, whatever kind says */
         q->in_flight = true;
         if (kind != 0)

@@ -492,29 +492,41 @@ static int on_body(llhttp_t *p, const char *at, size_t len)
     return 0;
 }
 
+void worker_hdrs_keep(lc_buf_t **hdrs, worker_bufpool_t *pool, const worker_hdr_want_t *want,
+                      const char *name, size_t nlen, const char *value, size_t vlen)
+{
+    bool wanted = want != NULL && want->all;
+    for (size_t i = 0; want != NULL && !wanted && i < want->n; i++)
+        wanted = want->lens[i] == nlen && memcmp(want->names[i], name, nlen) == 0;
+    if (!wanted)
+        return;
+    if (*hdrs == NULL && (*hdrs = worker_bufpool_take(pool)) == NULL)
+        return;
+    lc_buf_t *b = *hdrs;
+    if (b->len + nlen + vlen + 2 > WORKER_HEADERS_CAPTURE_MAX)
+        return;
+    size_t from = b->len;
+    if (lc_buf_append(b, name, nlen) != 0 || lc_buf_append(b, "", 1) != 0 ||
+        lc_buf_append(b, value, vlen) != 0 || lc_buf_append(b, "", 1) != 0)
+        b->len = from;
+}
+
 void worker_conn_capture_header(worker_conn_t *c, const char *name, size_t nlen,
                                 const char *value, size_t vlen)
 {
-    const worker_hdr_want_t *w = c->want;
-    bool wanted = w != NULL && w->all;
-    for (size_t i = 0; w != NULL && !wanted && i < w->n; i++)
-        wanted = w->lens[i] == nlen && memcmp(w->names[i], name, nlen) == 0;
-    if (!wanted)
-        return;
-    if (c->hdrs == NULL && (c->hdrs = worker_bufpool_take(c->pool)) == NULL)
-        return;
-    if (c->hdrs->len + nlen + vlen + 2 > WORKER_HEADERS_CAPTURE_MAX)
-        return;
-    size_t from = c->hdrs->len;
-    if (lc_buf_append(c->hdrs, name, nlen) != 0 || lc_buf_append(c->hdrs, "", 1) != 0 ||
-        lc_buf_append(c->hdrs, value, vlen) != 0 || lc_buf_append(c->hdrs, "", 1) != 0)
-        c->hdrs->len = from;
+    worker_hdrs_keep(&c->hdrs, c->pool, c->want, name, nlen, value, vlen);
 }
 
 void worker_conn_want_headers(worker_conn_t *c, const worker_hdr_want_t *want)
 {
     assert(c->state != WORKER_CONN_BUSY);
     c->want = want != NULL && (want->n > 0 || want->all) ? want : NULL;
+}
+
+void worker_conn_send_out(worker_conn_t *c, const worker_req_out_t *out)
+{
+    worker_conn_want_headers(c, out->want);
+    worker_conn_send(c, out->data, out->len, out->head, out->capture, out->timeout_ms);
 }
 
 /* Whether the header name so far, s[0..len) in any case, begins one of the names wanted:

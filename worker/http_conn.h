@@ -47,6 +47,21 @@ typedef struct worker_hdr_want_s {
     bool all;           /* every header (a script's response), names ignored */
 } worker_hdr_want_t;
 
+/* A request ready to go, as worker_conn_send (or a stream of the HTTP/2 pool) takes it. */
+typedef struct worker_req_out_s {
+    const char *data;              /* the request rendered in HTTP/1.1 form */
+    size_t len;
+    bool head;                     /* the response has no body */
+    bool capture;                  /* keep up to 1 MiB of the body */
+    uint32_t timeout_ms;
+    const worker_hdr_want_t *want; /* the response headers to keep; NULL: none */
+} worker_req_out_t;
+
+/* Keeps header name: value in *hdrs ("name\0value\0", a buffer of pool taken on first use)
+ * when want names it, within WORKER_HEADERS_CAPTURE_MAX (what does not fit is dropped). */
+void worker_hdrs_keep(lc_buf_t **hdrs, worker_bufpool_t *pool, const worker_hdr_want_t *want,
+                      const char *name, size_t nlen, const char *value, size_t vlen);
+
 /* What the owner (a user) hears. Every callback runs on the engine's loop,
  * never from inside a call the owner made. */
 typedef struct worker_conn_cbs_s {
@@ -135,6 +150,8 @@ void worker_conn_send(worker_conn_t *c, const char *req, size_t len, bool head, 
 /* For the next worker_conn_send only: keep the response headers want names (want must
  * outlive the request). */
 void worker_conn_want_headers(worker_conn_t *c, const worker_hdr_want_t *want);
+/* worker_conn_want_headers(c, out->want), then worker_conn_send of out. */
+void worker_conn_send_out(worker_conn_t *c, const worker_req_out_t *out);
 /* For transports: a uv_write of buf[0..len) on c's socket, its request allocated for it (a
  * connection holds none: most writes finish at once) and, when copy, buf copied after it.
  * cb's request has data == c and is freed by cb (also when cancelled by a close). Returns 0

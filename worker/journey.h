@@ -15,6 +15,9 @@ void worker_journey_free(worker_user_t *u);
 void worker_journey_resume(worker_user_t *u);
 /* The connection is ready for the request the user is waiting to send. */
 void worker_journey_send(worker_user_t *u);
+/* The request in flight (a step's or a script's) as it goes out: u->req when it waited for
+ * its connection or goes through the HTTP/2 pool, else the rendering just made. */
+void worker_journey_out(worker_user_t *u, worker_req_out_t *out);
 /* The request in flight ended with r. */
 void worker_journey_done(worker_user_t *u, const worker_conn_result_t *r);
 /* The run stops or the user retires: on_stop runs (unless the stop deadline passed), then

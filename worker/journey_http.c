@@ -291,7 +291,6 @@ static void send_now(worker_user_t *u)
     }
     if (u->run->plan->trace != NULL)
         worker_trace_request(u->run->plan->trace, req->data, req->len, u->js->hops);
-    worker_conn_want_headers(worker_user_conn(u), &u->run->plan->jreqs[u->js->req].want);
     worker_user_connect(u);
 }
 
@@ -307,17 +306,31 @@ void worker_journey_request(worker_user_t *u, uint32_t req)
     send_now(u);
 }
 
+static const worker_hdr_want_t every_header = {.all = true};
+
+void worker_journey_out(worker_user_t *u, worker_req_out_t *out)
+{
+    const worker_journey_state_t *js = u->js;
+    const lc_buf_t *req = u->req.data != NULL ? &u->req : &u->run->engine->req_scratch;
+    if (js->script_req) {
+        *out = (worker_req_out_t){.capture = true, .want = &every_header};
+        worker_lua_out(u, &out->head, &out->timeout_ms);
+    } else {
+        const lc_jreq_t *r = &prog_of(u)->reqs[js->req];
+        *out = (worker_req_out_t){.head = strcmp(method_now(js, r), "HEAD") == 0,
+                                  .capture = r->needs_body,
+                                  .timeout_ms = r->timeout_ms,
+                                  .want = &u->run->plan->jreqs[js->req].want};
+    }
+    out->data = req->data;
+    out->len = req->len;
+}
+
 void worker_journey_send(worker_user_t *u)
 {
-    if (u->js->script_req) {
-        worker_lua_send(u);
-        return;
-    }
-    const lc_jreq_t *r = &prog_of(u)->reqs[u->js->req];
-    bool head = strcmp(method_now(u->js, r), "HEAD") == 0;
-    /* u->req when the request waited for its connection; else send_now's rendering, just made */
-    const lc_buf_t *req = u->req.data != NULL ? &u->req : &u->run->engine->req_scratch;
-    worker_conn_send(worker_user_conn(u), req->data, req->len, head, r->needs_body, r->timeout_ms);
+    worker_req_out_t out;
+    worker_journey_out(u, &out);
+    worker_conn_send_out(worker_user_conn(u), &out);
     lc_buf_free(&u->req); /* the transport copied what it could not send at once */
 }
 
@@ -626,8 +639,6 @@ void worker_journey_done(worker_user_t *u, const worker_conn_result_t *res)
 
 /* ---- requests a script builds (journey_lua_api.c) ---- */
 
-static const worker_hdr_want_t every_header = {.all = true};
-
 /* "METHOD target HTTP/1.1", Host, User-Agent, the script's headers, cookies, body. */
 static int render_script(worker_user_t *u, const worker_script_req_t *sr, lc_buf_t *out)
 {
@@ -682,7 +693,6 @@ int worker_journey_send_script(worker_user_t *u, const worker_script_req_t *sr)
     if (u->run->plan->trace != NULL)
         worker_trace_request(u->run->plan->trace, req->data, req->len, 0);
     js->script_req = true;
-    worker_conn_want_headers(worker_user_conn(u), &every_header);
     worker_user_connect(u);
     return 0;
 }

@@ -32,7 +32,7 @@ typedef struct worker_script_req_s {
 } worker_script_req_t;
 
 /* Renders sr into the engine's scratch buffer and sends it (connecting first when needed);
- * journey_lua.h's worker_lua_send and worker_lua_done take over from there. Returns 0, or
+ * worker_journey_out and journey_lua.h's worker_lua_done take over from there. Returns 0, or
  * LC_EINVAL (a space or a control byte in the target), LC_ETOOBIG (over the 8 MiB a request
  * may take) or LC_ENOMEM: then nothing was sent. */
 int worker_journey_send_script(worker_user_t *u, const worker_script_req_t *sr);

@@ -293,14 +293,12 @@ void worker_lua_on_sleep(uv_timer_t *t)
         worker_journey_resume(u);
 }
 
-void worker_lua_send(worker_user_t *u)
+void worker_lua_out(const worker_user_t *u, bool *head, uint32_t *timeout_ms)
 {
     const worker_lua_user_t *lu = u->js->lua;
     assert(lu != NULL && lu->wait == WORKER_LUA_HTTP);
-    /* u->req when the request waited for its connection; else the rendering just made */
-    const lc_buf_t *req = u->req.data != NULL ? &u->req : &u->run->engine->req_scratch;
-    worker_conn_send(worker_user_conn(u), req->data, req->len, lu->head, true, lu->timeout_ms);
-    lc_buf_free(&u->req); /* the transport copied what it could not send at once */
+    *head = lu->head;
+    *timeout_ms = lu->timeout_ms;
 }
 
 static bool is_redirect(int status)

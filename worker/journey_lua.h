@@ -36,8 +36,9 @@ void worker_lua_run_close(engine_run_t *r);
  * on with its next op at once (the function returned, or failed with on_error continue);
  * false when it waits (http, sleep) or its iteration ended. */
 bool worker_journey_lua(worker_user_t *u, uint32_t step);
-/* The connection is ready for the script's request (user.c, through worker_journey_send). */
-void worker_lua_send(worker_user_t *u);
+/* The script's request in flight: whether it is a HEAD, and its timeout (for
+ * worker_journey_out, when a connection or the pool is ready to send it). */
+void worker_lua_out(const worker_user_t *u, bool *head, uint32_t *timeout_ms);
 /* The script's request ended with res (through worker_journey_done). */
 void worker_lua_done(worker_user_t *u, const worker_conn_result_t *res);
 /* The user winds down (on_stop, or its end): a function waiting in http or sleep is dropped,

@@ -37,6 +37,13 @@ static bool pooled(const worker_user_t *u)
     return u->run->plan->scenario.h2_pool.connections > 0;
 }
 
+/* Whether the request u is making goes through the pool: the pool's connections are the
+ * target's, so a journey's requests to its other origins keep connections of their own. */
+static bool through_pool(const worker_user_t *u)
+{
+    return pooled(u) && (u->js == NULL || u->js->origin == 0);
+}
+
 static bool ending(const worker_user_t *u)
 {
     return u->retiring || u->run->stopping;
@@ -169,6 +176,10 @@ void worker_user_retire(worker_user_t *u)
 void worker_user_stop(worker_user_t *u)
 {
     if (u->js != NULL) {
+        /* Queued for a pool's slot: nothing was sent, as with a connect in progress. */
+        if (through_pool(u) && u->phase == WORKER_USER_REQUEST && u->run->h2pool != NULL &&
+            worker_h2_shared_unqueue(u->run->h2pool, u))
+            u->phase = WORKER_USER_CONNECT;
         if (u->phase != WORKER_USER_REQUEST && u->phase != WORKER_USER_FINISH)
             journey_wind_down(u);
         return;
@@ -190,7 +201,7 @@ void worker_user_stop(worker_user_t *u)
 
 void worker_user_abort(worker_user_t *u)
 {
-    if (pooled(u) && u->run->h2pool != NULL && u->phase == WORKER_USER_REQUEST) {
+    if (through_pool(u) && u->run->h2pool != NULL && u->phase == WORKER_USER_REQUEST) {
         if (worker_h2_shared_unqueue(u->run->h2pool, u))
             user_finish(u);
         else
@@ -202,57 +213,70 @@ void worker_user_abort(worker_user_t *u)
         worker_conn_abort(c, WORKER_ERR_ABORTED);
 }
 
-static void send_request(worker_user_t *u)
+/* A task's request, rendered into the engine's scratch buffer (the iteration counted). */
+static int task_out(worker_user_t *u, worker_req_out_t *out)
 {
-    engine_run_t *r = u->run;
-    worker_engine_t *e = r->engine;
-    const worker_plan_t *p = r->plan;
+    worker_engine_t *e = u->run->engine;
+    const worker_plan_t *p = u->run->plan;
     const worker_task_plan_t *tp = &p->tasks[u->task];
     worker_tpl_vars_t vars = {.user_id = u->id, .iteration = u->iteration, .rng = &e->rng};
-    const char *req;
-    size_t len;
+    /* A body checked is read as its Content-Encoding says. */
+    static const char *const coding_name[] = {"content-encoding"};
+    static const size_t coding_len[] = {16};
+    static const worker_hdr_want_t coding = {.names = coding_name, .lens = coding_len, .n = 1};
+    bool capture = tp->task->expect_body_contains != NULL;
+    u->iteration++;
+    *out = (worker_req_out_t){.head = tp->head,
+                              .capture = capture,
+                              .timeout_ms = p->scenario.request_timeout_ms,
+                              .want = capture ? &coding : NULL};
+    return worker_plan_render(p, u->task, &vars, &e->body_scratch, &e->req_scratch, &out->data,
+                              &out->len);
+}
+
+static void send_request(worker_user_t *u)
+{
     assert(u->phase == WORKER_USER_CONNECT);
     u->phase = WORKER_USER_REQUEST;
     if (u->js != NULL) {
         worker_journey_send(u);
         return;
     }
-    u->iteration++;
-    if (worker_plan_render(p, u->task, &vars, &e->body_scratch, &e->req_scratch, &req, &len) != 0) {
+    worker_req_out_t out;
+    if (task_out(u, &out) != 0) {
         /* Nothing was sent, so nothing is counted; the user tries again a
          * second later rather than stalling (the connection stays open). */
         lc_error("engine", "msg=\"out of memory rendering a request\" run=%llu",
-                 (unsigned long long)r->id);
+                 (unsigned long long)u->run->id);
         u->phase = WORKER_USER_THINK;
         uv_timer_start(&u->think, on_think, OOM_RETRY_MS, 0);
         return;
     }
-    /* A body checked is read as its Content-Encoding says. */
-    static const char *const coding_name[] = {"content-encoding"};
-    static const size_t coding_len[] = {16};
-    static const worker_hdr_want_t coding = {.names = coding_name, .lens = coding_len, .n = 1};
-    bool capture = tp->task->expect_body_contains != NULL;
-    worker_conn_want_headers(&u->conn, capture ? &coding : NULL);
-    worker_conn_send(&u->conn, req, len, tp->head, capture, p->scenario.request_timeout_ms);
+    worker_conn_send_out(&u->conn, &out);
 }
 
-/* Through the engine's HTTP/2 pool. Without one (it could not open: logged) each request
- * fails as aborted; out of memory sends nothing; either way the user tries again a second
- * later rather than spinning. */
+/* The pool could not take the request: it fails as aborted, a second later rather than in a
+ * spin. */
+static void on_pool_unavailable(uv_timer_t *t)
+{
+    static const worker_conn_result_t aborted = {.kind = WORKER_ERR_ABORTED,
+                                                 .latency_us = WORKER_NO_LATENCY};
+    worker_user_pool_done(t->data, &aborted);
+}
+
+/* Through the engine's HTTP/2 pool: the request is rendered (task) or taken (journey, from
+ * u->req) once it has a stream (worker_user_pool_request). Without a pool (it could not open:
+ * logged) or out of memory, the request fails as aborted a second later. */
 static void pool_send(worker_user_t *u)
 {
     engine_run_t *r = u->run;
     u->phase = WORKER_USER_REQUEST;
     if (r->h2pool != NULL && worker_h2_shared_send(r->h2pool, u) == 0)
         return;
-    if (r->h2pool == NULL)
-        worker_stats_record(r->stats, r->plan->tasks[u->task].endpoint, WORKER_ERR_ABORTED,
-                            WORKER_NO_LATENCY, 0);
-    else
+    if (r->h2pool != NULL)
         lc_error("engine", "msg=\"out of memory queueing a request\" run=%llu",
                  (unsigned long long)r->id);
-    u->phase = WORKER_USER_THINK;
-    uv_timer_start(&u->think, on_think, OOM_RETRY_MS, 0);
+    uv_timer_start(&u->think, on_pool_unavailable, OOM_RETRY_MS, 0);
 }
 
 static void journey_next(worker_user_t *u)
@@ -277,10 +301,7 @@ static void user_next(worker_user_t *u)
         return;
     }
     u->task = (uint32_t)worker_plan_pick(u->run->plan, &u->run->engine->rng);
-    if (pooled(u))
-        pool_send(u);
-    else
-        worker_user_connect(u);
+    worker_user_connect(u);
 }
 
 static void on_think(uv_timer_t *t)
@@ -466,6 +487,10 @@ void worker_user_wait(worker_user_t *u, uint64_t ms)
 
 void worker_user_connect(worker_user_t *u)
 {
+    if (through_pool(u)) {
+        pool_send(u);
+        return;
+    }
     worker_conn_t *c = worker_user_conn(u);
     assert(c != NULL); /* worker_user_conn_open made it */
     u->phase = WORKER_USER_CONNECT;
@@ -503,6 +528,20 @@ void worker_user_idle(worker_user_t *u)
 
 void worker_user_pool_done(worker_user_t *u, const worker_conn_result_t *r)
 {
-    assert(u->phase == WORKER_USER_REQUEST && u->js == NULL);
+    assert(u->phase == WORKER_USER_REQUEST);
+    if (u->js != NULL) {
+        u->phase = WORKER_USER_THINK;
+        worker_journey_done(u, r);
+        return;
+    }
     task_done(u, r);
+}
+
+int worker_user_pool_request(worker_user_t *u, worker_req_out_t *out)
+{
+    assert(u->phase == WORKER_USER_REQUEST);
+    if (u->js == NULL)
+        return task_out(u, out);
+    worker_journey_out(u, out);
+    return 0;
 }

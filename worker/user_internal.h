@@ -37,5 +37,8 @@ bool worker_user_ending_now(const worker_user_t *u);
 void worker_user_idle(worker_user_t *u);
 /* "http2" pool (h2_shared.c): how u's request ended. */
 void worker_user_pool_done(worker_user_t *u, const worker_conn_result_t *r);
+/* "http2" pool: u's request, now that it has a stream: a task's rendered (in the engine's
+ * scratch buffer), a journey's as it waited in u->req. Returns 0 or LC_ENOMEM. */
+int worker_user_pool_request(worker_user_t *u, worker_req_out_t *out);
 
 #endif

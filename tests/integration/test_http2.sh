@@ -4,7 +4,8 @@
 # protocol: HTTP/2.0); GOAWAY every 50 requests (keepalive_requests 50) with the counts still
 # exact and every request either served or counted as h2_refused; a journey's cookies,
 # extracted header and redirect over h2; the shared pool of connections over h2c and TLS,
-# exact, on 2 connections, and through GOAWAYs; "http2": "auto" falling back to HTTP/1.1 with a
+# exact, on 2 connections, and through GOAWAYs; a journey (cookies, extraction, a redirect, a
+# Lua step) through the pool, each user's cookie and token its own; "http2": "auto" falling back to HTTP/1.1 with a
 # server that has no h2 (TLS and plain), and "http2": true failing as tls against it.
 source "$LC_SRC/tests/integration/lib.sh"
 
@@ -30,6 +31,13 @@ server() {
         }
         location /go { return 302 /me; }
         location /me { default_type text/plain; return 200 "me \$http_cookie\n"; }
+        location /plogin {
+            add_header Set-Cookie "psid=\$request_id; Path=/";
+            default_type application/json;
+            return 200 '{"token":"\$request_id"}';
+        }
+        location /pgo { return 302 /pme; }
+        location /pme { default_type text/plain; return 200 "pme \$cookie_psid\n"; }
     }
 CONF
 }
@@ -177,6 +185,48 @@ check "journey: exits 0, no failures" test "$RC" -eq 0 -a "$(field journey .tota
 check "journey: iterations ran ($logins)" test "$logins" -gt 50
 check "journey: each redirect reached /me with the cookie and the extracted token ($me_ok of $me_all)" \
     test "$me_all" -ge $((logins - 8)) -a "$me_ok" -eq "$me_all"
+
+# (4b) The same kind of journey through a pool of 2 connections of 2 streams (h2c and TLS): the
+# 8 users share them and wait their turn, yet each /pme carries the cookie its own user's login set, and
+# the token extracted from that login's body (a unique $request_id each): an answer or a
+# cookie given to the wrong user would pair them wrongly. A Lua step's request goes through
+# the pool too, with the user's jar.
+cat >"$WORK/pme.lua" <<'LUA'
+function pme(u)
+  local r = http.get("/pme", {name = "lua-pme", headers = {Authorization = "Bearer " .. u.vars.tok}})
+  check(r.status == 200 and r.body:find(u.vars.tok, 1, true) ~= nil, "pme shows my own cookie")
+end
+LUA
+pjourney="\"script\": $(jq -Rs . <"$WORK/pme.lua"),"'
+ "defaults": {"follow_redirects": 5, "cookies": true},
+ "journeys": [{"name": "pj", "steps": [
+   {"name": "plogin", "path": "/plogin", "extract": {"tok": {"json": "$.token"}}},
+   {"name": "pgo", "path": "/pgo", "headers": {"Authorization": "Bearer ${tok}"},
+    "expect": {"status": [200], "body_contains": "pme "}},
+   {"lua": "pme", "endpoints": ["lua-pme"]}]}]'
+for name in h2c h2; do
+    case $name in
+    h2c) url="http://127.0.0.1:$H2C_PORT" ;;
+    h2) url="https://127.0.0.1:$H2_PORT" ;;
+    esac
+    : >"$WORK/$name.access"
+    run "pjourney-$name" "$url" '{"mode": true, "pool": {"connections": 2, "max_streams": 2}}' \
+        "$pjourney"
+    conns=$(awk '{print $3}' "$WORK/$name.access" | sort -u | wc -l)
+    logins=$(field "pjourney-$name" '[.endpoints[] | select(.name == "plogin") | .requests] | add // 0')
+    pme=$(awk '$5 == "/pme"' "$WORK/$name.access" | wc -l)
+    # each /pme line: its cookie's psid and its Bearer token, which must be the same id
+    wrong=$(awk '$5 == "/pme"' "$WORK/$name.access" |
+        sed -E 's/.*"psid=([^"]*)" "Bearer ([^"]*)"$/\1 \2/' | awk 'NF != 2 || $1 != $2' | wc -l)
+    expect_exact "pjourney-$name" "$name" HTTP/2.0
+    log "pjourney-$name: logins $logins, /pme $pme, pairs that do not match: $wrong, connections $conns"
+    check "pjourney-$name: over exactly 2 connections ($conns)" test "$conns" -eq 2
+    check "pjourney-$name: iterations ran ($logins)" test "$logins" -gt 50
+    check "pjourney-$name: a redirect's and a Lua step's /pme per login ($pme for $logins)" \
+        test "$pme" -ge $((2 * (logins - 8)))
+    check "pjourney-$name: each /pme carries its own user's cookie and token ($wrong wrong)" \
+        test "$wrong" -eq 0
+done
 
 # (5) "auto": h2 where the server offers it, HTTP/1.1 where it does not (TLS, and plain http,
 # where auto always means HTTP/1.1).
