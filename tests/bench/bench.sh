@@ -257,14 +257,15 @@ idle_rss() {
 }
 
 # lc_idle_pair NAME PORT USERS URL EXTRA_FIELDS: loadworker's RSS in KiB with USERS idle
-# users of a one-task scenario on URL in PAIR_MANY, with one user in PAIR_ONE.
+# users of a one-task scenario on URL in PAIR_MANY, with one user in PAIR_ONE. The users hold
+# a connection each, or with IDLE_CONNS set share that many (an HTTP/2 pool).
 lc_idle_pair() {
     local name=$1 port=$2 n=$3 url=$4 extra=$5
     scenario "$WORK/$name.json" "$url" "$n" 120 "$extra"
     scenario "$WORK/${name}1.json" "$url" 1 120 "$extra"
-    idle_rss "$name" "$port" "$n" "$LC_BIN/loadworker" --local "$WORK/$name.json" --threads 1 --log-level warn
+    idle_rss "$name" "$port" "${IDLE_CONNS:-$n}" "$LC_BIN/loadworker" --local "$WORK/$name.json" --threads 1 --log-level warn
     PAIR_MANY=$IDLE_RSS
-    idle_rss "${name}1" "$port" 1 "$LC_BIN/loadworker" --local "$WORK/${name}1.json" --threads 1 --log-level warn
+    idle_rss "${name}1" "$port" "${IDLE_CONNS:-1}" "$LC_BIN/loadworker" --local "$WORK/${name}1.json" --threads 1 --log-level warn
     PAIR_ONE=$IDLE_RSS
 }
 
@@ -318,11 +319,16 @@ bench_idle_tls() {
     local h2='"http2": true, "tls": {"insecure": true},'
     lc_idle_pair lc_idle_h2 "$NGINX_H2_PORT" "$n" "https://127.0.0.1:$NGINX_H2_PORT" "$think $h2"
     h2_many=$PAIR_MANY h2_one=$PAIR_ONE
+    # The same HTTP/2 users through a pool of one connection: an idle user holds none.
+    local pool='"http2": {"mode": true, "pool": {"connections": 1}}, "tls": {"insecure": true},'
+    IDLE_CONNS=1 lc_idle_pair lc_idle_h2pool "$NGINX_H2_PORT" "$n" "https://127.0.0.1:$NGINX_H2_PORT" "$think $pool"
+    local pool_b; pool_b=$(per_conn_bytes "$PAIR_MANY" "$PAIR_ONE" "$n")
+    local pool_kib="$PAIR_MANY KiB vs $PAIR_ONE KiB"
     lc_b=$(per_conn_bytes "$lc_many" "$lc_one" "$n")
     wrk_b=$(per_conn_bytes "$wrk_many" "$wrk_one" "$n")
     h2_b=$(per_conn_bytes "$h2_many" "$h2_one" "$n")
-    printf -v line 'idle-https   bytes_per_idle_tls_user=%s (loadworker, %s users: %s KiB vs 1 user: %s KiB; goal <= 8192)  with_close_idle_target=%s (%s)  wrk_bytes_per_tls_connection=%s (%s KiB vs %s KiB)  bytes_per_idle_h2_tls_user=%s (%s KiB vs %s KiB)' \
-        "$lc_b" "$n" "$lc_many" "$lc_one" "$closed_b" "$closed_kib" "$wrk_b" "$wrk_many" "$wrk_one" "$h2_b" "$h2_many" "$h2_one"
+    printf -v line 'idle-https   bytes_per_idle_tls_user=%s (loadworker, %s users: %s KiB vs 1 user: %s KiB; goal <= 8192)  with_close_idle_target=%s (%s)  wrk_bytes_per_tls_connection=%s (%s KiB vs %s KiB)  bytes_per_idle_h2_tls_user=%s (%s KiB vs %s KiB)  through_an_h2_pool=%s (%s)' \
+        "$lc_b" "$n" "$lc_many" "$lc_one" "$closed_b" "$closed_kib" "$wrk_b" "$wrk_many" "$wrk_one" "$h2_b" "$h2_many" "$h2_one" "$pool_b" "$pool_kib"
     echo "$line"
     SUMMARY+=("$line")
 }
