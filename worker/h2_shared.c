@@ -139,6 +139,7 @@ static void start_stream(worker_h2_shared_t *p, worker_h2_preq_t *q, uint32_t i)
         q->st.deadline_ns = uv_hrtime() + out.timeout_ms * 1000000ull;
         kind = worker_h2_mux_submit(p->pc[i].mux, &q->st, out.data, out.len);
     }
+    worker_user_pool_sent(q->user);
     if (q->st.id > 0) { /* linked: it ends through on_stream_end, whatever kind says */
         q->in_flight = true;
         if (kind != 0)

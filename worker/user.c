@@ -173,12 +173,25 @@ void worker_user_retire(worker_user_t *u)
         user_finish(u);
 }
 
+/* Takes back u's request through the pool when it has not gone out: queued for a slot, or
+ * waiting to fail because the pool could not take it (on_pool_unavailable); nothing is
+ * counted then. False when it is in flight (it ends as usual) or u has none. */
+static bool pool_take_back(worker_user_t *u)
+{
+    if (!through_pool(u) || u->phase != WORKER_USER_REQUEST)
+        return false;
+    if (u->preq == NULL) { /* refused by the pool: its timer is the only thing pending */
+        uv_timer_stop(&u->think);
+        return true;
+    }
+    return u->run->h2pool != NULL && worker_h2_shared_unqueue(u->run->h2pool, u);
+}
+
 void worker_user_stop(worker_user_t *u)
 {
     if (u->js != NULL) {
-        /* Queued for a pool's slot: nothing was sent, as with a connect in progress. */
-        if (through_pool(u) && u->phase == WORKER_USER_REQUEST && u->run->h2pool != NULL &&
-            worker_h2_shared_unqueue(u->run->h2pool, u))
+        /* Nothing sent through the pool yet: as with a connect in progress. */
+        if (pool_take_back(u))
             u->phase = WORKER_USER_CONNECT;
         if (u->phase != WORKER_USER_REQUEST && u->phase != WORKER_USER_FINISH)
             journey_wind_down(u);
@@ -188,9 +201,8 @@ void worker_user_stop(worker_user_t *u)
      * closing with a result pending (e.g. after Connection: close) still owes
      * that result to the counters. */
     if (pooled(u)) {
-        /* Queued for a slot: nothing was sent, nothing is counted. In flight: it ends. */
-        if (u->phase != WORKER_USER_REQUEST || u->run->h2pool == NULL ||
-            worker_h2_shared_unqueue(u->run->h2pool, u))
+        /* Not sent yet: nothing is counted. In flight: it ends. */
+        if (u->phase != WORKER_USER_REQUEST || pool_take_back(u))
             user_finish(u);
         return;
     }
@@ -201,10 +213,10 @@ void worker_user_stop(worker_user_t *u)
 
 void worker_user_abort(worker_user_t *u)
 {
-    if (through_pool(u) && u->run->h2pool != NULL && u->phase == WORKER_USER_REQUEST) {
-        if (worker_h2_shared_unqueue(u->run->h2pool, u))
+    if (through_pool(u) && u->phase == WORKER_USER_REQUEST) {
+        if (pool_take_back(u))
             user_finish(u);
-        else
+        else if (u->run->h2pool != NULL)
             worker_h2_shared_abort(u->run->h2pool, u);
         return;
     }
@@ -542,6 +554,14 @@ int worker_user_pool_request(worker_user_t *u, worker_req_out_t *out)
     assert(u->phase == WORKER_USER_REQUEST);
     if (u->js == NULL)
         return task_out(u, out);
+    /* A journey's request waited in u->req: its own connection is never idle with a pool,
+     * so send_now copied it there. */
+    assert(u->req.data != NULL);
     worker_journey_out(u, out);
     return 0;
+}
+
+void worker_user_pool_sent(worker_user_t *u)
+{
+    lc_buf_free(&u->req); /* the stream has its own copy; a redirect renders anew */
 }

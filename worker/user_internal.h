@@ -40,5 +40,7 @@ void worker_user_pool_done(worker_user_t *u, const worker_conn_result_t *r);
 /* "http2" pool: u's request, now that it has a stream: a task's rendered (in the engine's
  * scratch buffer), a journey's as it waited in u->req. Returns 0 or LC_ENOMEM. */
 int worker_user_pool_request(worker_user_t *u, worker_req_out_t *out);
+/* "http2" pool: u's request is on its stream (or failed to start): what u kept of it goes. */
+void worker_user_pool_sent(worker_user_t *u);
 
 #endif

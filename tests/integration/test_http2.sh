@@ -38,6 +38,8 @@ server() {
         }
         location /pgo { return 302 /pme; }
         location /pme { default_type text/plain; return 200 "pme \$cookie_psid\n"; }
+        location /xgo { return 302 \$scheme://localhost:\$server_port/xme; }
+        location /xme { default_type text/plain; return 200 "xme\n"; }
     }
 CONF
 }
@@ -190,7 +192,8 @@ check "journey: each redirect reached /me with the cookie and the extracted toke
 # 8 users share them and wait their turn, yet each /pme carries the cookie its own user's login set, and
 # the token extracted from that login's body (a unique $request_id each): an answer or a
 # cookie given to the wrong user would pair them wrongly. A Lua step's request goes through
-# the pool too, with the user's jar.
+# the pool too, with the user's jar. A second origin (the same server as localhost) keeps a
+# connection of the user's own, and a pool request's redirect to it goes there, as /xme.
 cat >"$WORK/pme.lua" <<'LUA'
 function pme(u)
   local r = http.get("/pme", {name = "lua-pme", headers = {Authorization = "Bearer " .. u.vars.tok}})
@@ -203,15 +206,17 @@ pjourney="\"script\": $(jq -Rs . <"$WORK/pme.lua"),"'
    {"name": "plogin", "path": "/plogin", "extract": {"tok": {"json": "$.token"}}},
    {"name": "pgo", "path": "/pgo", "headers": {"Authorization": "Bearer ${tok}"},
     "expect": {"status": [200], "body_contains": "pme "}},
-   {"lua": "pme", "endpoints": ["lua-pme"]}]}]'
+   {"lua": "pme", "endpoints": ["lua-pme"]},
+   {"name": "bhello", "origin": "b", "path": "/"},
+   {"name": "xgo", "path": "/xgo", "expect": {"status": [200], "body_contains": "xme"}}]}]'
 for name in h2c h2; do
     case $name in
-    h2c) url="http://127.0.0.1:$H2C_PORT" ;;
-    h2) url="https://127.0.0.1:$H2_PORT" ;;
+    h2c) url="http://127.0.0.1:$H2C_PORT" other="http://localhost:$H2C_PORT" ;;
+    h2) url="https://127.0.0.1:$H2_PORT" other="https://localhost:$H2_PORT" ;;
     esac
     : >"$WORK/$name.access"
     run "pjourney-$name" "$url" '{"mode": true, "pool": {"connections": 2, "max_streams": 2}}' \
-        "$pjourney"
+        "\"targets\": {\"b\": \"$other\"}, $pjourney"
     conns=$(awk '{print $3}' "$WORK/$name.access" | sort -u | wc -l)
     logins=$(field "pjourney-$name" '[.endpoints[] | select(.name == "plogin") | .requests] | add // 0')
     pme=$(awk '$5 == "/pme"' "$WORK/$name.access" | wc -l)
@@ -220,7 +225,14 @@ for name in h2c h2; do
         sed -E 's/.*"psid=([^"]*)" "Bearer ([^"]*)"$/\1 \2/' | awk 'NF != 2 || $1 != $2' | wc -l)
     expect_exact "pjourney-$name" "$name" HTTP/2.0
     log "pjourney-$name: logins $logins, /pme $pme, pairs that do not match: $wrong, connections $conns"
-    check "pjourney-$name: over exactly 2 connections ($conns)" test "$conns" -eq 2
+    xgo=$(awk '$5 == "/xgo"' "$WORK/$name.access" | wc -l)
+    xme=$(awk '$5 == "/xme"' "$WORK/$name.access" | wc -l)
+    log "pjourney-$name: /xgo $xgo, /xme $xme"
+    pool_conns=$(awk '$5 == "/plogin" {print $3}' "$WORK/$name.access" | sort -u | wc -l)
+    check "pjourney-$name: logins over the pool's 2 connections ($pool_conns), the other origin on the users' own ($conns in all)" \
+        test "$pool_conns" -eq 2 -a "$conns" -gt 2
+    check "pjourney-$name: each /xgo's redirect reached the other origin as /xme ($xme of $xgo)" \
+        test "$xgo" -gt 50 -a "$xme" -ge $((xgo - 8)) -a "$xme" -le "$xgo"
     check "pjourney-$name: iterations ran ($logins)" test "$logins" -gt 50
     check "pjourney-$name: a redirect's and a Lua step's /pme per login ($pme for $logins)" \
         test "$pme" -ge $((2 * (logins - 8)))
