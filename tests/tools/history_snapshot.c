@@ -117,8 +117,10 @@ int history_raft_dir_write(const char *dir, raft_id id, const char *address, raf
     if (rv == 0)
         rv = put_snapshot(d, index, bufs, n, errmsg, len);
     d->io.close(&d->io, io_closed_cb);
-    while (!d->closed && uv_run(&d->loop, UV_RUN_ONCE) != 0)
-        ;
+    /* The whole loop, not just until the close callback: raft_uv 0.15 may call into its
+     * state once more after it (quorum.c's close_io_once), so it is freed only then. */
+    uv_run(&d->loop, UV_RUN_DEFAULT);
+    assert(d->closed);
     raft_uv_close(&d->io);
 err_after_transport:
     raft_uv_tcp_close(&d->transport);
