@@ -22,6 +22,7 @@ typedef struct tls_conn_s {
     char *out_rest;      /* what tls_write could not encrypt at once, copied */
     size_t out_len, out_off;
     bool ready;          /* handshake done */
+    bool idle;           /* the owner waits long (tls_idle) and has written nothing since */
     bool failed;         /* a fatal TLS error: no close_notify */
 } tls_conn_t;
 
@@ -142,8 +143,10 @@ static int pump_in(worker_conn_t *c, tls_conn_t *t, const char *buf, size_t len)
     bool keep = kind == 0 && conn_open(c) && !(SSL_get_shutdown(t->ssl) & SSL_RECEIVED_SHUTDOWN);
     if (worker_tls_io_end(&t->io, keep) != 0 && kind == 0)
         kind = WORKER_ERR_ABORTED;
-    if (kind == 0 && !t->ready)
-        release_buffers(t); /* still waiting for the server's handshake flight */
+    /* Still waiting for the server's handshake flight; or idle, which the owner said from
+     * inside this read (the answer's callback), when OpenSSL still held the record. */
+    if (kind == 0 && (!t->ready || t->idle))
+        release_buffers(t);
     return kind;
 }
 
@@ -246,6 +249,7 @@ static int tls_write(worker_conn_t *c, const char *buf, size_t len)
     tls_conn_t *t = c->transport_state;
     if (t == NULL || !t->ready)
         return UV_ENOTCONN;
+    t->idle = false;
     if (t->out_off < t->out_len) {
         /* out is out_rest here: only keep_rest leaves bytes unsent past tls_write. */
         assert(t->out == t->out_rest);
@@ -306,8 +310,10 @@ static void tls_reset(worker_conn_t *c)
 static void tls_idle(worker_conn_t *c)
 {
     tls_conn_t *t = c->transport_state;
-    if (t != NULL && t->ssl != NULL)
-        release_buffers(t);
+    if (t == NULL || t->ssl == NULL)
+        return;
+    t->idle = true; /* also for the end of a read this comes from (pump_in) */
+    release_buffers(t);
 }
 
 const worker_transport_ops_t worker_transport_tls = {
