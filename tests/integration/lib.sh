@@ -24,6 +24,9 @@ cleanup() {
     for pid in "${PIDS[@]:-}"; do
         [ -z "$pid" ] && continue
         while kill -0 "$pid" 2>/dev/null && [ $SECONDS -lt $deadline ]; do sleep 0.1; done
+        # timeout(1)'s child first: killed alone, timeout leaves it running (an ASan build
+        # stuck in LeakSanitizer's exit check was once left spinning for 40 minutes).
+        pkill -KILL -P "$pid" 2>/dev/null || true
         kill -KILL "$pid" 2>/dev/null || true
     done
     # Under ASan/UBSan a daemon's report only reaches its log: fail on it.
@@ -69,6 +72,7 @@ stop_proc() {
     kill -"$sig" "$pid" 2>/dev/null || return 0
     local deadline=$((SECONDS + 10))
     while kill -0 "$pid" 2>/dev/null && [ $SECONDS -lt $deadline ]; do sleep 0.1; done
+    pkill -KILL -P "$pid" 2>/dev/null || true # the child too, not only timeout(1)
     kill -KILL "$pid" 2>/dev/null || true
     wait "$pid" 2>/dev/null || true
 }
