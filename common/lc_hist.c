@@ -324,13 +324,18 @@ static inline int cursor_next(pair_cursor_t *c, uint64_t *count)
     return pair_ok(delta, *count, &c->idx, &c->seen, &c->first, c->total) ? 1 : -1;
 }
 
-/* After the last pair: whether the pairs agree with the header (their counts make its
- * total, the first and last buckets hold its min and max). */
+/* After the last pair: whether the pairs (their counts summing to seen, from bucket first to
+ * bucket last) agree with the header: its total, and its min's and max's buckets. */
+static bool pairs_agree(uint64_t seen, uint64_t first, uint64_t last, const hist_header_t *hd)
+{
+    if (seen != hd->total)
+        return false;
+    return seen == 0 || (first == index_of(hd->min) && last == index_of(hd->max));
+}
+
 static bool cursor_end_ok(const pair_cursor_t *c, const hist_header_t *hd)
 {
-    if (c->seen != hd->total)
-        return false;
-    return c->seen == 0 || (c->first == index_of(hd->min) && c->idx == index_of(hd->max));
+    return pairs_agree(c->seen, c->first, c->idx, hd);
 }
 
 /* Takes back the first n pairs of the encoding at pos, which were added to h. Unsigned
@@ -421,11 +426,11 @@ int lc_hist_decode_pass(lc_hist_t *a, lc_hist_t *b, const uint8_t *buf, size_t l
     uint64_t idx = 0, seen = 0, first = LC_HIST_BUCKETS, count, delta, below = 0;
     const uint64_t mark = p->mark;
     uint64_t *ac = a != NULL ? a->counts : NULL, *bc = b != NULL ? b->counts : NULL;
-    int step = 0;
+    bool bad = false;
     for (; at < len; added++) {
         if (get_varint(buf, len, &at, &delta) || get_varint(buf, len, &at, &count) ||
             !pair_ok(delta, count, &idx, &seen, &first, hd.total)) {
-            step = -1;
+            bad = true;
             break;
         }
         if (ac != NULL)
@@ -437,8 +442,7 @@ int lc_hist_decode_pass(lc_hist_t *a, lc_hist_t *b, const uint8_t *buf, size_t l
         if (walk.k < walk.end)
             pct_walk_add(&walk, (uint32_t)idx, count);
     }
-    pair_cursor_t c = {.pos = at, .total = hd.total, .idx = idx, .seen = seen, .first = first};
-    if (step < 0 || !cursor_end_ok(&c, &hd)) {
+    if (bad || !pairs_agree(seen, first, idx, &hd)) {
         if (a != NULL)
             undo_pairs(a, buf, len, pos, hd.total, added);
         if (b != NULL)

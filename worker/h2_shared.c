@@ -135,7 +135,7 @@ static void start_stream(worker_h2_shared_t *p, worker_h2_preq_t *q, uint32_t i)
     int kind = worker_user_pool_request(q->user, &out) != 0 ? WORKER_ERR_ABORTED : 0;
     if (kind == 0) {
         q->st.capture = out.capture;
-        q->st.want = out.want;
+        q->st.want = worker_hdr_want_some(out.want);
         q->st.deadline_ns = uv_hrtime() + out.timeout_ms * 1000000ull;
         kind = worker_h2_mux_submit(p->pc[i].mux, &q->st, out.data, out.len);
     }

@@ -520,7 +520,7 @@ void worker_conn_capture_header(worker_conn_t *c, const char *name, size_t nlen,
 void worker_conn_want_headers(worker_conn_t *c, const worker_hdr_want_t *want)
 {
     assert(c->state != WORKER_CONN_BUSY);
-    c->want = want != NULL && (want->n > 0 || want->all) ? want : NULL;
+    c->want = worker_hdr_want_some(want);
 }
 
 void worker_conn_send_out(worker_conn_t *c, const worker_req_out_t *out)

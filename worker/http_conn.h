@@ -47,6 +47,13 @@ typedef struct worker_hdr_want_s {
     bool all;           /* every header (a script's response), names ignored */
 } worker_hdr_want_t;
 
+/* want, or NULL when it wants nothing (no names, not all): headers are then not even
+ * looked at. */
+static inline const worker_hdr_want_t *worker_hdr_want_some(const worker_hdr_want_t *want)
+{
+    return want != NULL && (want->n > 0 || want->all) ? want : NULL;
+}
+
 /* A request ready to go, as worker_conn_send (or a stream of the HTTP/2 pool) takes it. */
 typedef struct worker_req_out_s {
     const char *data;              /* the request rendered in HTTP/1.1 form */

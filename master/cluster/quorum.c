@@ -146,8 +146,6 @@ static int bootstrap_if_new(quorum_t *q, const quorum_config_t *cfg, char *errms
     return 0;
 }
 
-/* When this node's raft address is a host name, listen on every interface
- * at its port (the transport binds only IPv4 literals). */
 static quorum_t *quorum_of_io(struct raft_io *io)
 {
     return (quorum_t *)((char *)io - offsetof(quorum_t, io));
@@ -178,6 +176,8 @@ static void close_io_once(struct raft_io *io, raft_io_close_cb cb)
     q->uv_close(io, io_closed_once);
 }
 
+/* When this node's raft address is a host name, listen on every interface
+ * at its port (the transport binds only IPv4 literals). */
 static const char *bind_address_for(const char *address, char *buf, size_t len)
 {
     lc_hostport_t hp;

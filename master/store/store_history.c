@@ -47,9 +47,9 @@ static int64_t cursor_t_of(const cursor_t *c)
 typedef struct second_s {
     int64_t t; /* offset from the run's start */
     uint64_t users, count, failures, bytes;
-    /* A second of one row has its percentiles straight from that row's histogram
-     * (own_pct); one of several rows, from their sum in history_t.hist. */
-    bool own_pct, has_latency;
+    /* With one row per second (history_t.one_row): that row's percentiles, straight from
+     * its histogram (zero, and no latency, for a second without a row). */
+    bool has_latency;
     uint64_t pct_us[STORE_N_PERCENTILES];
 } second_t;
 
@@ -58,7 +58,7 @@ typedef struct history_s {
     store_history_head_t head;
     int64_t start_s;       /* unix second of offset 0 */
     bool one_row;          /* each second has at most one row (run-wide, or one endpoint's) */
-    lc_hist_sum_t *hist;   /* the current second's latencies (of several rows) */
+    lc_hist_sum_t *hist;   /* the current second's latencies (without one_row) */
     lc_hist_sum_t *total;  /* every second so far (q->full) */
     second_t sums;         /* counters of every second so far (t unused) */
     uint64_t last_users;   /* users of the previous second, for gaps */
@@ -93,7 +93,7 @@ static void fill_entry(const history_t *h, const second_t *sec, store_history_en
     e->bytes = sec->bytes;
     e->rps = (double)sec->count / step;
     e->failures_per_s = (double)sec->failures / step;
-    if (sec->own_pct) {
+    if (h->one_row) {
         e->has_latency = sec->has_latency;
         memcpy(e->pct_us, sec->pct_us, sizeof e->pct_us);
     } else {
@@ -134,9 +134,7 @@ static void add_hist_column(history_t *h, second_t *sec, sqlite3_stmt *st, int c
     const void *blob = sqlite3_column_blob(st, col);
     int len = sqlite3_column_bytes(st, col);
     lc_hist_sum_t *total = h->q->full ? h->total : NULL;
-    if (h->one_row) {
-        assert(!sec->own_pct); /* PRIMARY KEY(run, t, endpoint) */
-        sec->own_pct = true;
+    if (h->one_row) { /* PRIMARY KEY(run, t, endpoint): this is the second's only row */
         uint64_t count = 0;
         if (blob != NULL && len > 0 &&
             lc_hist_sum_add_encoded_percentiles(total, blob, (size_t)len, store_percentiles,
