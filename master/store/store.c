@@ -59,7 +59,12 @@ const char store_schema_sql[] =
     " generation INTEGER NOT NULL, users INTEGER NOT NULL, PRIMARY KEY(run, worker));"
     "CREATE TABLE IF NOT EXISTS run_retention(run INTEGER PRIMARY KEY,"
     " resolution_s INTEGER NOT NULL, progress_res INTEGER NOT NULL, progress_t INTEGER NOT NULL,"
-    " acks_dropped INTEGER NOT NULL, seconds_deleted INTEGER NOT NULL);";
+    " acks_dropped INTEGER NOT NULL, seconds_deleted INTEGER NOT NULL);"
+    /* Runs whose seconds (run_seconds, run_second_totals) left this database for a file of
+     * their own (store_archive.h), with the whole-run sums of run_second_totals. */
+    "CREATE TABLE IF NOT EXISTS run_archives(run INTEGER PRIMARY KEY, dropped INTEGER NOT NULL,"
+    " tls_handshakes INTEGER NOT NULL, tls_resumed INTEGER NOT NULL,"
+    " lost_batches INTEGER NOT NULL, lost_requests INTEGER NOT NULL);";
 
 int store_open(store_t **out, char *errmsg, size_t errlen)
 {

@@ -55,8 +55,11 @@ int store_open_file(store_t **out, const char *path, char *errmsg, size_t errlen
     /* WAL: readers on other connections see committed commands while the
      * FSM writes. synchronous=OFF: a crash loses the file, and Raft rebuilds
      * it at the next start anyway. */
-    if (sqlite3_exec(s->db, "PRAGMA journal_mode=WAL; PRAGMA synchronous=OFF;", NULL, NULL,
-                     NULL) != SQLITE_OK ||
+    /* auto_vacuum=INCREMENTAL (before any table): the pages of an archived run's seconds
+     * go back to the file system in steps (store_vacuum_step), so that snapshots, which
+     * copy every page, shrink with them. */
+    if (sqlite3_exec(s->db, "PRAGMA auto_vacuum=INCREMENTAL; PRAGMA journal_mode=WAL;"
+                            " PRAGMA synchronous=OFF;", NULL, NULL, NULL) != SQLITE_OK ||
         sqlite3_exec(s->db, store_schema_sql, NULL, NULL, NULL) != SQLITE_OK)
         return open_fail(s, "set up", errmsg, errlen);
     *out = s;

@@ -10,6 +10,7 @@
 #include "lc_hist_sum.h"
 #include "lc_log.h"
 #include "lc_run_state.h"
+#include "store_archive.h"
 #include "store_internal.h"
 #include "store_retention.h"
 
@@ -204,10 +205,10 @@ static bool run_has_sums(store_t *s, uint64_t run)
 
 /* Opens the two cursors over seconds lo < t <= hi. Returns whether each second has at most
  * one row (run-wide rows, or one endpoint's). */
-static bool open_cursors(store_t *s, uint64_t run, const char *endpoint, int64_t lo, int64_t hi,
-                         cursor_t *totals, cursor_t *seconds)
+static bool open_cursors(store_t *s, store_t *src, uint64_t run, const char *endpoint,
+                         int64_t lo, int64_t hi, cursor_t *totals, cursor_t *seconds)
 {
-    totals->st = store_prepare(s, "SELECT t, users FROM run_second_totals"
+    totals->st = store_prepare(src, "SELECT t, users FROM run_second_totals"
                                   " WHERE run = ?1 AND t > ?2 AND t <= ?3 ORDER BY t");
     /* The whole run reads each second's run-wide row where the run has them (endpoint
      * '', through their own index: the literal '' lets SQLite choose it), else sums its
@@ -222,7 +223,7 @@ static bool open_cursors(store_t *s, uint64_t run, const char *endpoint, int64_t
     };
 #undef SECONDS_OF_RUN
     bool run_rows = endpoint == NULL && run_has_sums(s, run);
-    seconds->st = store_prepare(s, run_rows ? sql[0] : endpoint != NULL ? sql[1] : sql[2]);
+    seconds->st = store_prepare(src, run_rows ? sql[0] : endpoint != NULL ? sql[1] : sql[2]);
     sqlite3_stmt *both[2] = {totals->st, seconds->st};
     for (int i = 0; i < 2; i++) {
         if (both[i] == NULL)
@@ -277,8 +278,10 @@ static int64_t second_before(store_t *s, uint64_t run, int64_t lo, uint64_t *use
 }
 
 
-/* Walks seconds lo < t <= hi of the run, an entry at a time to h->row. */
-static int history_rows(store_t *s, uint64_t run, history_t *h, int64_t lo, int64_t hi)
+/* Walks seconds lo < t <= hi of the run, an entry at a time to h->row: the run's seconds
+ * from src (s itself, or the run's archive), what else it needs from s. */
+static int history_rows(store_t *s, store_t *src, uint64_t run, history_t *h, int64_t lo,
+                        int64_t hi)
 {
     h->hist = lc_hist_sum_new();
     h->total = lc_hist_sum_new();
@@ -286,10 +289,10 @@ static int history_rows(store_t *s, uint64_t run, history_t *h, int64_t lo, int6
     if (rv == 0) {
         lc_hist_sum_track(h->total, 50); /* the Total Median of each entry */
         cursor_t totals, seconds;
-        h->one_row = open_cursors(s, run, h->q->endpoint, lo, hi, &totals, &seconds);
+        h->one_row = open_cursors(s, src, run, h->q->endpoint, lo, hi, &totals, &seconds);
         rv = totals.st && seconds.st ? 0 : LC_EIO;
         if (rv == 0)
-            history_walk(h, second_before(s, run, lo, &h->last_users), &totals, &seconds);
+            history_walk(h, second_before(src, run, lo, &h->last_users), &totals, &seconds);
         sqlite3_finalize(totals.st);
         sqlite3_finalize(seconds.st);
     }
@@ -328,8 +331,13 @@ int store_history_each(store_t *s, uint64_t run, const store_history_query_t *q,
     history_t h = {.q = q, .row = row, .row_arg = arg};
     int64_t lo, hi;
     int rv = history_setup(s, run, &h, &lo, &hi);
+    store_t *src = NULL;
     if (rv == 0)
-        rv = history_rows(s, run, &h, lo, hi);
+        rv = store_seconds_open(s, run, &src);
+    if (rv == 0)
+        rv = history_rows(s, src, run, &h, lo, hi);
+    if (src != NULL)
+        store_seconds_close(s, src);
     if (head != NULL)
         *head = h.head;
     return rv != 0 ? rv : h.stopped;

@@ -32,6 +32,7 @@ struct store_s {
     } cached[STORE_CACHED_MAX];
     char *path;     /* the database file; NULL: in memory */
     bool read_only; /* a reader's connection (store_open_reader) */
+    bool pinned;    /* a read transaction store_seconds_open began, which close ends */
 };
 
 /* Every table, as CREATE TABLE IF NOT EXISTS statements. */
@@ -64,6 +65,11 @@ json_t *store_time_json(int64_t ms);
 int store_apply_run_seconds(store_t *s, const Lc__RunSeconds *c);
 /* Applies CreateTenant, SetTenantWeight, PutToken or RevokeToken. */
 int store_apply_access(store_t *s, const Lc__Command *cmd);
+/* Merges run's seconds from <= t < to (run_seconds and run_second_totals) into points of
+ * res seconds (store_retention.c; also on an archive file). Returns 0, LC_ENOMEM, LC_EIO. */
+int store_compact_range(store_t *s, uint64_t run, uint32_t res, uint32_t from, uint32_t to);
+/* The newest t in run's run_seconds (0 when none). */
+uint32_t store_last_second(store_t *s, uint64_t run);
 /* Adds an encoded histogram column to h; a NULL or bad blob adds nothing. */
 void store_hist_add_column(lc_hist_t *h, sqlite3_stmt *st, int col);
 

@@ -52,10 +52,12 @@ int store_each_run_metrics(store_t *s, void (*fn)(void *arg, const store_run_met
 {
     sqlite3_stmt *st = store_prepare(
         s, "SELECT r.id, r.tenant, r.state, r.users, COALESCE(g.granted, 0),"
-           " COALESCE(g.queued, 0), COALESCE(SUM(t.dropped), 0),"
-           " COALESCE(SUM(t.lost_batches), 0), COALESCE(SUM(t.lost_requests), 0)"
+           " COALESCE(g.queued, 0), COALESCE(a.dropped, SUM(t.dropped), 0),"
+           " COALESCE(a.lost_batches, SUM(t.lost_batches), 0),"
+           " COALESCE(a.lost_requests, SUM(t.lost_requests), 0)"
            " FROM runs r LEFT JOIN run_grants g ON g.run = r.id"
-           " LEFT JOIN run_second_totals t ON t.run = r.id"
+           " LEFT JOIN run_archives a ON a.run = r.id"
+           " LEFT JOIN run_second_totals t ON t.run = r.id AND a.run IS NULL"
            " WHERE r.id IN " NEWEST_RUNS " GROUP BY r.id ORDER BY r.id DESC");
     if (st == NULL)
         return LC_EIO;

@@ -7,6 +7,7 @@
 #include "lc_err.h"
 #include "lc_run_state.h"
 #include "lc_scenario.h"
+#include "store_archive.h"
 #include "store_internal.h"
 #include "store_thresholds.h"
 
@@ -293,6 +294,23 @@ static second_totals_t second_totals(store_t *s, uint64_t run, int64_t t)
     return out;
 }
 
+/* A run's whole-run counters as its archiving recorded them (zeros when it has none). */
+static second_totals_t archived_totals(store_t *s, uint64_t run)
+{
+    second_totals_t out = {0, 0, 0, 0, 0, 0};
+    sqlite3_stmt *st = store_prepare(s, "SELECT dropped, tls_handshakes, tls_resumed,"
+                                        " lost_batches, lost_requests FROM run_archives"
+                                        " WHERE run = ?");
+    if (st != NULL)
+        sqlite3_bind_int64(st, 1, (sqlite3_int64)run);
+    if (st != NULL && sqlite3_step(st) == SQLITE_ROW)
+        out = (second_totals_t){0, sqlite3_column_int64(st, 0), sqlite3_column_int64(st, 1),
+                                sqlite3_column_int64(st, 2), sqlite3_column_int64(st, 3),
+                                sqlite3_column_int64(st, 4)};
+    sqlite3_finalize(st);
+    return out;
+}
+
 /* The latest complete second of a run: {"t","users","rps","p95_ms","failures"}. */
 static json_t *current_json(store_t *s, const store_run_t *r)
 {
@@ -375,7 +393,12 @@ json_t *store_run_json(store_t *s, uint64_t id, uint64_t now_ms)
     lc_hist_init(total);
     uint64_t sums[3] = {0, 0, 0};
     json_object_set_new(run, "endpoints", endpoints_json(s, id, secs, total, sums));
-    second_totals_t tot = second_totals(s, id, -1);
+    /* A finished run's seconds may be in its archive; while it is not on this master yet,
+     * its counters are the ones archiving recorded and it has no current second. */
+    store_t *src = NULL;
+    if (store_seconds_open(s, id, &src) != 0)
+        src = NULL;
+    second_totals_t tot = src ? second_totals(src, id, -1) : archived_totals(s, id);
     json_object_set_new(
         run, "totals",
         json_pack("{s:I,s:I,s:I,s:f,s:o,s:I,s:I,s:I,s:I,s:I}", "requests", (json_int_t)sums[0],
@@ -388,7 +411,9 @@ json_t *store_run_json(store_t *s, uint64_t id, uint64_t now_ms)
     json_object_set_new(run, "checks", checks_json(s, id));
     grant_json(s, run, &r);
     json_object_set_new(run, "thresholds", store_run_thresholds_json(s, id));
-    json_object_set_new(run, "current", current_json(s, &r));
+    json_object_set_new(run, "current", src ? current_json(src, &r) : json_null());
+    if (src != NULL)
+        store_seconds_close(s, src);
     free(total);
     store_run_free(&r);
     return run;

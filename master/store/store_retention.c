@@ -162,7 +162,7 @@ static int compact_second_totals(store_t *s, uint64_t run, uint32_t res, uint32_
     return rv != 0 ? rv : cleared;
 }
 
-static int compact(store_t *s, uint64_t run, uint32_t res, uint32_t from, uint32_t to)
+int store_compact_range(store_t *s, uint64_t run, uint32_t res, uint32_t from, uint32_t to)
 {
     points_t ps = {0};
     int rv = read_points(s, run, res, from, to, &ps);
@@ -194,6 +194,12 @@ int store_retention_get(store_t *s, uint64_t run, store_retention_t *out)
         out->seconds_deleted = sqlite3_column_int(st, 4) != 0;
     }
     store_cached_done(st);
+    st = store_cached(s, "SELECT 1 FROM run_archives WHERE run = ?");
+    if (st == NULL)
+        return LC_EIO;
+    sqlite3_bind_int64(st, 1, (sqlite3_int64)run);
+    out->archived = sqlite3_step(st) == SQLITE_ROW;
+    store_cached_done(st);
     return 0;
 }
 
@@ -213,7 +219,7 @@ static int retention_put(store_t *s, uint64_t run, const store_retention_t *r)
     return store_step_done(s, st);
 }
 
-static uint32_t last_second(store_t *s, uint64_t run)
+uint32_t store_last_second(store_t *s, uint64_t run)
 {
     sqlite3_stmt *st = store_prepare(s, "SELECT MAX(t) FROM run_seconds WHERE run = ?");
     uint32_t t = 0;
@@ -237,6 +243,23 @@ static int delete_run_rows(store_t *s, const char *table, uint64_t run)
     return store_step_done(s, st);
 }
 
+/* Records that run's seconds leave the database, with the whole-run sums of its
+ * run_second_totals that /metrics and the run list keep reading from here. The rows stay
+ * until this master's archiver has written them to the run's file (store_archive.h). */
+static int archive_mark(store_t *s, uint64_t run)
+{
+    sqlite3_stmt *st = store_prepare(
+        s, "INSERT OR IGNORE INTO run_archives(run, dropped, tls_handshakes, tls_resumed,"
+           " lost_batches, lost_requests) SELECT ?1, COALESCE(SUM(dropped), 0),"
+           " COALESCE(SUM(tls_handshakes), 0), COALESCE(SUM(tls_resumed), 0),"
+           " COALESCE(SUM(lost_batches), 0), COALESCE(SUM(lost_requests), 0)"
+           " FROM run_second_totals WHERE run = ?1");
+    if (st == NULL)
+        return LC_EIO;
+    sqlite3_bind_int64(st, 1, (sqlite3_int64)run);
+    return store_step_done(s, st);
+}
+
 static bool compaction_valid(const Lc__RetainHistory *c)
 {
     return (c->resolution_s == 10 || c->resolution_s == 60) && c->from_t < c->to_t &&
@@ -247,12 +270,17 @@ static int apply_compaction(store_t *s, const Lc__RetainHistory *c, store_retent
 {
     if (r->seconds_deleted || c->resolution_s <= r->resolution_s)
         return 0; /* nothing left to merge, or already this coarse */
-    int rv = compact(s, c->run, c->resolution_s, c->from_t, c->to_t);
+    if (r->archived) { /* each master's archiver merges the file, whole and off the loop */
+        r->resolution_s = c->resolution_s;
+        r->progress_res = r->progress_t = 0;
+        return 0;
+    }
+    int rv = store_compact_range(s, c->run, c->resolution_s, c->from_t, c->to_t);
     if (rv != 0)
         return rv;
     r->progress_res = c->resolution_s;
     r->progress_t = c->to_t;
-    if (c->to_t > last_second(s, c->run)) { /* the whole history is at the new resolution */
+    if (c->to_t > store_last_second(s, c->run)) { /* the whole history is at the new resolution */
         r->resolution_s = c->resolution_s;
         r->progress_res = r->progress_t = 0;
     }
@@ -270,7 +298,11 @@ int store_apply_retain_history(store_t *s, const Lc__RetainHistory *c)
     int rv = store_retention_get(s, c->run, &r);
     if (rv == 0 && c->resolution_s != 0)
         rv = apply_compaction(s, c, &r);
-    if (rv == 0 && c->drop_acks && !r.acks_dropped) {
+    if (rv == 0 && c->archive && !r.archived && !r.seconds_deleted) {
+        rv = archive_mark(s, c->run);
+        r.archived = rv == 0;
+    }
+    if (rv == 0 && (c->drop_acks || c->archive) && !r.acks_dropped) {
         rv = delete_run_rows(s, "acks", c->run);
         r.acks_dropped = true;
     }
@@ -313,6 +345,8 @@ static bool next_for_run(store_t *s, const store_retention_policy_t *p, uint64_t
     out->run = run;
     out->drop_acks = !r.acks_dropped && p->acks_ms != 0 && age_ms >= p->acks_ms;
     out->delete_seconds = !r.seconds_deleted && p->max_ms != 0 && age_ms >= p->max_ms;
+    out->archive = p->archive && !r.archived && !r.seconds_deleted && !out->delete_seconds &&
+                   p->acks_ms != 0 && age_ms >= p->acks_ms;
     uint32_t target = target_resolution(p, age_ms);
     if (!r.seconds_deleted && !out->delete_seconds && target > r.resolution_s) {
         uint32_t from = r.progress_res == target ? r.progress_t : 0;
@@ -320,7 +354,7 @@ static bool next_for_run(store_t *s, const store_retention_policy_t *p, uint64_t
         out->from_t = from;
         out->to_t = from + STORE_RETENTION_CHUNK_S; /* a multiple of 10 and 60 */
     }
-    return out->drop_acks || out->delete_seconds || out->resolution_s != 0;
+    return out->drop_acks || out->delete_seconds || out->archive || out->resolution_s != 0;
 }
 
 int store_retention_next(store_t *s, const store_retention_policy_t *p, uint64_t now_ms,
@@ -335,12 +369,15 @@ int store_retention_next(store_t *s, const store_retention_policy_t *p, uint64_t
            " WHERE r.finished > 0 AND r.state IN ('finished', 'failed', 'aborted')"
            " AND (NOT (COALESCE(x.acks_dropped, 0) = 1 OR ?1 = 0)"
            "      OR NOT (COALESCE(x.seconds_deleted, 0) = 1"
-           "              OR (?2 = 0 AND COALESCE(x.resolution_s, 1) >= ?3))) ORDER BY r.id");
+           "              OR (?2 = 0 AND COALESCE(x.resolution_s, 1) >= ?3))"
+           "      OR (?4 AND ?1 <> 0 AND COALESCE(x.seconds_deleted, 0) = 0"
+           "          AND r.id NOT IN (SELECT run FROM run_archives))) ORDER BY r.id");
     if (st == NULL)
         return LC_EIO;
     sqlite3_bind_int64(st, 1, (sqlite3_int64)p->acks_ms);
     sqlite3_bind_int64(st, 2, (sqlite3_int64)p->max_ms);
     sqlite3_bind_int64(st, 3, final_resolution(p));
+    sqlite3_bind_int(st, 4, p->archive);
     int rv = LC_ENOTFOUND;
     while (rv == LC_ENOTFOUND && sqlite3_step(st) == SQLITE_ROW) {
         uint64_t run = (uint64_t)sqlite3_column_int64(st, 0);

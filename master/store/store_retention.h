@@ -17,12 +17,14 @@ typedef struct store_retention_policy_s {
     uint64_t ten_s_ms; /* 10 s points until then, 1 min points after */
     uint64_t max_ms;   /* then its seconds are deleted (summary and totals stay) */
     uint64_t acks_ms;  /* then its acks are dropped: no replay can come any more */
+    bool archive;      /* and its seconds move to a file of their own (store_archive.h) */
 } store_retention_policy_t;
 
 typedef struct store_retention_s {
     uint32_t resolution_s;           /* of the whole history: 1, 10 or 60 */
     uint32_t progress_res, progress_t; /* a coarser level merged up to progress_t */
     bool acks_dropped, seconds_deleted;
+    bool archived; /* its seconds are in its archive file, not in the database */
 } store_retention_t;
 
 /* A tenant's runs not over yet (pending, running, stopping), and its runs
