@@ -50,6 +50,9 @@ static const char usage[] =
     "                             summary and totals stay (default 0: never)\n"
     "  --acks-keep AGE            drop a finished run's replay markers at this age\n"
     "                             (default 1h; later batches of it are refused)\n"
+    "  --no-history-archive       keep finished runs' seconds in the replicated\n"
+    "                             database (default: moved with the acks to\n"
+    "                             <data-dir>/archive, out of Raft's snapshots)\n"
     "  --quota-active-runs N      per tenant: runs not over yet (default 0: no quota)\n"
     "  --quota-kept-runs N        per tenant: runs whose history is kept (not yet\n"
     "                             deleted by --history-max; default 0: no quota)\n"
@@ -223,7 +226,7 @@ enum { OPT_DATA = 256, OPT_ID, OPT_RAFT, OPT_WORKERS, OPT_ADVERTISE, OPT_API, OP
        OPT_JOIN_SECRET, OPT_CLUSTER_SECRET, OPT_TLS_CERT, OPT_TLS_KEY, OPT_TLS_CA, OPT_LOG_FILE,
        OPT_TLS_REQUIRE_ID, OPT_METRICS_TOKEN, OPT_API_MAX_CONNS, OPT_HISTORY_FULL,
        OPT_HISTORY_10S, OPT_HISTORY_MAX, OPT_ACKS_KEEP, OPT_QUOTA_ACTIVE, OPT_QUOTA_KEPT,
-       OPT_QUOTA_BYTES, OPT_API_READ_THREADS };
+       OPT_QUOTA_BYTES, OPT_API_READ_THREADS, OPT_NO_ARCHIVE };
 
 static const struct option options[] = {
     {"data-dir", required_argument, NULL, OPT_DATA},
@@ -249,6 +252,7 @@ static const struct option options[] = {
     {"history-10s", required_argument, NULL, OPT_HISTORY_10S},
     {"history-max", required_argument, NULL, OPT_HISTORY_MAX},
     {"acks-keep", required_argument, NULL, OPT_ACKS_KEEP},
+    {"no-history-archive", no_argument, NULL, OPT_NO_ARCHIVE},
     {"quota-active-runs", required_argument, NULL, OPT_QUOTA_ACTIVE},
     {"quota-kept-runs", required_argument, NULL, OPT_QUOTA_KEPT},
     {"quota-scenario-bytes", required_argument, NULL, OPT_QUOTA_BYTES},
@@ -299,6 +303,7 @@ static int apply_flag(master_config_t *c, int opt, const char *arg)
     case OPT_HISTORY_10S: return parse_age("--history-10s", arg, &c->retention.ten_s_ms);
     case OPT_HISTORY_MAX: return parse_age("--history-max", arg, &c->retention.max_ms);
     case OPT_ACKS_KEEP: return parse_age("--acks-keep", arg, &c->retention.acks_ms);
+    case OPT_NO_ARCHIVE: c->retention.no_archive = true; return 0;
     case OPT_QUOTA_ACTIVE:
         return parse_uint("--quota-active-runs", arg, 0, 1000000, &c->quota_active_runs);
     case OPT_QUOTA_KEPT:

@@ -22,7 +22,10 @@
 #include "members.h"
 #include "peers.h"
 #include "quorum.h"
+#include "archive_net.h"
+#include "archiver.h"
 #include "retention.h"
+#include "store_archive.h"
 #include "runs.h"
 #include "store.h"
 
@@ -136,6 +139,8 @@ static void drained_cb(void *arg)
     runs_close(m->runs);
     m->runs = NULL;
     retention_close(m->retention);
+    archiver_close(m->archiver);
+    archive_net_close(m->archive_net);
     batcher_close(m->batcher);
     fleet_close(m->fleet, NULL, NULL);
     peers_close(m->peers);
@@ -271,6 +276,21 @@ static int open_state(master_t *m, char *errmsg, size_t errlen)
     return store_open_file(&m->store, path, errmsg, errlen);
 }
 
+/* Every master keeps its archive directory in step with the state, whether or not this
+ * one proposes archiving (--no-history-archive): the leader's policy decides. */
+static int start_archives(master_t *m, char *errmsg, size_t errlen)
+{
+    char path[PATH_MAX];
+    int rv = store_file_path(m->store, path, sizeof path);
+    if (rv == 0)
+        rv = archive_net_init(&m->archive_net, m->loop, m->quorum, path);
+    archiver_io_t io = m->archive_net ? archive_net_io(m->archive_net) : (archiver_io_t){0};
+    if (rv == 0)
+        rv = archiver_init(&m->archiver, m->loop, m->store, &io);
+    return rv != 0 ? lc_errf(errmsg, errlen, rv, "cannot set up %s/archive",
+                             m->cfg.data_dir) : 0;
+}
+
 static int start(master_t *m, char *errmsg, size_t errlen)
 {
     bool created;
@@ -290,7 +310,8 @@ static int start(master_t *m, char *errmsg, size_t errlen)
         rv = batcher_init(&m->batcher, m, &runs_io.commands);
     const master_retention_t *keep = &m->cfg.retention;
     store_retention_policy_t policy = {.full_ms = keep->full_ms, .ten_s_ms = keep->ten_s_ms,
-                                       .max_ms = keep->max_ms, .acks_ms = keep->acks_ms};
+                                       .max_ms = keep->max_ms, .acks_ms = keep->acks_ms,
+                                       .archive = !keep->no_archive};
     if (rv == 0)
         rv = retention_init(&m->retention, m->loop, m->store, &runs_io.commands, &policy,
                             RETENTION_CHECK_MS);
@@ -341,6 +362,8 @@ static int start(master_t *m, char *errmsg, size_t errlen)
         rv = quorum_init(&m->quorum, m->loop, m->store, &qc, on_role, m, errmsg, errlen);
     if (rv == 0)
         quorum_on_leader(m->quorum, on_leader, m);
+    if (rv == 0)
+        rv = start_archives(m, errmsg, errlen);
     return rv;
 }
 

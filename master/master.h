@@ -24,11 +24,14 @@ typedef struct read_pool_s read_pool_t;
 typedef struct metrics_cache_s metrics_cache_t;
 typedef struct peers_s peers_t;
 typedef struct retention_s retention_t;
+typedef struct archiver_s archiver_t;
+typedef struct archive_net_s archive_net_t;
 
 /* --history-full, --history-10s, --history-max, --acks-keep in ms (0: never);
  * the same fields as store_retention_policy_t. */
 typedef struct master_retention_s {
     uint64_t full_ms, ten_s_ms, max_ms, acks_ms;
+    bool no_archive; /* --no-history-archive */
 } master_retention_t;
 
 typedef struct master_config_s {
@@ -79,6 +82,8 @@ typedef struct master_s {
     metrics_cache_t *metrics_cache; /* /metrics tenant series, a second per scope */
     peers_t *peers;
     retention_t *retention;
+    archiver_t *archiver;       /* <data-dir>/archive in step with the state */
+    archive_net_t *archive_net; /* archives to and from the other masters */
     uint8_t admin_hash[32];   /* SHA-256 of --admin-token-file's token */
     bool admin_hash_set;
     uint8_t metrics_hash[32]; /* SHA-256 of --metrics-token-file's token */

@@ -16,6 +16,7 @@
 #include "lc_text.h"
 #include "report.h"
 #include "store.h"
+#include "store_archive.h"
 #include "store_history.h"
 
 /* What a report needs besides the run view. */
@@ -328,10 +329,24 @@ static void stream_report(report_job_t *j, store_t *reader)
     api_read_file(&j->read, 200, r->content_type, fd, (size_t)len);
 }
 
+/* Whether the route reads the run's seconds (its history). */
+static bool reads_seconds(const report_route_t *r)
+{
+    return r->doc != DOC_REPORT || (r->parts & PART_HISTORY) != 0;
+}
+
 static void report_work(read_job_t *job, store_t *reader)
 {
     report_job_t *j = (report_job_t *)job;
     const report_route_t *r = j->route;
+    if (reads_seconds(r) && store_seconds_here(reader, j->id) == LC_EAGAIN) {
+        snprintf(j->read.headers, sizeof j->read.headers, "Retry-After: 2\r\n");
+        api_read_error(&j->read, 503,
+                       "run %llu: its history is archived and this master is still fetching the"
+                       " archive from another master; try again shortly, or ask another master",
+                       (unsigned long long)j->id);
+        return;
+    }
     if (r->stream != STREAM_NONE) {
         stream_report(j, reader);
         return;

@@ -295,6 +295,11 @@ uint64_t quorum_id(quorum_t *q)
     return q->raft.id;
 }
 
+cluster_transport_t *quorum_transport(quorum_t *q)
+{
+    return &q->transport;
+}
+
 uint64_t quorum_leader_id(quorum_t *q)
 {
     raft_id id = 0;

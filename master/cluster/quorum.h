@@ -12,6 +12,7 @@
 #include "lc_nodes_conf.h"
 #include "state.pb-c.h"
 #include "store.h"
+#include "transport.h"
 
 typedef struct quorum_s quorum_t;
 
@@ -64,6 +65,9 @@ typedef struct quorum_server_s {
     char address[LC_HOST_MAX + 8]; /* raft address */
     bool voter;
 } quorum_server_t;
+
+/* The Raft port's transport (archive streams ride on it: archive_net.h). */
+cluster_transport_t *quorum_transport(quorum_t *q);
 
 /* The current Raft configuration; returns how many servers were written. */
 size_t quorum_servers(quorum_t *q, quorum_server_t *out, size_t max);

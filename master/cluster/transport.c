@@ -92,6 +92,8 @@ static void maybe_free(peer_conn_t *c)
         t->watch_lost(t->watch_arg, c->peer_id, c->phase == PHASE_WATCHING || c->refused);
     if (c->failed && c->notify)
         c->cb(c->req, NULL, t->closing ? RAFT_CANCELED : RAFT_NOCONNECTION);
+    if (c->failed && c->archive_cb != NULL)
+        c->archive_cb(c->archive_arg, NULL);
     raft_free(c->tcp); /* NULL once handed to raft */
     lc_tls_channel_free(c->tls);
     lc_buf_free(&c->early);
@@ -237,6 +239,10 @@ static void advance(peer_conn_t *c)
         watch_begin(c);
         return;
     }
+    if (c->archive && !c->outgoing && t->archive_serve == NULL) {
+        transport_conn_fail(c, "archive streams are not served here");
+        return;
+    }
     if (c->tls != NULL) {
         if ((stream = relay_for_raft(c)) == NULL)
             return;
@@ -248,7 +254,14 @@ static void advance(peer_conn_t *c)
     uv_timer_stop(&c->deadline);
     c->closes = 1;
     uv_close((uv_handle_t *)&c->deadline, conn_closed_cb);
-    if (c->outgoing) {
+    if (c->archive) {
+        cluster_transport_stream_cb cb = c->archive_cb;
+        c->archive_cb = NULL; /* called here, not again when c is freed */
+        if (c->outgoing)
+            cb(c->archive_arg, stream);
+        else
+            t->archive_serve(t->archive_serve_arg, c->peer_id, stream);
+    } else if (c->outgoing) {
         c->cb(c->req, stream, 0);
     } else {
         lc_debug("transport", "msg=\"raft peer connected\" id=%llu peer=%s",
@@ -287,8 +300,9 @@ static bool conn_send(peer_conn_t *c, const uint8_t *data, size_t len)
 static void send_handshake(peer_conn_t *c)
 {
     uint8_t hs[PREAMBLE_LEN + ADDRESS_MAX];
-    size_t len = handshake_encode(c->watch ? WATCH_PROTOCOL : HANDSHAKE_PROTOCOL, c->t->id,
-                                  c->t->address, hs);
+    uint64_t protocol = c->watch ? WATCH_PROTOCOL : c->archive ? ARCHIVE_PROTOCOL
+                                                               : HANDSHAKE_PROTOCOL;
+    size_t len = handshake_encode(protocol, c->t->id, c->t->address, hs);
     c->phase = PHASE_READY;
     conn_send(c, hs, len);
 }
@@ -317,13 +331,14 @@ static void auth_step(peer_conn_t *c, size_t n)
 static void preamble_step(peer_conn_t *c)
 {
     uint64_t protocol = transport_get_u64(c->in), id = transport_get_u64(c->in + 8), len = transport_get_u64(c->in + 16);
-    if ((protocol != HANDSHAKE_PROTOCOL && protocol != WATCH_PROTOCOL) || id == 0 || len == 0 ||
-        len > ADDRESS_MAX) {
+    if ((protocol != HANDSHAKE_PROTOCOL && protocol != WATCH_PROTOCOL &&
+         protocol != ARCHIVE_PROTOCOL) || id == 0 || len == 0 || len > ADDRESS_MAX) {
         transport_conn_fail(c, "malformed raft handshake");
         return;
     }
     c->peer_id = id;
     c->watch = protocol == WATCH_PROTOCOL;
+    c->archive = protocol == ARCHIVE_PROTOCOL;
     expect(c, PHASE_ADDRESS, (size_t)len);
 }
 

@@ -44,6 +44,13 @@ typedef struct cluster_transport_config_s {
  * could not be set up (a timeout, an older peer that refuses watches). */
 typedef void (*cluster_transport_watch_cb)(void *arg, raft_id id, bool definite);
 
+/* An archive stream is through TLS and the challenge: stream is a plain byte stream
+ * (raft_malloc'd; close it with uv_close and raft_free it), or NULL when it failed. */
+typedef void (*cluster_transport_stream_cb)(void *arg, uv_stream_t *stream);
+/* An incoming archive stream from server id, through TLS, the challenge and (over TLS) the
+ * membership check; the callee owns stream. */
+typedef void (*cluster_transport_archive_cb)(void *arg, raft_id id, uv_stream_t *stream);
+
 typedef struct peer_conn_s peer_conn_t;
 typedef struct pending_resolve_s pending_resolve_t;
 
@@ -75,6 +82,8 @@ typedef struct cluster_transport_s {
     unsigned watch_gen;             /* our watch's generation: older ones are stale */
     cluster_transport_watch_cb watch_lost;
     void *watch_arg;
+    cluster_transport_archive_cb archive_serve; /* NULL: archive streams are refused */
+    void *archive_serve_arg;
 } cluster_transport_t;
 
 /* Initializes t on loop with cfg (the secret and contexts must outlive t).
@@ -92,6 +101,15 @@ void cluster_transport_set_watch_cb(cluster_transport_t *t, cluster_transport_wa
 /* Returns 0, or a RAFT_ error (lost is not called then). */
 int cluster_transport_watch(cluster_transport_t *t, raft_id id, const char *address);
 void cluster_transport_unwatch(cluster_transport_t *t);
+
+/* Archive streams: a connection to a peer's raft port, authenticated as raft's own
+ * (TLS, the challenge), that then carries one archive file (archive_net.h). serve takes the
+ * incoming ones (NULL: refuse them). open dials id at address; cb(arg, stream or NULL)
+ * follows exactly once when it returns 0. */
+void cluster_transport_set_archive_server(cluster_transport_t *t, cluster_transport_archive_cb serve,
+                                          void *arg);
+int cluster_transport_open_archive(cluster_transport_t *t, raft_id id, const char *address,
+                                   cluster_transport_stream_cb cb, void *arg);
 
 /* Releases t's memory; call after raft has closed the transport (or when raft
  * never started it). */

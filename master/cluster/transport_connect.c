@@ -1,6 +1,7 @@
-/* transport_connect.c — outgoing connections of the Raft port, for raft and
- * for the watch: names are looked up again at each connect, so a peer that
- * moved is found; the session then runs as in transport.c. */
+/* transport_connect.c — outgoing connections of the Raft port, for raft, for
+ * the watch and for archive streams: names are looked up again at each
+ * connect, so a peer that moved is found; the session then runs as in
+ * transport.c. */
 #include <arpa/inet.h>
 #include <assert.h>
 #include <stdio.h>
@@ -31,18 +32,28 @@ static void connect_cb(uv_connect_t *req, int status)
  * a TLS peer's certificate must name): for raft's req, or (req NULL) as the
  * watch of the current generation. Returns 0 (cb follows, for raft) or a
  * RAFT_ error. */
-static int connect_literal(cluster_transport_t *t, struct raft_uv_connect *req, raft_id id,
-                           const char *host, const struct sockaddr_in *addr,
-                           raft_uv_connect_cb cb)
+/* Who waits for an outgoing connection: raft (req, cb), an archive stream (archive_cb), or
+ * neither (the watch). */
+typedef struct purpose_s {
+    struct raft_uv_connect *req;
+    raft_uv_connect_cb cb;
+    cluster_transport_stream_cb archive_cb;
+    void *archive_arg;
+} purpose_t;
+
+static int connect_literal(cluster_transport_t *t, const purpose_t *p, raft_id id,
+                           const char *host, const struct sockaddr_in *addr)
 {
+    struct raft_uv_connect *req = p->req;
     peer_conn_t *c = transport_conn_new(t, true);
     if (c == NULL)
         return RAFT_NOMEM;
     snprintf(c->host, sizeof c->host, "%s", host);
     c->req = req;
-    c->cb = cb;
+    c->cb = p->cb;
     c->peer_id = id;
-    c->watch = req == NULL;
+    c->archive = p->archive_cb != NULL;
+    c->watch = req == NULL && !c->archive;
     c->watch_gen = t->watch_gen;
     c->connect.data = c;
     char ip[INET_ADDRSTRLEN];
@@ -55,6 +66,8 @@ static int connect_literal(cluster_transport_t *t, struct raft_uv_connect *req, 
         return RAFT_NOCONNECTION;
     }
     c->notify = req != NULL;
+    c->archive_cb = p->archive_cb; /* from here on it is called back */
+    c->archive_arg = p->archive_arg;
     return 0;
 }
 
@@ -79,38 +92,42 @@ static void resolved_cb(uv_getaddrinfo_t *gai, int status, struct addrinfo *res)
         addr.sin_port = htons(p->port);
     }
     uv_freeaddrinfo(res);
-    bool stale_watch = p->req == NULL && p->watch_gen != t->watch_gen;
+    bool stale_watch = p->req == NULL && p->archive_cb == NULL && p->watch_gen != t->watch_gen;
     int rv = RAFT_CANCELED;
+    purpose_t why = {p->req, p->cb, p->archive_cb, p->archive_arg};
     if (!t->closing && !stale_watch) {
-        rv = found ? connect_literal(t, p->req, p->id, p->host, &addr, p->cb) : RAFT_NOCONNECTION;
+        rv = found ? connect_literal(t, &why, p->id, p->host, &addr) : RAFT_NOCONNECTION;
         if (!found)
             lc_debug("transport", "msg=\"cannot resolve raft peer\" id=%llu error=\"%s\"",
                      (unsigned long long)p->id, uv_strerror(status));
     }
     if (rv != 0 && p->req != NULL)
         p->cb(p->req, NULL, rv);
+    if (rv != 0 && p->archive_cb != NULL)
+        p->archive_cb(p->archive_arg, NULL);
     free(p);
     transport_maybe_closed(t);
 }
 
-/* Connects to id at address: for raft's req (cb follows), or (req NULL)
- * as the current watch. */
-static int connect_to(cluster_transport_t *t, struct raft_uv_connect *req, raft_id id,
-                      const char *address, raft_uv_connect_cb cb)
+/* Connects to id at address for whoever `why` names (for raft and an archive stream the
+ * callback follows when this returns 0). */
+static int connect_to(cluster_transport_t *t, const purpose_t *why, raft_id id,
+                      const char *address)
 {
     assert(!t->closing);
     lc_hostport_t hp;
-    char why[128];
+    char err[128];
     struct sockaddr_in addr;
-    if (lc_hostport_parse(address, 0, &hp, why, sizeof why) != 0)
+    if (lc_hostport_parse(address, 0, &hp, err, sizeof err) != 0)
         return RAFT_NOCONNECTION;
     if (uv_ip4_addr(hp.host, hp.port, &addr) == 0)
-        return connect_literal(t, req, id, hp.host, &addr, cb);
+        return connect_literal(t, why, id, hp.host, &addr);
     pending_resolve_t *p = calloc(1, sizeof *p);
     if (p == NULL)
         return RAFT_NOMEM;
-    *p = (pending_resolve_t){
-        .t = t, .req = req, .watch_gen = t->watch_gen, .id = id, .port = hp.port, .cb = cb};
+    *p = (pending_resolve_t){.t = t, .req = why->req, .watch_gen = t->watch_gen, .id = id,
+                             .port = hp.port, .cb = why->cb, .archive_cb = why->archive_cb,
+                             .archive_arg = why->archive_arg};
     snprintf(p->host, sizeof p->host, "%s", hp.host);
     p->gai.data = p;
     struct addrinfo hints = {.ai_family = AF_INET, .ai_socktype = SOCK_STREAM};
@@ -127,7 +144,8 @@ int transport_outer_connect(struct raft_uv_transport *outer, struct raft_uv_conn
                             raft_id id, const char *address, raft_uv_connect_cb cb)
 {
     assert(req != NULL && cb != NULL);
-    return connect_to(transport_of_outer(outer), req, id, address, cb);
+    purpose_t why = {.req = req, .cb = cb};
+    return connect_to(transport_of_outer(outer), &why, id, address);
 }
 
 /* ---- the watch ---------------------------------------------------------- */
@@ -153,5 +171,25 @@ int cluster_transport_watch(cluster_transport_t *t, raft_id id, const char *addr
     cluster_transport_unwatch(t);
     if (t->closing)
         return RAFT_CANCELED;
-    return connect_to(t, NULL, id, address, NULL);
+    purpose_t why = {0};
+    return connect_to(t, &why, id, address);
+}
+
+/* ---- archive streams ---------------------------------------------------- */
+
+void cluster_transport_set_archive_server(cluster_transport_t *t, cluster_transport_archive_cb serve,
+                                          void *arg)
+{
+    t->archive_serve = serve;
+    t->archive_serve_arg = arg;
+}
+
+int cluster_transport_open_archive(cluster_transport_t *t, raft_id id, const char *address,
+                                   cluster_transport_stream_cb cb, void *arg)
+{
+    assert(id != 0 && address != NULL && cb != NULL);
+    if (t->closing)
+        return RAFT_CANCELED;
+    purpose_t why = {.archive_cb = cb, .archive_arg = arg};
+    return connect_to(t, &why, id, address);
 }

@@ -21,6 +21,9 @@
  * the acceptor answers these 8 bytes, then neither side sends anything. */
 #define WATCH_PROTOCOL 0x686374617763ull /* "cwatch" */
 #define WATCH_ACK_LEN 8u
+/* The same handshake with this protocol opens an archive stream (transport.h): once both
+ * sides are through, the stream is archive_net.c's. */
+#define ARCHIVE_PROTOCOL 0x7663726174736cull /* "lstarcv" */
 #define PREAMBLE_LEN 24u
 #define ADDRESS_MAX CLUSTER_TRANSPORT_ADDRESS_MAX /* padded, with the NUL */
 #define CIPHER_CHUNK 4096u /* TLS: ciphertext read at a time before raft's */
@@ -46,6 +49,9 @@ struct peer_conn_s {
     bool notify;             /* outgoing: raft waits for cb */
     bool in_handshake;       /* incoming: counted in t->incoming */
     bool watch;              /* a watch, never raft's */
+    bool archive;            /* an archive stream, never raft's */
+    cluster_transport_stream_cb archive_cb; /* outgoing archive stream: its stream, or NULL */
+    void *archive_arg;
     bool refused;            /* outgoing: nothing listened at the peer's port */
     unsigned watch_gen;      /* outgoing watch: t->watch_gen when it was opened */
     phase_t phase;
@@ -71,7 +77,9 @@ struct peer_conn_s {
 struct pending_resolve_s {
     uv_getaddrinfo_t gai;
     cluster_transport_t *t;
-    struct raft_uv_connect *req; /* NULL: for the watch of generation watch_gen */
+    struct raft_uv_connect *req; /* NULL: for the watch of generation watch_gen, or archive_cb's */
+    cluster_transport_stream_cb archive_cb;
+    void *archive_arg;
     unsigned watch_gen;
     raft_id id;
     char host[LC_HOST_MAX];

@@ -24,6 +24,8 @@ int store_open_file(store_t **out, const char *path, char *errmsg, size_t errlen
  * gives it a consistent view of the applied commands while the writer goes
  * on. Returns 0, LC_ESTATE for an in-memory writer, or LC_EIO. */
 int store_open_reader(store_t **out, const store_t *writer, char *errmsg, size_t errlen);
+/* The same by the writer's path (<data-dir>/state.db), for a thread that may outlive it. */
+int store_open_reader_at(store_t **out, const char *path, char *errmsg, size_t errlen);
 /* Whether store_open_reader can give readers of s. */
 bool store_has_readers(const store_t *s);
 void store_close(store_t *s);

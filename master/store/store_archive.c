@@ -417,6 +417,9 @@ int store_archive_prune(store_t *s, uint64_t run, int max_rows, bool *left)
 
 int store_vacuum_step(store_t *s, int pages, bool *left)
 {
+    *left = store_run_int(s, "PRAGMA freelist_count", 0, 0) > 0;
+    if (pages <= 0 || !*left)
+        return 0;
     char sql[64];
     snprintf(sql, sizeof sql, "PRAGMA incremental_vacuum(%d)", pages);
     sqlite3_stmt *st = store_prepare(s, sql);
@@ -429,6 +432,37 @@ int store_vacuum_step(store_t *s, int pages, bool *left)
     return rc == SQLITE_OK ? 0 : LC_EIO;
 }
 
+int store_archived_each(store_t *s, bool (*fn)(void *arg, const store_archived_t *r), void *arg)
+{
+    sqlite3_stmt *st = store_prepare(
+        s, "SELECT a.run, COALESCE(x.resolution_s, 1), COALESCE(x.seconds_deleted, 0),"
+           " EXISTS (SELECT 1 FROM run_seconds WHERE run = a.run)"
+           " OR EXISTS (SELECT 1 FROM run_second_totals WHERE run = a.run)"
+           " FROM run_archives a LEFT JOIN run_retention x ON x.run = a.run ORDER BY a.run");
+    if (st == NULL)
+        return LC_EIO;
+    int rv = 0, rc;
+    while (rv == 0 && (rc = sqlite3_step(st)) == SQLITE_ROW) {
+        store_archived_t r = {.run = (uint64_t)sqlite3_column_int64(st, 0),
+                              .resolution_s = (uint32_t)sqlite3_column_int64(st, 1),
+                              .deleted = sqlite3_column_int(st, 2) != 0,
+                              .has_rows = sqlite3_column_int(st, 3) != 0};
+        if (fn(arg, &r))
+            rv = 1;
+    }
+    if (rv == 0 && rc != SQLITE_DONE)
+        rv = LC_EIO;
+    sqlite3_finalize(st);
+    return rv;
+}
+
+int store_file_path(const store_t *s, char *out, size_t cap)
+{
+    if (s->path == NULL)
+        return LC_ESTATE;
+    return (size_t)snprintf(out, cap, "%s", s->path) < cap ? 0 : LC_EINVAL;
+}
+
 /* ---- readers ------------------------------------------------------------------- */
 
 int store_seconds_open(store_t *reader, uint64_t run, store_t **src)
@@ -437,8 +471,8 @@ int store_seconds_open(store_t *reader, uint64_t run, store_t **src)
     if (store_retention_get(reader, run, &kept) != 0)
         return LC_EIO;
     *src = reader;
-    if (!kept.archived || reader->path == NULL)
-        return 0;
+    if (!kept.archived || kept.seconds_deleted || reader->path == NULL)
+        return 0; /* in the database, or deleted (an empty history) */
     char path[PATH_MAX];
     if (store_archive_path(reader->path, run, path, sizeof path) != 0)
         return LC_EIO;
@@ -470,4 +504,13 @@ void store_seconds_close(store_t *reader, store_t *src)
         reader->pinned = false;
         store_exec(reader, "COMMIT");
     }
+}
+
+int store_seconds_here(store_t *reader, uint64_t run)
+{
+    store_t *src = NULL;
+    int rv = store_seconds_open(reader, run, &src);
+    if (rv == 0)
+        store_seconds_close(reader, src);
+    return rv == LC_EAGAIN ? LC_EAGAIN : 0;
 }

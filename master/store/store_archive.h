@@ -49,10 +49,24 @@ int store_archive_verify(store_t *reader, const char *path, uint64_t run, char *
  * rows remain. Returns 0 or LC_EIO. */
 int store_archive_prune(store_t *s, uint64_t run, int max_rows, bool *left);
 /* Gives back up to pages free pages to the file system (state.db is incremental
- * auto-vacuum). OUT: *left, whether free pages remain. Returns 0 or LC_EIO. */
+ * auto-vacuum; pages 0 only looks). OUT: *left, whether free pages remain. Returns 0 or
+ * LC_EIO. */
 int store_vacuum_step(store_t *s, int pages, bool *left);
 /* Whether the database holds rows of run's seconds. */
 bool store_has_seconds(store_t *s, uint64_t run);
+
+/* One archived run as the state has it. */
+typedef struct store_archived_s {
+    uint64_t run;
+    uint32_t resolution_s; /* what retention asks its seconds to be at */
+    bool deleted;          /* retention deleted its seconds: the file goes too */
+    bool has_rows;         /* the database still holds rows of its seconds */
+} store_archived_t;
+/* Calls fn for each archived run in ascending order until it returns true. Returns 1 when
+ * fn stopped it, 0 when every run was seen, LC_EIO. */
+int store_archived_each(store_t *s, bool (*fn)(void *arg, const store_archived_t *r), void *arg);
+/* The database file's path into out. Returns 0, LC_ESTATE (in memory) or LC_EINVAL. */
+int store_file_path(const store_t *s, char *out, size_t cap);
 
 /* Where a reader's queries of run's seconds (run_seconds, run_second_totals) go: *src is
  * reader itself, or a read-only connection to the run's archive. Returns 0, LC_EAGAIN when
@@ -62,5 +76,7 @@ bool store_has_seconds(store_t *s, uint64_t run);
  * written cannot cut the walk short. */
 int store_seconds_open(store_t *reader, uint64_t run, store_t **src);
 void store_seconds_close(store_t *reader, store_t *src);
+/* Whether run's seconds can be read on this master now: 0, or LC_EAGAIN as above. */
+int store_seconds_here(store_t *reader, uint64_t run);
 
 #endif

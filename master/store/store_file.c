@@ -75,14 +75,19 @@ int store_open_reader(store_t **out, const store_t *writer, char *errmsg, size_t
 {
     if (!store_has_readers(writer))
         return lc_errf(errmsg, errlen, LC_ESTATE, "store: an in-memory store has no readers");
+    return store_open_reader_at(out, writer->path, errmsg, errlen);
+}
+
+int store_open_reader_at(store_t **out, const char *path, char *errmsg, size_t errlen)
+{
     store_t *s = calloc(1, sizeof *s);
-    if (s == NULL || (s->path = strdup(writer->path)) == NULL) {
+    if (s == NULL || (s->path = strdup(path)) == NULL) {
         free(s);
         return lc_errf(errmsg, errlen, LC_ENOMEM, "store: out of memory");
     }
     s->read_only = true;
     int flags = SQLITE_OPEN_READONLY | SQLITE_OPEN_NOMUTEX;
-    if (sqlite3_open_v2(writer->path, &s->db, flags, NULL) != SQLITE_OK)
+    if (sqlite3_open_v2(path, &s->db, flags, NULL) != SQLITE_OK)
         return open_fail(s, "open reader on", errmsg, errlen);
     sqlite3_busy_timeout(s->db, READER_BUSY_MS);
     *out = s;

@@ -224,6 +224,14 @@ static void test_not_here_yet(void **state)
     assert_int_equal(json_integer_value(json_object_get(json_object_get(r, "totals"), "dropped")),
                      2 * SECONDS);
     json_decref(r);
+    /* Once retention deleted its seconds there is nothing to fetch: an empty history. */
+    assert_int_equal(retain_cmd(f->writer, 0, 0, 0, false, true, false), 0);
+    assert_int_equal(store_seconds_open(f->reader, RUN, &src), 0);
+    store_seconds_close(f->reader, src);
+    json_t *h = store_history_json(f->reader, RUN, &q);
+    assert_non_null(h);
+    assert_int_equal(json_array_size(json_object_get(h, "seconds")), 0);
+    json_decref(h);
 }
 
 static void test_before_export_the_database_answers(void **state)
