@@ -5,6 +5,7 @@
 #include <string.h>
 
 #include "api_internal.h"
+#include "archiver.h"
 #include "commands.h"
 #include "fleet.h"
 #include "lc_err.h"
@@ -12,6 +13,18 @@
 #include "peers.h"
 #include "quorum.h"
 #include "store.h"
+
+/* What this master's archiver did since it started (archiver.h). */
+static json_t *archives_json(const master_t *m)
+{
+    if (m->archiver == NULL)
+        return json_null();
+    archiver_stats_t a = archiver_stats(m->archiver);
+    return json_pack("{s:I,s:I,s:I,s:I,s:I,s:I,s:f}", "exported", (json_int_t)a.exported,
+                     "merged", (json_int_t)a.merged, "fetched", (json_int_t)a.fetched, "removed",
+                     (json_int_t)a.removed, "refused", (json_int_t)a.refused, "rows_pruned",
+                     (json_int_t)a.rows_pruned, "longest_step_ms", (double)a.max_step_us / 1e3);
+}
 
 static json_t *cluster_json(master_t *m)
 {
@@ -27,13 +40,13 @@ static json_t *cluster_json(master_t *m)
                             (double)lc_loop_lag_recent_us(&m->loop_lag) / 1e3, "last_second_ms",
                             (double)lc_loop_lag_last_second_us(&m->loop_lag) / 1e3, "max_ms",
                             (double)lc_loop_lag_max_us(&m->loop_lag) / 1e3);
-    return json_pack("{s:I,s:s,s:I,s:s?,s:I,s:I,s:I,s:o,s:o}", "id", (json_int_t)m->cfg.id,
+    return json_pack("{s:I,s:s,s:I,s:s?,s:I,s:I,s:I,s:o,s:o,s:o}", "id", (json_int_t)m->cfg.id,
                      "role", quorum_is_leader(m->quorum) ? "leader" : "follower", "leader_id",
                      (json_int_t)leader, "leader_api", api[0] ? api : NULL, "term",
                      (json_int_t)quorum_term(m->quorum), "commit_index",
                      (json_int_t)quorum_commit_index(m->quorum), "applied_index",
                      (json_int_t)quorum_applied_index(m->quorum), "members", peers_json(m->peers),
-                     "loop_lag", lag);
+                     "loop_lag", lag, "archives", archives_json(m));
 }
 
 typedef struct member_change_s {

@@ -284,9 +284,10 @@ static void step_cb(uv_timer_t *t)
     bool left = false;
     int rv;
     if (a->prune_run != 0) {
-        int64_t before = a->prune_rows;
-        rv = store_archive_prune(a->store, a->prune_run, a->prune_rows, &left);
-        a->stats.rows_pruned += rv == 0 ? (uint64_t)before : 0;
+        int deleted = 0;
+        rv = store_archive_prune(a->store, a->prune_run, a->prune_rows, &deleted);
+        a->stats.rows_pruned += rv == 0 ? (uint64_t)deleted : 0;
+        left = deleted == a->prune_rows;
     } else {
         rv = store_vacuum_step(a->store, a->vacuum_pages, &left);
     }

@@ -138,7 +138,8 @@ static int finish(store_t *a, const char *tmp, const char *path, char *errmsg, s
 {
     store_close(a);
     char dir[PATH_MAX];
-    if (sync_path(tmp, O_RDONLY) != 0 || rename(tmp, path) != 0) {
+    /* Tenants' history: readable by this master's user only, as the Raft files are. */
+    if (chmod(tmp, 0600) != 0 || sync_path(tmp, O_RDONLY) != 0 || rename(tmp, path) != 0) {
         int e = errno;
         unlink(tmp);
         return lc_errf(errmsg, errlen, LC_EIO, "archive: write %s: %s", path, strerror(e));
@@ -389,7 +390,7 @@ bool store_has_seconds(store_t *s, uint64_t run)
                          run, 0) == 1;
 }
 
-int store_archive_prune(store_t *s, uint64_t run, int max_rows, bool *left)
+int store_archive_prune(store_t *s, uint64_t run, int max_rows, int *deleted)
 {
     assert(!s->read_only && max_rows > 0);
     static const char *const sql[] = {
@@ -398,7 +399,6 @@ int store_archive_prune(store_t *s, uint64_t run, int max_rows, bool *left)
         "DELETE FROM run_second_totals WHERE rowid IN"
         " (SELECT rowid FROM run_second_totals WHERE run = ? LIMIT ?)",
     };
-    *left = false;
     int budget = max_rows;
     for (size_t i = 0; i < 2 && budget > 0; i++) {
         sqlite3_stmt *st = store_prepare(s, sql[i]);
@@ -408,10 +408,9 @@ int store_archive_prune(store_t *s, uint64_t run, int max_rows, bool *left)
         sqlite3_bind_int(st, 2, budget);
         if (store_step_done(s, st) != 0)
             return LC_EIO;
-        int n = sqlite3_changes(s->db);
-        budget -= n;
+        budget -= sqlite3_changes(s->db);
     }
-    *left = budget <= 0;
+    *deleted = max_rows - budget;
     return 0;
 }
 

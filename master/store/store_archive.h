@@ -45,9 +45,9 @@ int store_archive_verify(store_t *reader, const char *path, uint64_t run, char *
                          size_t errlen);
 
 /* Deletes up to max_rows of run's rows left in the database after its archive was
- * written (writer, on the loop: each call is one short transaction). OUT: *left, whether
- * rows remain. Returns 0 or LC_EIO. */
-int store_archive_prune(store_t *s, uint64_t run, int max_rows, bool *left);
+ * written (writer, on the loop: each call is one short transaction). OUT: *deleted, how
+ * many (fewer than max_rows: none are left). Returns 0 or LC_EIO. */
+int store_archive_prune(store_t *s, uint64_t run, int max_rows, int *deleted);
 /* Gives back up to pages free pages to the file system (state.db is incremental
  * auto-vacuum; pages 0 only looks). OUT: *left, whether free pages remain. Returns 0 or
  * LC_EIO. */

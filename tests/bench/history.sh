@@ -12,7 +12,11 @@
 # that are not what was generated), and when the snapshot file is too big for raft 0.15 to
 # load at all (over 2 GiB - 4 KiB: about 360 run-hours at 20 endpoints; the master is then not
 # started).
-#   env: RUN_HOURS ("10 100 1000"), ENDPOINTS (20), LOAD_S (20), READY_LIMIT seconds (3600), LONG_RUN_H (24),
+# With ARCHIVE=1 (the default, as loadmaster archives a run an hour after it finished) every
+# generated run is archived: its seconds are in <data-dir>/archive/run-N.db and the snapshot
+# holds none of them, so its size, the time to ready and the RSS no longer grow with the
+# history; ARCHIVE=0 measures the old layout (everything in the snapshot).
+#   env: RUN_HOURS ("10 100 1000"), ENDPOINTS (20), LOAD_S (20), READY_LIMIT seconds (3600), LONG_RUN_H (24), ARCHIVE (1),
 #        HISTORY_DIR (where data dirs go; default the test's scratch dir, deleted after each
 #        size), FORCE=1 (run a size even when it looks too big for this machine's memory or disk)
 source "$LC_SRC/tests/integration/lib.sh"
@@ -37,6 +41,11 @@ GEN_IMAGES=${GEN_IMAGES:-2.5}
 # snapshot (over about 360 run-hours at 20 endpoints) is written but cannot be loaded.
 RAFT_READ_MAX=${RAFT_READ_MAX:-2147479552}
 MASTER_IMAGES=${MASTER_IMAGES:-3}
+ARCHIVE=${ARCHIVE:-1}
+# Archived: an archive file per run-hour at 20 endpoints (11.2 MB seen at 4 run-hours), and
+# memory that does not grow with the history.
+ARCHIVE_PER_RUN_HOUR=${ARCHIVE_PER_RUN_HOUR:-11300000}
+ARCHIVED_MEM=${ARCHIVED_MEM:-1000000000}
 PROBLEMS=()
 problem() { PROBLEMS+=("$*"); log "PROBLEM: $*"; }
 mkdir -p "$HISTORY_DIR"
@@ -65,7 +74,8 @@ generate() {
     local rh=$1 runs=$1 long=()
     if [ "$rh" -ge $LONG_RUN_H ]; then runs=$((rh - LONG_RUN_H + 1)); long=(--long-run-hours $LONG_RUN_H); fi
     local t0; t0=$(now_s)
-    if ! "$LC_BIN/lc_history_gen" --data-dir "$DIR" --runs "$runs" --hours-per-run 1 "${long[@]}" \
+    local archive=(); [ "$ARCHIVE" = 1 ] && archive=(--archive)
+    if ! "$LC_BIN/lc_history_gen" --data-dir "$DIR" --runs "$runs" --hours-per-run 1 "${long[@]}" "${archive[@]}" \
         --endpoints "$ENDPOINTS" --raft-addr "$RAFT_ADDR" --id 1 >"$WORK/gen-$rh.out" 2>"$WORK/gen-$rh.log"; then
         problem "$rh run-hours: lc_history_gen failed: $(tail -1 "$WORK/gen-$rh.log")"
         return 1
@@ -79,6 +89,7 @@ generate() {
     FIG["generation:$rh"]=$(printf '%.0f s (%.2f s/run-hour, %.0f rows/s)' "$took" \
         "$(echo "$took / $rh" | bc -l)" "$(echo "$ROWS / $took" | bc -l)")
     FIG["size:$rh"]="$RUNS runs, $ROWS rows; image $(mb "$IMAGE") MB, snapshot file $(mb "$SNAPSHOT") MB"
+    [ "$ARCHIVE" = 1 ] && FIG["archive:$rh"]="$(gen_field archived) files, $(mb "$(gen_field archive_bytes)") MB; written in $(gen_field archive_s) s"
 }
 
 # start_history_master RH TAG: loadmaster on $DIR; sets MPID, READY_S. Returns 1 when it never
@@ -226,6 +237,10 @@ fits() {
     image=$((IMAGE_PER_RUN_HOUR * rh * ENDPOINTS / 20))
     need_mem=$(awk -v i="$image" -v k="$3" 'BEGIN { printf "%.0f", i * k }')
     need_disk=$(awk -v i="$image" -v k="$4" 'BEGIN { printf "%.0f", i * k }')
+    if [ "$ARCHIVE" = 1 ]; then
+        need_mem=$ARCHIVED_MEM
+        need_disk=$((ARCHIVE_PER_RUN_HOUR * rh * ENDPOINTS / 20 * 11 / 10))
+    fi
     mem=$(mem_available) disk=$(disk_available "$HISTORY_DIR")
     if [ "${FORCE:-0}" != 1 ] && { [ "$need_mem" -gt "$mem" ] || [ "$need_disk" -gt "$disk" ]; }; then
         log "$rh run-hours: $who skipped: an image of about $(mb "$image") MB needs about $(mb "$need_mem") MB of memory (available $(mb "$mem")) and $(mb "$need_disk") MB of disk (available $(mb "$disk")); FORCE=1 tries anyway"
@@ -277,12 +292,13 @@ row() { # label key goal
     printf ' | %s\n' "$3"
 }
 echo
-echo "==== bench-history: $ENDPOINTS endpoints, 1-hour runs (one of ${LONG_RUN_H} h from ${LONG_RUN_H} run-hours on), one master (figures, not a pass/fail on speed) ===="
+echo "==== bench-history: $ENDPOINTS endpoints, $([ "$ARCHIVE" = 1 ] && echo "archived" || echo "not archived"), 1-hour runs (one of ${LONG_RUN_H} h from ${LONG_RUN_H} run-hours on), one master (figures, not a pass/fail on speed) ===="
 printf '%-24s' "run-hours"
 for rh in $RUN_HOURS; do printf ' | %-46s' "$rh"; done
 printf ' | %s\n' "goal (issue 13)"
 row "history" size ""
 row "generation" generation "(through the FSM)"
+[ "$ARCHIVE" = 1 ] && row "archive (data dir)" archive "(out of the snapshot; what an operator backs up with it)"
 row "time to ready" ready "printed"
 row "time to ready, restart" restart "printed"
 row "master RSS" rss "<= 512 MiB"

@@ -57,6 +57,7 @@
 #include "retention.h"
 #include "run_verdict.h"
 #include "store.h"
+#include "store_archive.h"
 
 static const char usage[] =
     "usage: lc_history_gen --data-dir DIR [options]\n"
@@ -73,6 +74,9 @@ static const char usage[] =
     "  --span-days D           runs lie within the last D days (29: inside --history-full 30d);\n"
     "                          runs that do not fit one after the other overlap\n"
     "  --no-retention          do not apply the retention steps due by now\n"
+    "  --archive               archive each run once generated (RetainHistory archive, then\n"
+    "                          what each master's archiver does: its seconds go to\n"
+    "                          DIR/archive/run-N.db, out of the database and the snapshot)\n"
     "  --seed N                random seed (1)\n"
     "Prints one line: runs, run-hours, rows, image and snapshot bytes, seconds taken.\n";
 
@@ -94,6 +98,7 @@ typedef struct gen_opts_s {
     uint64_t id;
     const char *tenant;
     bool retention;
+    bool archive;
     uint64_t seed;
 } gen_opts_t;
 
@@ -122,6 +127,8 @@ typedef struct gen_s {
     lc_hist_t *scratch;
     /* what was applied */
     uint64_t commands, rows, requests, retention_steps;
+    uint64_t archived, archive_bytes;
+    double archive_s;          /* export, prune and vacuum, all runs */
     int first_error;           /* the first command that did not apply: its code */
     int first_error_case;      /* and its Command case */
     uint64_t largest_run, largest_requests;
@@ -163,6 +170,7 @@ static int parse_opt(gen_opts_t *o, int opt, const char *arg)
     case 't': o->tenant = arg; break;
     case 's': rv = parse_number("--span-days", arg, 1.0 / 24, 3650, &o->span_days); break;
     case 'n': o->retention = false; break;
+    case 'A': o->archive = true; break;
     case 'S': rv = parse_number("--seed", arg, 1, 1e18, &v); o->seed = (uint64_t)v; break;
     default: rv = -1;
     }
@@ -179,6 +187,7 @@ static int parse_opts(int argc, char **argv, gen_opts_t *o)
         {"raft-addr", required_argument, NULL, 'a'},  {"id", required_argument, NULL, 'i'},
         {"tenant", required_argument, NULL, 't'},     {"span-days", required_argument, NULL, 's'},
         {"no-retention", no_argument, NULL, 'n'},     {"seed", required_argument, NULL, 'S'},
+        {"archive", no_argument, NULL, 'A'},
         {NULL, 0, NULL, 0}};
     *o = (gen_opts_t){.runs = 10, .hours_per_run = 1, .span_days = 29, .endpoints = 20,
                       .users = 50, .raft_addr = "127.0.0.1:5556", .id = 1, .tenant = "default",
@@ -491,6 +500,36 @@ static int gen_run(gen_t *g, uint64_t id, const run_plan_t *p, char *errmsg, siz
     return rv != 0 ? lc_errf(errmsg, len, rv, "run %" PRIu64 ": %s", id, lc_strerror(rv)) : 0;
 }
 
+/* ---- archiving -------------------------------------------------------------- */
+
+/* RetainHistory archive through the FSM, then what every master's archiver does
+ * (runs/archiver.c): the run's file from the database, its rows deleted, pages given back. */
+static int archive_run(gen_t *g, uint64_t id, char *errmsg, size_t len)
+{
+    uint64_t t0 = lc_mono_ns();
+    Lc__RetainHistory step = LC__RETAIN_HISTORY__INIT;
+    step.run = id;
+    step.archive = true;
+    int rv = command_retain_history(&g->sink, &step, NULL, NULL);
+    char path[4096], dir[4096];
+    struct stat st;
+    if (rv == 0)
+        rv = store_archive_dir(g->db_path, dir, sizeof dir, errmsg, len);
+    if (rv == 0)
+        rv = store_archive_path(g->db_path, id, path, sizeof path);
+    if (rv == 0)
+        rv = store_archive_export(g->db_path, id, 1, path, errmsg, len);
+    for (int deleted = 65536; rv == 0 && deleted == 65536;)
+        rv = store_archive_prune(g->store, id, 65536, &deleted);
+    for (bool left = rv == 0; rv == 0 && left;)
+        rv = store_vacuum_step(g->store, 65536, &left);
+    if (rv == 0 && stat(path, &st) == 0)
+        g->archive_bytes += (uint64_t)st.st_size;
+    g->archived += rv == 0;
+    g->archive_s += (double)(lc_mono_ns() - t0) / 1e9;
+    return rv != 0 && errmsg[0] == '\0' ? lc_errf(errmsg, len, rv, "archive run %" PRIu64, id) : rv;
+}
+
 /* ---- when the runs happened ------------------------------------------------ */
 
 static int plan_by_start(const void *a, const void *b)
@@ -616,6 +655,8 @@ static int generate(gen_t *g, uint64_t now_ms, char *errmsg, size_t len)
     int rv = 0;
     for (unsigned i = 0; rv == 0 && i < g->o.runs && g->first_error == 0; i++) {
         rv = gen_run(g, i + 1, &plans[i], errmsg, len);
+        if (rv == 0 && g->o.archive)
+            rv = archive_run(g, i + 1, errmsg, len);
         if (lc_mono_ns() - last_ns > 10000000000ull || i + 1 == g->o.runs) {
             last_ns = lc_mono_ns();
             fprintf(stderr, "lc_history_gen: %u/%u runs, %" PRIu64 " rows, %.0f rows/s\n", i + 1,
@@ -684,10 +725,11 @@ int main(int argc, char **argv)
                 g->o.data_dir);
     printf("lc_history_gen: runs=%u run_hours=%.2f endpoints=%u rows=%" PRIu64
            " requests=%" PRIu64 " commands=%" PRIu64 " retention_steps=%" PRIu64
+           " archived=%" PRIu64 " archive_bytes=%" PRIu64 " archive_s=%.2f"
            " image_bytes=%zu snapshot_bytes=%" PRIu64 " largest_run=%" PRIu64
            " apply_s=%.2f snapshot_s=%.2f seconds=%.2f rows_per_s=%.0f\n",
            g->o.runs, run_hours(&g->o), g->o.endpoints, g->rows, g->requests, g->commands,
-           g->retention_steps, image, file, g->largest_run, apply_s, total_s - apply_s, total_s,
+           g->retention_steps, g->archived, g->archive_bytes, g->archive_s, image, file, g->largest_run, apply_s, total_s - apply_s, total_s,
            (double)g->rows / apply_s);
     return 0;
 }
