@@ -26,17 +26,20 @@
 #define PRUNE_ROWS_MAX 32768
 #define VACUUM_PAGES_MIN 32
 #define VACUUM_PAGES_MAX 8192
-#define FETCH_RETRY_MS 1000u   /* after a failed fetch, doubled each time */
-#define FETCH_RETRY_MAX_MS 60000u
+#define RETRY_MS 1000u         /* after a failed job or fetch of a run, doubled each time */
+#define RETRY_MAX_MS 60000u
 
-typedef enum { JOB_EXPORT, JOB_MERGE, JOB_INSPECT, JOB_REMOVE, JOB_VERIFY } job_kind_t;
+typedef enum {
+    JOB_EXPORT, JOB_MERGE, JOB_INSPECT, JOB_REMOVE, JOB_VERIFY,
+    JOB_INSPECT_ALL /* at start: the resolution of every file already here */
+} job_kind_t;
 
 /* What this master knows of one archived run's file. */
 typedef struct known_s {
     uint64_t run;
     uint32_t resolution_s;  /* of the file here; 0: not looked at */
-    uint32_t fetch_failures;
-    uint64_t next_fetch_ms; /* monotonic */
+    uint32_t failures;      /* jobs or fetches of it that failed in a row */
+    uint64_t next_try_ms;   /* monotonic: nothing is tried for it before */
 } known_t;
 
 typedef struct job_s {
@@ -48,6 +51,8 @@ typedef struct job_s {
     char path[PATH_MAX], tmp[PATH_MAX];
     int rv;
     char err[256];
+    known_t *found;        /* JOB_INSPECT_ALL: a run and resolution per file */
+    size_t n_found;
 } job_t;
 
 struct archiver_s {
@@ -101,6 +106,20 @@ static known_t *known_find(archiver_t *a, uint64_t run, bool add)
     return &a->known[lo];
 }
 
+/* After a failure, k is left alone for a while (1 s, doubling, at most a minute), so that a
+ * run whose file cannot be written or fetched neither spins nor floods the log. Returns the
+ * wait in ms. */
+static uint64_t back_off(known_t *k)
+{
+    if (k == NULL)
+        return 0;
+    uint64_t wait = (uint64_t)RETRY_MS << (k->failures < 6 ? k->failures : 6);
+    wait = wait < RETRY_MAX_MS ? wait : RETRY_MAX_MS;
+    k->failures++;
+    k->next_try_ms = lc_mono_ms() + wait;
+    return wait;
+}
+
 /* ---- jobs on the thread pool ------------------------------------------------------ */
 
 static void verify_copy(job_t *j)
@@ -116,6 +135,35 @@ static void verify_copy(job_t *j)
         unlink(j->tmp);
     if (j->rv == 0)
         j->rv = store_archive_resolution(j->path, &j->resolution_s);
+}
+
+/* Every run-N.db of the archive directory with its resolution. */
+static void inspect_all(job_t *j)
+{
+    char dir[PATH_MAX];
+    DIR *d = store_archive_dir(j->a->db_path, dir, sizeof dir, j->err, sizeof j->err) == 0
+                 ? opendir(dir)
+                 : NULL;
+    size_t cap = 0;
+    for (struct dirent *e; d != NULL && (e = readdir(d)) != NULL;) {
+        unsigned long long run;
+        char tail[4], path[PATH_MAX];
+        uint32_t res;
+        if (sscanf(e->d_name, "run-%llu.%3s", &run, tail) != 2 || strcmp(tail, "db") != 0 ||
+            (size_t)snprintf(path, sizeof path, "%s/%s", dir, e->d_name) >= sizeof path ||
+            store_archive_resolution(path, &res) != 0)
+            continue;
+        if (j->n_found == cap) {
+            cap = cap ? cap * 2 : 64;
+            known_t *grown = realloc(j->found, cap * sizeof *grown);
+            if (grown == NULL)
+                break;
+            j->found = grown;
+        }
+        j->found[j->n_found++] = (known_t){.run = run, .resolution_s = res};
+    }
+    if (d != NULL)
+        closedir(d);
 }
 
 static void work_cb(uv_work_t *req)
@@ -138,23 +186,35 @@ static void work_cb(uv_work_t *req)
     case JOB_VERIFY:
         verify_copy(j);
         break;
+    case JOB_INSPECT_ALL:
+        inspect_all(j);
+        break;
     }
 }
 
-static const char *const job_names[] = {"export", "merge", "inspect", "remove", "verify"};
+static const char *const job_names[] = {"export", "merge", "inspect", "remove", "verify",
+                                        "inspect all"};
 
 static void job_done(archiver_t *a, job_t *j)
 {
+    if (j->kind == JOB_INSPECT_ALL) {
+        for (size_t i = 0; i < j->n_found; i++) {
+            known_t *k = known_find(a, j->found[i].run, true);
+            if (k != NULL)
+                k->resolution_s = j->found[i].resolution_s;
+        }
+        lc_info("archiver", "msg=\"archives found\" files=%zu", j->n_found);
+        scan_soon(a, 0);
+        return;
+    }
     known_t *k = known_find(a, j->run, true);
     if (j->rv != 0) {
-        lc_error("archiver", "msg=\"%s failed\" run=%llu error=\"%s\"", job_names[j->kind],
-                 (unsigned long long)j->run, j->err[0] ? j->err : lc_strerror(j->rv));
-        if (j->kind == JOB_VERIFY) {
-            a->stats.refused++;
-            if (k != NULL)
-                k->next_fetch_ms = lc_mono_ms() + (FETCH_RETRY_MS << (k->fetch_failures++ % 7));
-        }
-        scan_soon(a, SCAN_MS); /* not at once: the same failure would repeat */
+        uint64_t wait = back_off(k);
+        lc_error("archiver", "msg=\"%s failed\" run=%llu error=\"%s\" retry_ms=%llu",
+                 job_names[j->kind], (unsigned long long)j->run,
+                 j->err[0] ? j->err : lc_strerror(j->rv), (unsigned long long)wait);
+        a->stats.refused += j->kind == JOB_VERIFY;
+        scan_soon(a, 0); /* the others go on meanwhile */
         return;
     }
     lc_info("archiver", "msg=\"%s done\" run=%llu resolution_s=%u", job_names[j->kind],
@@ -169,7 +229,7 @@ static void job_done(archiver_t *a, job_t *j)
         a->stats.removed++;
     if (k != NULL) {
         k->resolution_s = j->kind == JOB_REMOVE ? 0 : j->resolution_s;
-        k->fetch_failures = 0;
+        k->failures = 0;
     }
     scan_soon(a, 0);
 }
@@ -181,14 +241,12 @@ static void after_work_cb(uv_work_t *req, int status)
     a->job = NULL;
     if (status != 0 && j->rv == 0)
         j->rv = LC_ECLOSED;
-    if (a->closed) {
-        free(j);
-        if (!a->fetching)
-            free(a);
-        return;
-    }
-    job_done(a, j);
+    if (!a->closed)
+        job_done(a, j);
+    free(j->found);
     free(j);
+    if (a->closed && !a->fetching)
+        free(a);
 }
 
 static void job_start(archiver_t *a, job_kind_t kind, uint64_t run, uint32_t resolution_s)
@@ -226,16 +284,11 @@ static void fetched_cb(void *arg, int status, const char *why)
     known_t *k = known_find(a, a->fetch_run, true);
     if (status != 0) {
         unlink(a->fetch_tmp);
-        uint32_t fails = k ? ++k->fetch_failures : 1;
-        uint64_t wait = FETCH_RETRY_MS << (fails < 7 ? fails - 1 : 6);
-        if (wait > FETCH_RETRY_MAX_MS)
-            wait = FETCH_RETRY_MAX_MS;
-        if (k != NULL)
-            k->next_fetch_ms = lc_mono_ms() + wait;
+        uint64_t wait = back_off(k);
         lc_warn("archiver", "msg=\"cannot fetch a run's archive from a peer\" run=%llu error=\"%s\""
                 " retry_ms=%llu", (unsigned long long)a->fetch_run,
                 why ? why : lc_strerror(status), (unsigned long long)wait);
-        scan_soon(a, SCAN_MS);
+        scan_soon(a, 0);
         return;
     }
     job_start(a, JOB_VERIFY, a->fetch_run, 0); /* checked before it takes the file's name */
@@ -245,7 +298,7 @@ static void fetched_cb(void *arg, int status, const char *why)
 
 static bool fetch_start(archiver_t *a, uint64_t run, known_t *k)
 {
-    if (a->io.fetch == NULL || (k != NULL && lc_mono_ms() < k->next_fetch_ms))
+    if (a->io.fetch == NULL)
         return false;
     char path[PATH_MAX];
     if (store_archive_path(a->db_path, run, path, sizeof path) != 0 ||
@@ -256,8 +309,7 @@ static bool fetch_start(archiver_t *a, uint64_t run, known_t *k)
     a->fetching = true;
     if (a->io.fetch(a->io.arg, run, a->fetch_tmp, fetched_cb, a) != 0) {
         a->fetching = false;
-        if (k != NULL)
-            k->next_fetch_ms = lc_mono_ms() + FETCH_RETRY_MS;
+        back_off(k);
         return false;
     }
     lc_info("archiver", "msg=\"fetching a run's archive from a peer\" run=%llu",
@@ -328,8 +380,10 @@ static bool act_on(archiver_t *a, const store_archived_t *w)
     struct stat st;
     if (store_archive_path(a->db_path, w->run, path, sizeof path) != 0)
         return false;
-    bool here = stat(path, &st) == 0;
     known_t *k = known_find(a, w->run, true);
+    if (k != NULL && lc_mono_ms() < k->next_try_ms)
+        return false; /* failed lately: the others first */
+    bool here = stat(path, &st) == 0;
     if (w->deleted) {
         if (here)
             job_start(a, JOB_REMOVE, w->run, 0);
@@ -432,7 +486,9 @@ int archiver_init(archiver_t **out, uv_loop_t *loop, store_t *store, const archi
     uv_timer_init(loop, a->scan);
     uv_timer_init(loop, a->step);
     a->scan->data = a->step->data = a;
-    scan_soon(a, SCAN_MS);
+    job_start(a, JOB_INSPECT_ALL, 0, 0); /* its end scans */
+    if (a->job == NULL)
+        scan_soon(a, SCAN_MS);
     *out = a;
     return 0;
 }

@@ -114,7 +114,10 @@ static int open_ro(const char *path, store_t **out)
         return LC_ENOMEM;
     a->read_only = true;
     int flags = SQLITE_OPEN_READONLY | SQLITE_OPEN_URI | SQLITE_OPEN_NOMUTEX;
-    if (sqlite3_open_v2(uri, &a->db, flags, NULL) != SQLITE_OK) {
+    /* Defensive: the file may be a peer's (store_archive_verify reads it before trusting it). */
+    if (sqlite3_open_v2(uri, &a->db, flags, NULL) != SQLITE_OK ||
+        sqlite3_db_config(a->db, SQLITE_DBCONFIG_DEFENSIVE, 1, NULL) != SQLITE_OK ||
+        sqlite3_db_config(a->db, SQLITE_DBCONFIG_TRUSTED_SCHEMA, 0, NULL) != SQLITE_OK) {
         store_close(a);
         return LC_EIO;
     }
@@ -328,6 +331,11 @@ static sqlite3_int64 query_int(store_t *a, const char *sql, uint64_t run)
 static const struct {
     const char *sql, *what;
 } checks[] = {
+    /* Tables and indexes only: no view or trigger of a peer's making runs here. */
+    {"SELECT ?1 > 0 AND NOT EXISTS (SELECT 1 FROM sqlite_master WHERE type NOT IN ('table', 'index'))"
+     " AND (SELECT COUNT(*) FROM sqlite_master WHERE type = 'table' AND name IN"
+     " ('run_seconds', 'run_second_totals', 'archive_meta')) = 3",
+     "it is not an archive (views, triggers or missing tables)"},
     {"SELECT COUNT(*) = 1 AND MIN(run) = ?1 FROM archive_meta", "its archive_meta does not name the run"},
     {"SELECT NOT EXISTS (SELECT 1 FROM run_seconds WHERE run <> ?1)"
      " AND NOT EXISTS (SELECT 1 FROM run_second_totals WHERE run <> ?1)",

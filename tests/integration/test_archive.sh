@@ -101,7 +101,7 @@ log "archives on the wiped master: $(archives_of "$VICTIM"); on the leader: $(ar
 check "/api/v1/cluster counts the refused copy and the fetched one" \
     jq -e '.refused >= 1 and .fetched == 1 and .exported == 0' <<<"$(archives_of "$VICTIM")"
 check "... and on the leader the export and the rows it deleted" \
-    jq -e '.exported == 1 and .rows_pruned > 100' <<<"$(archives_of "$LEADER")"
+    jq -e '.exported == 1 and .rows_pruned >= 10' <<<"$(archives_of "$LEADER")"
 
 # An outsider that does not know the secret asks for the archive on the archive protocol.
 cp "$WORK/leader-archive.db" "$ARCHIVE"

@@ -195,6 +195,10 @@ static void test_verify_refuses_a_bad_copy(void **state)
         {"UPDATE archive_meta SET run = 2", "does not name the run"},
         {"INSERT INTO run_seconds SELECT 2, t, endpoint, method, count, failures, bytes, hist"
          " FROM run_seconds WHERE t = 3", "another run"},
+        /* A view under an expected name, or a trigger: never run, refused as a whole. */
+        {"ALTER TABLE run_seconds RENAME TO real_seconds;"
+         " CREATE VIEW run_seconds AS SELECT * FROM real_seconds", "not an archive"},
+        {"CREATE TRIGGER t AFTER DELETE ON archive_meta BEGIN SELECT 1; END", "not an archive"},
     };
     for (size_t i = 0; i < sizeof attacks / sizeof attacks[0]; i++) {
         snprintf(cmd, sizeof cmd, "cp %s %s", saved, f->archive);
