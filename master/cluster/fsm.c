@@ -119,8 +119,8 @@ static int fsm_snapshot_finalize(struct raft_fsm *fsm, struct raft_buffer *bufs[
     f->pending = NULL;
     if (len > SNAPSHOT_WARN_BYTES)
         lc_warn("fsm", "msg=\"the snapshot nears 2 GiB, the most raft 0.15 can load at a restart;"
-                " keep less per-second history (--history-full, --history-10s, --history-max)\""
-                " bytes=%zu", len);
+                " keep less per-second history in it (archiving is off with --no-history-archive;"
+                " --acks-keep, --history-full, --history-10s, --history-max)\" bytes=%zu", len);
     if (len > 0)
         lc_info("fsm", "msg=\"snapshot taken\" bytes=%zu ms=%llu", len,
                 (unsigned long long)(lc_mono_ms() - f->pending_since_ms));
