@@ -295,7 +295,7 @@ static void add_command(bytes_t *b, store_t *s, const Lc__Command *cmd)
 }
 
 /* A tenant, a token, two runs (one finished with a verdict), their stats. */
-static void run_commands(bytes_t *b, store_t *s, bool finish)
+static void run_commands(bytes_t *b, store_t *s, int finish)
 {
     Lc__Command cmd = LC__COMMAND__INIT;
     Lc__CreateTenant ct = LC__CREATE_TENANT__INIT;
@@ -370,24 +370,37 @@ static void run_commands(bytes_t *b, store_t *s, bool finish)
             cmd.run_finished = &fin;
             add_command(b, s, &cmd);
         }
+        if (finish == 2 && id == 1) { /* archived, then merged to 10 s (the state's side) */
+            Lc__RetainHistory keep = LC__RETAIN_HISTORY__INIT;
+            keep.run = id;
+            keep.archive = true;
+            cmd.cmd_case = LC__COMMAND__CMD_RETAIN_HISTORY;
+            cmd.retain_history = &keep;
+            add_command(b, s, &cmd);
+            keep.archive = false;
+            keep.resolution_s = 10;
+            keep.to_t = 600;
+            add_command(b, s, &cmd);
+        }
     }
 }
 
 static void seeds_store(void)
 {
     bytes_t b = {0};
-    for (int finish = 0; finish <= 1; finish++) {
+    static const char *const names[] = {"running", "finished", "archived"};
+    for (int finish = 0; finish <= 2; finish++) {
         store_t *s;
         char err[256];
         if (store_open(&s, err, sizeof err) != 0)
             abort();
         run_commands(&b, s, finish);
-        put_bytes("fsm", finish ? "finished" : "running", &b);
+        put_bytes("fsm", names[finish], &b);
         uint8_t *image;
         size_t len;
         if (store_serialize(s, &image, &len) != 0)
             abort();
-        put("snapshot", finish ? "finished" : "running", image, len);
+        put("snapshot", names[finish], image, len);
         free(image);
         store_close(s);
     }
