@@ -77,6 +77,12 @@ static uint64_t get_u64(const uint8_t *p)
 
 /* ---- the end of a transfer ------------------------------------------------------- */
 
+/* A stream the transport handed over is raft_malloc'd. */
+static void stream_freed_cb(uv_handle_t *h)
+{
+    raft_free(h);
+}
+
 static void maybe_free(xfer_t *x)
 {
     if (!x->ending || x->closes > 0 || x->fs_busy || x->writing || x->opening)
@@ -292,12 +298,11 @@ static void serve_read_cb(uv_stream_t *stream, ssize_t nread, const uv_buf_t *bu
     free(buf->base);
 }
 
-static void serve_cb(void *arg, raft_id id, uv_stream_t *stream)
+void archive_net_serve_stream(archive_net_t *n, uint64_t id, uv_stream_t *stream)
 {
-    archive_net_t *n = arg;
     xfer_t *x = n->closed ? NULL : xfer_new(n, true);
     if (x == NULL) {
-        uv_close((uv_handle_t *)stream, (uv_close_cb)raft_free);
+        uv_close((uv_handle_t *)stream, stream_freed_cb);
         return;
     }
     n->serving++;
@@ -312,6 +317,11 @@ static void serve_cb(void *arg, raft_id id, uv_stream_t *stream)
     }
     if (uv_read_start(stream, alloc_cb, serve_read_cb) != 0)
         xfer_end(x, LC_EIO, "cannot read the stream");
+}
+
+static void serve_cb(void *arg, raft_id id, uv_stream_t *stream)
+{
+    archive_net_serve_stream(arg, id, stream);
 }
 
 /* ---- fetching --------------------------------------------------------------------------- */
@@ -458,7 +468,7 @@ static void stream_cb(void *arg, uv_stream_t *stream)
         return;
     }
     if (x->ending) { /* closed meanwhile */
-        uv_close((uv_handle_t *)stream, (uv_close_cb)raft_free);
+        uv_close((uv_handle_t *)stream, stream_freed_cb);
         maybe_free(x);
         return;
     }
@@ -468,6 +478,31 @@ static void stream_cb(void *arg, uv_stream_t *stream)
     xfer_write(x, x->out, HEAD_LEN);
     if (!x->ending)
         fetch_resume(x);
+}
+
+/* A fetch's transfer, not yet on a stream. */
+static xfer_t *fetch_new(archive_net_t *n, uint64_t peer, uint64_t run, const char *tmp_path)
+{
+    xfer_t *x = xfer_new(n, false);
+    if (x == NULL)
+        return NULL;
+    x->run = run;
+    x->peer = peer;
+    snprintf(x->tmp, sizeof x->tmp, "%s", tmp_path);
+    progress(x);
+    return x;
+}
+
+int archive_net_fetch_stream(archive_net_t *n, uv_stream_t *stream, uint64_t peer, uint64_t run,
+                             const char *tmp_path, archiver_fetched_cb done, void *done_arg)
+{
+    xfer_t *x = n->closed ? NULL : fetch_new(n, peer, run, tmp_path);
+    if (x == NULL)
+        return LC_ENOMEM;
+    x->done = done;
+    x->done_arg = done_arg;
+    stream_cb(x, stream);
+    return 0;
 }
 
 /* The peer to ask on this attempt: the leader first, then the others in turn. */
@@ -494,15 +529,11 @@ static int fetch(void *arg, uint64_t run, const char *tmp_path, archiver_fetched
 {
     archive_net_t *n = arg;
     quorum_server_t peer;
-    if (n->closed || !pick_peer(n, &peer))
+    if (n->closed || n->q == NULL || !pick_peer(n, &peer))
         return LC_ENOTFOUND;
-    xfer_t *x = xfer_new(n, false);
+    xfer_t *x = fetch_new(n, peer.id, run, tmp_path);
     if (x == NULL)
         return LC_ENOMEM;
-    x->run = run;
-    x->peer = peer.id;
-    snprintf(x->tmp, sizeof x->tmp, "%s", tmp_path);
-    progress(x);
     if (cluster_transport_open_archive(quorum_transport(n->q), peer.id, peer.address, stream_cb,
                                        x) != 0) {
         xfer_end(x, LC_ECLOSED, "cannot connect"); /* no callback: done is not set yet */
@@ -524,7 +555,8 @@ int archive_net_init(archive_net_t **out, uv_loop_t *loop, quorum_t *q, const ch
     n->loop = loop;
     n->q = q;
     snprintf(n->db_path, sizeof n->db_path, "%s", db_path);
-    cluster_transport_set_archive_server(quorum_transport(q), serve_cb, n);
+    if (q != NULL)
+        cluster_transport_set_archive_server(quorum_transport(q), serve_cb, n);
     *out = n;
     return 0;
 }
@@ -538,7 +570,8 @@ void archive_net_close(archive_net_t *n)
 {
     if (n == NULL)
         return;
-    cluster_transport_set_archive_server(quorum_transport(n->q), NULL, NULL);
+    if (n->q != NULL)
+        cluster_transport_set_archive_server(quorum_transport(n->q), NULL, NULL);
     n->closed = true;
     for (xfer_t *x = n->xfers, *next; x != NULL; x = next) {
         next = x->next;

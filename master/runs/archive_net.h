@@ -32,8 +32,14 @@ typedef enum {
 typedef struct archive_net_s archive_net_t;
 
 /* Serves the archives beside db_path (<data-dir>/state.db) on q's transport and fetches from
- * q's other servers (the leader first). */
+ * q's other servers (the leader first). q NULL: neither (tests use the two below). */
 int archive_net_init(archive_net_t **out, uv_loop_t *loop, quorum_t *q, const char *db_path);
+/* What the transport's streams are given to, on a stream already through its handshake
+ * (raft_malloc'd, owned from here on): serve one request from peer, or fetch run into
+ * tmp_path (done as archiver_io_t's fetch). */
+void archive_net_serve_stream(archive_net_t *n, uint64_t peer, uv_stream_t *stream);
+int archive_net_fetch_stream(archive_net_t *n, uv_stream_t *stream, uint64_t peer, uint64_t run,
+                             const char *tmp_path, archiver_fetched_cb done, void *done_arg);
 /* What the archiver is given to fetch with (archiver_io_t). */
 archiver_io_t archive_net_io(archive_net_t *n);
 /* Closes every stream (a fetch under way ends with LC_ECLOSED); frees once the last
