@@ -182,10 +182,14 @@ static int merge_all(store_t *a, uint64_t run, uint32_t resolution_s)
 {
     if (resolution_s <= 1)
         return 0;
-    uint32_t last = store_last_second(a, run);
+    uint64_t last = store_last_second(a, run);
     int rv = store_exec(a, "BEGIN");
-    for (uint32_t from = 0; rv == 0 && from <= last; from += STORE_RETENTION_CHUNK_S)
-        rv = store_compact_range(a, run, resolution_s, from, from + STORE_RETENTION_CHUNK_S);
+    /* 64-bit steps: a second near UINT32_MAX must not wrap the walk into a loop. */
+    for (uint64_t from = 0; rv == 0 && from <= last; from += STORE_RETENTION_CHUNK_S) {
+        uint64_t to = from + STORE_RETENTION_CHUNK_S;
+        rv = store_compact_range(a, run, resolution_s, (uint32_t)from,
+                                 to > UINT32_MAX ? UINT32_MAX : (uint32_t)to);
+    }
     if (rv == 0)
         rv = store_exec(a, "COMMIT");
     if (rv == 0)
