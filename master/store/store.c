@@ -34,6 +34,11 @@ const char store_schema_sql[] =
     "CREATE TABLE IF NOT EXISTS run_endpoints(run INTEGER NOT NULL, endpoint TEXT NOT NULL,"
     " method TEXT NOT NULL, count INTEGER NOT NULL, failures INTEGER NOT NULL,"
     " bytes INTEGER NOT NULL, hist BLOB, PRIMARY KEY(run, endpoint));"
+    /* The run list's requests and failures of every run without reading the rows, whose
+     * histograms make them a page or more each: at a thousand runs the table scan was most
+     * of a 50 ms list. */
+    "CREATE INDEX IF NOT EXISTS run_endpoints_counts ON run_endpoints(run, method, count,"
+    " failures);"
     "CREATE TABLE IF NOT EXISTS run_errors(run INTEGER NOT NULL, endpoint TEXT NOT NULL,"
     " kind TEXT NOT NULL, count INTEGER NOT NULL, PRIMARY KEY(run, endpoint, kind));"
     "CREATE TABLE IF NOT EXISTS run_error_notes(run INTEGER NOT NULL, endpoint TEXT NOT NULL,"
