@@ -58,7 +58,9 @@ cp "$LC_BIN/loadworker" "$ROOT/usr/bin/"
 flags_in() { grep -oE '(^|[ ="])--[a-z][a-z0-9-]*' "$@" | sed -E 's/^.*(--)/--/' | sort -u; }
 assignments() { grep -hE '^#?[A-Z][A-Z_]*=' "$@"; }
 help_has() { # help_has BINARY FLAG
-    "$LC_BIN/$1" --help 2>&1 | grep -qE "(^|[^a-z0-9-])$2([^a-z0-9-]|$)"
+    # grep reads it all (not -q): a help over 4 KiB is written in two parts, and a grep that
+    # quits at the first match would leave the second to a SIGPIPE that fails the pipeline.
+    "$LC_BIN/$1" --help 2>&1 | grep -E "(^|[^a-z0-9-])$2([^a-z0-9-]|$)" >/dev/null
 }
 for u in "${UNITS[@]}"; do
     bin=$(binary_of "$u")
