@@ -89,7 +89,9 @@ generate() {
     FIG["generation:$rh"]=$(printf '%.0f s (%.2f s/run-hour, %.0f rows/s)' "$took" \
         "$(echo "$took / $rh" | bc -l)" "$(echo "$ROWS / $took" | bc -l)")
     FIG["size:$rh"]="$RUNS runs, $ROWS rows; image $(mb "$IMAGE") MB, snapshot file $(mb "$SNAPSHOT") MB"
-    [ "$ARCHIVE" = 1 ] && FIG["archive:$rh"]="$(gen_field archived) files, $(mb "$(gen_field archive_bytes)") MB; written in $(gen_field archive_s) s"
+    if [ "$ARCHIVE" = 1 ]; then
+        FIG["archive:$rh"]="$(gen_field archived) files, $(mb "$(gen_field archive_bytes)") MB; written in $(gen_field archive_s) s"
+    fi
 }
 
 # start_history_master RH TAG: loadmaster on $DIR; sets MPID, READY_S. Returns 1 when it never
@@ -298,7 +300,9 @@ for rh in $RUN_HOURS; do printf ' | %-46s' "$rh"; done
 printf ' | %s\n' "goal (issue 13)"
 row "history" size ""
 row "generation" generation "(through the FSM)"
-[ "$ARCHIVE" = 1 ] && row "archive (data dir)" archive "(out of the snapshot; what an operator backs up with it)"
+if [ "$ARCHIVE" = 1 ]; then
+    row "archive (data dir)" archive "(out of the snapshot; what an operator backs up with it)"
+fi
 row "time to ready" ready "printed"
 row "time to ready, restart" restart "printed"
 row "master RSS" rss "<= 512 MiB"
