@@ -261,7 +261,8 @@ static void job_start(archiver_t *a, job_kind_t kind, uint64_t run, uint32_t res
     j->kind = kind;
     j->run = run;
     j->resolution_s = resolution_s;
-    snprintf(j->tmp, sizeof j->tmp, "%s", a->fetch_tmp);
+    if (kind == JOB_VERIFY)
+        snprintf(j->tmp, sizeof j->tmp, "%s", a->fetch_tmp);
     if (uv_queue_work(a->loop, &j->req, work_cb, after_work_cb) != 0) {
         free(j);
         return;

@@ -325,12 +325,6 @@ int store_archive_resolution(const char *path, uint32_t *out)
 
 /* ---- checking a copy from a peer --------------------------------------------- */
 
-/* The first column of a one-row query on a (run bound as ?1), or -1. */
-static sqlite3_int64 query_int(store_t *a, const char *sql, uint64_t run)
-{
-    return store_run_int(a, sql, run, -1);
-}
-
 /* The checks of store_archive_verify, in order; each query returns 1 when it holds. */
 static const struct {
     const char *sql, *what;
@@ -386,7 +380,7 @@ int store_archive_verify(store_t *reader, const char *path, uint64_t run, char *
         rv = lc_errf(errmsg, errlen, LC_EIO, "archive of run %llu: cannot read the database",
                      (unsigned long long)run);
     for (size_t i = 0; rv == 0 && i < sizeof checks / sizeof checks[0]; i++)
-        if (query_int(a, checks[i].sql, run) != 1)
+        if (store_run_int(a, checks[i].sql, run, -1) != 1)
             rv = lc_errf(errmsg, errlen, LC_EINVAL, "archive of run %llu: %s",
                          (unsigned long long)run, checks[i].what);
     store_close(a);
