@@ -519,3 +519,9 @@ int store_seconds_here(store_t *reader, uint64_t run)
         store_seconds_close(reader, src);
     return rv == LC_EAGAIN ? LC_EAGAIN : 0;
 }
+
+uint32_t store_archive_resolution_of(store_t *src, uint32_t fallback)
+{
+    int64_t res = store_run_int(src, "SELECT MAX(resolution_s) + 0 * ? FROM archive_meta", 0, 0);
+    return res > 0 ? (uint32_t)res : fallback;
+}

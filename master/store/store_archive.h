@@ -76,6 +76,9 @@ int store_file_path(const store_t *s, char *out, size_t cap);
  * written cannot cut the walk short. */
 int store_seconds_open(store_t *reader, uint64_t run, store_t **src);
 void store_seconds_close(store_t *reader, store_t *src);
+/* The resolution the archive open as src holds (what its points are at: retention's newer
+ * ask is merged later), or fallback when it says none. */
+uint32_t store_archive_resolution_of(store_t *src, uint32_t fallback);
 /* Whether run's seconds can be read on this master now: 0, or LC_EAGAIN as above. */
 int store_seconds_here(store_t *reader, uint64_t run);
 

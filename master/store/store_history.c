@@ -334,6 +334,8 @@ int store_history_each(store_t *s, uint64_t run, const store_history_query_t *q,
     store_t *src = NULL;
     if (rv == 0)
         rv = store_seconds_open(s, run, &src);
+    if (rv == 0 && src != s) /* an archive is merged after the state asks: its own says */
+        h.head.resolution_s = store_archive_resolution_of(src, h.head.resolution_s);
     if (rv == 0)
         rv = history_rows(s, src, run, &h, lo, hi);
     if (src != NULL)
