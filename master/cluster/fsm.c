@@ -14,6 +14,10 @@
 /* raft 0.15 loads a snapshot file with one read(), which Linux caps at
  * 2 GiB - 4 KiB: warn well before an image gets there. */
 #define SNAPSHOT_WARN_BYTES (1536ull << 20)
+/* An apply holds the loop; one longer than this is logged (at most every
+ * SLOW_APPLY_LOG_MS), naming the command, since it delays heartbeats and the API. */
+#define SLOW_APPLY_MS 50u
+#define SLOW_APPLY_LOG_MS 10000u
 
 int fsm_encode_command(const Lc__Command *cmd, struct raft_buffer *out)
 {
@@ -47,9 +51,20 @@ static Lc__Command *decode_entry(const struct raft_buffer *buf)
     return lc__command__unpack(NULL, len, base + ENTRY_HEADER);
 }
 
+static void note_slow_apply(fsm_t *f, int cmd_case, size_t bytes, uint64_t start_ns)
+{
+    uint64_t now_ns = lc_mono_ns(), took_ms = (now_ns - start_ns) / 1000000u;
+    if (took_ms < SLOW_APPLY_MS || now_ns / 1000000u - f->slow_warned_ms < SLOW_APPLY_LOG_MS)
+        return;
+    f->slow_warned_ms = now_ns / 1000000u;
+    lc_warn("fsm", "msg=\"slow apply held the loop\" case=%d bytes=%zu ms=%llu", cmd_case, bytes,
+            (unsigned long long)took_ms);
+}
+
 static int fsm_apply(struct raft_fsm *fsm, const struct raft_buffer *buf, void **result)
 {
-    store_t *store = ((fsm_t *)fsm->data)->store;
+    fsm_t *f = fsm->data;
+    uint64_t start_ns = lc_mono_ns();
     Lc__Command *cmd = decode_entry(buf);
     int rv;
     if (cmd == NULL) {
@@ -57,9 +72,10 @@ static int fsm_apply(struct raft_fsm *fsm, const struct raft_buffer *buf, void *
         lc_error("fsm", "msg=\"undecodable command skipped\" bytes=%zu", buf->len);
         rv = LC_EPROTO;
     } else {
-        rv = store_apply(store, cmd);
+        rv = store_apply(f->store, cmd);
         if (rv == LC_EIO)
             lc_error("fsm", "msg=\"command failed in sqlite\" case=%d", (int)cmd->cmd_case);
+        note_slow_apply(f, (int)cmd->cmd_case, buf->len, start_ns);
         lc__command__free_unpacked(cmd, NULL);
     }
     *result = (void *)(intptr_t)rv;

@@ -15,6 +15,7 @@ typedef struct fsm_s {
     store_t *store;            /* not owned */
     store_snapshot_t *pending; /* from snapshot to snapshot_finalize */
     uint64_t pending_since_ms;
+    uint64_t slow_warned_ms;   /* when the last "slow apply" was logged */
 } fsm_t;
 
 /* Fills f to apply to `store` (not owned). The apply result handed to

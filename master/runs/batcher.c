@@ -19,6 +19,10 @@
  * little (acks and failover recovery are quicker), long enough that the
  * batches of several workers for one second usually share an entry. */
 #define FLUSH_INTERVAL_MS 200
+/* A worker's final batch is proposed within this long: the run waits for it,
+ * and the finals of a run's workers, which come together, share an entry
+ * (proposed one by one, 1,000 finals held every master's loop ~450 ms). */
+#define FINAL_FLUSH_MS 20
 /* A batch whose entry committed but did not apply is proposed again this
  * often; then it is left to its worker's outbox (replayed on reconnect). */
 #define MAX_FAILED_APPLIES 3
@@ -99,6 +103,19 @@ uint64_t batcher_replays(const batcher_t *a)
     return a->replays;
 }
 
+static void flush_timer_cb(uv_timer_t *t)
+{
+    batcher_flush(t->data);
+}
+
+/* Brings the next flush forward to FINAL_FLUSH_MS from now, then every
+ * FLUSH_INTERVAL_MS again. */
+static void flush_soon(batcher_t *a)
+{
+    if (uv_timer_get_due_in(&a->flush_timer) > FINAL_FLUSH_MS)
+        uv_timer_start(&a->flush_timer, flush_timer_cb, FINAL_FLUSH_MS, FLUSH_INTERVAL_MS);
+}
+
 void batcher_add(batcher_t *a, fleet_worker_t *w, Lc__Envelope *env)
 {
     assert(env != NULL && env->msg_case == LC__ENVELOPE__MSG_STATS && env->stats != NULL);
@@ -136,7 +153,7 @@ void batcher_add(batcher_t *a, fleet_worker_t *w, Lc__Envelope *env)
         a->queue_head = q;
     a->queue_tail = q;
     if (b->final)
-        batcher_flush(a); /* the run is waiting for it */
+        flush_soon(a);
 }
 
 static void unlink_proposal(proposal_t *p)
@@ -279,11 +296,6 @@ void batcher_reset(batcher_t *a)
 {
     free_batches(a->queue_head);
     a->queue_head = a->queue_tail = NULL;
-}
-
-static void flush_timer_cb(uv_timer_t *t)
-{
-    batcher_flush(t->data);
 }
 
 int batcher_init(batcher_t **out, master_t *m, const command_sink_t *commands)

@@ -134,8 +134,9 @@ static void join_w1(fixture_t *fx)
     assert_non_null(fx->worker);
 }
 
-/* A heap StatsBatch of w1 for run: 5 requests of "a" in second 1. */
-static Lc__Envelope *batch(uint64_t run, uint64_t seq)
+/* A heap StatsBatch of w1 for run: 5 requests of "a" in second 1, its
+ * worker's last for the run when final. */
+static Lc__Envelope *batch_of(uint64_t run, uint64_t seq, bool final)
 {
     Lc__EndpointStats ep = LC__ENDPOINT_STATS__INIT, *eps[] = {&ep};
     ep.name = "a";
@@ -148,6 +149,7 @@ static Lc__Envelope *batch(uint64_t run, uint64_t seq)
     b.interval = 0;
     b.endpoints = eps;
     b.n_endpoints = 1;
+    b.final = final;
     Lc__Envelope env = LC__ENVELOPE__INIT;
     env.msg_case = LC__ENVELOPE__MSG_STATS;
     env.stats = &b;
@@ -157,6 +159,11 @@ static Lc__Envelope *batch(uint64_t run, uint64_t seq)
     Lc__Envelope *copy = lc__envelope__unpack(NULL, len, buf);
     free(buf);
     return copy;
+}
+
+static Lc__Envelope *batch(uint64_t run, uint64_t seq)
+{
+    return batch_of(run, seq, false);
 }
 
 static int setup(void **state)
@@ -294,6 +301,26 @@ static void test_refused_batches(void **state)
     assert_int_equal(runs_refused(fx->m.runs).stats, 1);
 }
 
+/* Finals that arrive together share one entry, proposed soon (not at the
+ * next 200 ms flush): proposed one by one, the finals of 1,000 workers held
+ * every master's loop for ~450 ms. */
+static void test_finals_share_an_entry_soon(void **state)
+{
+    fixture_t *fx = *state;
+    uint64_t start_ns = uv_hrtime();
+    for (uint64_t seq = 1; seq <= 40; seq++)
+        batcher_add(fx->m.batcher, fx->worker, batch_of(RUN, seq, true));
+    assert_int_equal(fx->proposals, 0); /* not one entry per final */
+    while (fx->proposals == 0 && uv_hrtime() - start_ns < 5000000000ull)
+        uv_run(&fx->loop, UV_RUN_ONCE);
+    uint64_t waited_ms = (uv_hrtime() - start_ns) / 1000000u;
+    assert_int_equal(fx->proposals, 1);
+    assert_int_equal(fx->last_batches, 40);
+    assert_true(waited_ms < 150); /* the 20 ms flush, well before the periodic 200 ms one */
+    answer(fx, 0);
+    assert_int_equal(fx->acks, 40);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -303,6 +330,7 @@ int main(void)
         cmocka_unit_test_setup_teardown(test_applied_batch_is_acked_again, setup, teardown),
         cmocka_unit_test_setup_teardown(test_queued_and_in_flight_replays_dropped, setup, teardown),
         cmocka_unit_test_setup_teardown(test_refused_batches, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_finals_share_an_entry_soon, setup, teardown),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
