@@ -582,8 +582,13 @@ void worker_engine_stop(worker_engine_t *e)
     worker_engine_post(e, m);
     uv_thread_join(&e->thread);
     worker_mailbox_destroy(&e->inbox);
+    worker_engine_free_buffers(e);
+    free(e);
+}
+
+void worker_engine_free_buffers(worker_engine_t *e)
+{
     lc_buf_free(&e->body_scratch);
     lc_buf_free(&e->req_scratch);
     worker_bufpool_free(&e->pool);
-    free(e);
 }

@@ -85,6 +85,9 @@ int worker_engine_start(worker_engine_t **out, unsigned index, unsigned n_engine
 void worker_engine_post(worker_engine_t *e, worker_msg_t *m);
 /* Posts QUIT, waits for the thread and frees the engine. */
 void worker_engine_stop(worker_engine_t *e);
+/* Frees the engine's scratch buffers and capture pool, once its loop ran its last pass
+ * (worker_engine_stop does; tests that run an engine's loop themselves too). */
+void worker_engine_free_buffers(worker_engine_t *e);
 
 /* The engine's worst event-loop lag (how late a timer ran) since the last
  * call, in microseconds; any thread. */

@@ -166,11 +166,9 @@ static int render_headers(worker_user_t *u, const lc_jreq_t *r, lc_buf_t *out)
     return rv;
 }
 
-#define COOKIE_PATH_MAX 1024 /* of a request path, for cookies; longer ones are cut */
+#define COOKIE_PATH_MAX WORKER_COOKIE_PATH_MAX
 
-/* The path of a request target (up to '?', ' ' or its end, at most COOKIE_PATH_MAX - 1
- * bytes) into p, NUL-terminated. */
-static void target_path(const char *target, size_t len, char p[COOKIE_PATH_MAX])
+void worker_journey_target_path(const char *target, size_t len, char p[COOKIE_PATH_MAX])
 {
     size_t n = 0;
     while (n < len && n < COOKIE_PATH_MAX - 1 && target[n] != '?' && target[n] != ' ')
@@ -179,12 +177,22 @@ static void target_path(const char *target, size_t len, char p[COOKIE_PATH_MAX])
     p[n] = '\0';
 }
 
+bool worker_journey_cookie(const worker_user_t *u, uint8_t origin, const char *path,
+                           const char *name, size_t len, lc_value_t *out)
+{
+    const worker_session_t *s = u->js->session;
+    assert(origin < u->run->plan->n_origins && path[0] == '/');
+    const lc_url_t *url = &u->run->plan->origins[origin].def->url;
+    return s != NULL &&
+           lc_cookie_jar_get(&s->jar, name, len, url->hp.host, path, url->tls, now_ms(), out);
+}
+
 /* The path of a rendered request line ("METHOD target HTTP/1.1"). */
 static void request_path(const lc_buf_t *req, char p[COOKIE_PATH_MAX])
 {
     const char *sp = memchr(req->data, ' ', req->len);
     assert(sp != NULL);
-    target_path(sp + 1, req->len - (size_t)(sp + 1 - req->data), p);
+    worker_journey_target_path(sp + 1, req->len - (size_t)(sp + 1 - req->data), p);
 }
 
 static int render_cookies(worker_user_t *u, lc_buf_t *out)
@@ -347,7 +355,9 @@ static void answered_path(worker_user_t *u, const lc_jreq_t *r, char p[COOKIE_PA
         t = "/"; /* out of memory, or a variable unset since: the cookie's path is the root */
     else if (t == NULL)
         t = b->data;
-    target_path(t, strlen(t), p);
+    worker_journey_target_path(t, strlen(t), p);
+    if (p[0] != '/') /* cannot happen (targets start with '/'); RFC 6265's default: the root */
+        memcpy(p, "/", 2);
 }
 
 /* The Set-Cookies of res into the jar; their default path is that of target (tlen bytes, a
@@ -366,7 +376,7 @@ static void store_cookies(worker_user_t *u, const lc_jreq_t *r, const char *targ
         if (s == NULL)
             return;
         if (p[0] == '\0' && target != NULL) /* once, for the cookies' default path */
-            target_path(target, tlen, p);
+            worker_journey_target_path(target, tlen, p);
         else if (p[0] == '\0')
             answered_path(u, r, p);
         /* A malformed or oversized cookie is ignored, as browsers do. */
@@ -396,7 +406,7 @@ static bool listed_target(worker_user_t *u, const lc_jreq_t *r, const char *scri
     if (r != NULL)
         answered_path(u, r, base);
     else if (script_base != NULL)
-        target_path(script_base, strlen(script_base), base);
+        worker_journey_target_path(script_base, strlen(script_base), base);
     int o = lc_origins_locate(&u->run->plan->scenario.origins, *origin,
                               r != NULL || script_base != NULL ? base : NULL, loc, len, target,
                               sizeof target);
@@ -471,9 +481,23 @@ typedef struct body_s {
     size_t len;
 } body_t;
 
-/* One extract's value into scratch: 0, LC_ENOTFOUND or another error. */
+/* The cookie the jar would send back to the URL answered (path, on the origin answered). */
+static int extract_cookie(worker_user_t *u, const lc_jextract_t *e, const char *path,
+                          lc_buf_t *scratch)
+{
+    lc_value_t c;
+    if (worker_journey_cookie(u, u->js->origin, path, e->name, strlen(e->name), &c))
+        return lc_buf_append(scratch, c.data, c.len);
+    if (u->run->plan->trace != NULL)
+        worker_trace_note(u->run->plan->trace, "extract: no cookie %s that a request to %s%s "
+                          "would send", e->name, url_of(u)->hp.host, path);
+    return LC_ENOTFOUND;
+}
+
+/* One extract's value into scratch: 0, LC_ENOTFOUND or another error. path: the path of the
+ * URL the response answered. */
 static int extract_one(worker_user_t *u, const lc_jextract_t *e, const worker_conn_result_t *res,
-                       const body_t *body, lc_buf_t *scratch, uint8_t *type)
+                       const body_t *body, const char *path, lc_buf_t *scratch, uint8_t *type)
 {
     const char *v;
     size_t len;
@@ -486,15 +510,8 @@ static int extract_one(worker_user_t *u, const lc_jextract_t *e, const worker_co
         if (!find_header(res, e->name, &v, &len))
             return LC_ENOTFOUND;
         return lc_buf_append(scratch, v, len);
-    case LC_EXTRACT_COOKIE: {
-        const lc_url_t *url = url_of(u);
-        lc_value_t c;
-        const worker_session_t *s = u->js->session;
-        if (s == NULL || !lc_cookie_jar_get(&s->jar, e->name, strlen(e->name), url->hp.host, "/",
-                                            url->tls, now_ms(), &c))
-            return LC_ENOTFOUND;
-        return lc_buf_append(scratch, c.data, c.len);
-    }
+    case LC_EXTRACT_COOKIE:
+        return extract_cookie(u, e, path, scratch);
     default:
         *type = LC_V_NUMBER;
         return lc_buf_appendf(scratch, "%d", res->status);
@@ -517,12 +534,19 @@ static int extract_all(worker_user_t *u, const lc_jreq_t *r, const worker_conn_r
 {
     lc_buf_t *scratch = &u->run->engine->body_scratch;
     int kind = WORKER_KIND_OK;
+    char path[COOKIE_PATH_MAX] = "/";
+    /* The path answered, before an extract sets a variable its rendering may read. */
+    for (size_t i = 0; i < r->n_extracts; i++)
+        if (r->extracts[i].kind == LC_EXTRACT_COOKIE) {
+            answered_path(u, r, path);
+            break;
+        }
     for (size_t i = 0; i < r->n_extracts; i++) {
         const lc_jextract_t *e = &r->extracts[i];
         worker_session_t *s = worker_journey_session(u);
         uint8_t type;
         scratch->len = 0;
-        int rv = s == NULL ? LC_ENOMEM : extract_one(u, e, res, body, scratch, &type);
+        int rv = s == NULL ? LC_ENOMEM : extract_one(u, e, res, body, path, scratch, &type);
         if (rv == 0)
             rv = worker_session_set(s, e->slot, scratch->data ? scratch->data : "", scratch->len,
                                     type);

@@ -385,7 +385,11 @@ static int follow(worker_user_t *u, const worker_conn_result_t *res, int *kind)
 static void answer(worker_user_t *u, const worker_conn_result_t *res, int kind)
 {
     worker_lua_user_t *lu = u->js->lua;
-    worker_lua_answer_t a = {.u = u, .res = res, .kind = kind};
+    char path[WORKER_COOKIE_PATH_MAX] = "/"; /* a request that held nothing: the root */
+    if (lu->hold != NULL && lu->hold_target > 0)
+        worker_journey_target_path(lu->hold->data, lu->hold_target, path);
+    worker_lua_answer_t a = {.u = u, .res = res, .kind = kind, .path = path,
+                             .origin = lu->origin};
     worker_lua_unhold(u);
     if (ended_waiting(u)) {
         worker_conn_release(&u->conn);
