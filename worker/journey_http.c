@@ -16,6 +16,7 @@
 #include "lc_json_scan.h"
 #include "lc_rng.h"
 #include "lc_url_ref.h"
+#include "redirect.h"
 #include "response_body.h"
 #include "stats.h"
 #include "user_conns.h"
@@ -214,13 +215,11 @@ static int render_cookies(worker_user_t *u, lc_buf_t *out)
     return rv;
 }
 
-/* The method of the request being sent: a 301/302/303 redirect turns it into GET. */
+/* The method of the request being sent: a 301/302/303 redirect turned it into GET. */
 static const char *method_now(const worker_journey_state_t *js, const lc_jreq_t *r)
 {
-    int st = js->redirect_status;
-    if (js->target != NULL && (st == 301 || st == 302 || st == 303) && !r->head)
-        return "GET";
-    return r->method;
+    assert(!js->redirect_get || js->target != NULL); /* a hop's target is kept */
+    return js->redirect_get ? "GET" : r->method;
 }
 
 /* The whole request into out. LC_ENOTFOUND or LC_EINVAL: a template error. */
@@ -228,7 +227,7 @@ static int render_request(worker_user_t *u, const lc_jreq_t *r, lc_buf_t *out)
 {
     lc_buf_t *body = &u->run->engine->body_scratch;
     const char *method = method_now(u->js, r);
-    bool with_body = r->body_kind != LC_BODY_NONE && strcmp(method, r->method) == 0;
+    bool with_body = r->body_kind != LC_BODY_NONE && !u->js->redirect_get;
     out->len = 0;
     int rv = render_line(u, r, method, out);
     if (rv == 0)
@@ -308,7 +307,7 @@ void worker_journey_request(worker_user_t *u, uint32_t req)
     js->req = req;
     js->origin = prog_of(u)->reqs[req].origin;
     js->hops = 0;
-    js->redirect_status = 0;
+    js->redirect_get = false;
     free(js->target);
     js->target = NULL;
     send_now(u);
@@ -429,11 +428,6 @@ bool worker_journey_script_location(worker_user_t *u, const char *base, const ch
     return listed_target(u, NULL, base, loc, len, out, origin);
 }
 
-static bool is_redirect(int status)
-{
-    return status == 301 || status == 302 || status == 303 || status == 307 || status == 308;
-}
-
 /* A redirect to follow: counts this hop and sends the next. Returns the error kind that
  * ends the request instead, or WORKER_KIND_OK once the next hop is on its way. */
 static int follow(worker_user_t *u, const lc_jreq_t *r, const worker_conn_result_t *res)
@@ -443,7 +437,7 @@ static int follow(worker_user_t *u, const lc_jreq_t *r, const worker_conn_result
     size_t len;
     char *target = NULL;
     uint8_t origin = js->origin;
-    if (js->hops >= r->follow_redirects)
+    if (!worker_redirect_may_follow(js->hops, r->follow_redirects))
         return WORKER_ERR_REDIRECT; /* too many */
     if (!find_header(res, "location", &loc, &len) ||
         !listed_target(u, r, NULL, loc, len, &target, &origin))
@@ -455,7 +449,8 @@ static int follow(worker_user_t *u, const lc_jreq_t *r, const worker_conn_result
     free(js->target);
     js->target = target;
     js->origin = origin; /* the next hop's, maybe another of the scenario's */
-    js->redirect_status = (uint16_t)res->status;
+    /* Of the request this answers: after a 303, a 307 keeps the GET. */
+    js->redirect_get = js->redirect_get || worker_redirect_to_get(res->status, r->method);
     js->hops++;
     send_now(u);
     return WORKER_KIND_OK;
@@ -618,7 +613,7 @@ void worker_journey_done(worker_user_t *u, const worker_conn_result_t *res)
     int kind = res->kind;
     if (kind == WORKER_KIND_OK && r->cookies)
         store_cookies(u, r, NULL, 0, res);
-    if (kind == WORKER_KIND_OK && r->follow_redirects > 0 && is_redirect(res->status) &&
+    if (kind == WORKER_KIND_OK && r->follow_redirects > 0 && worker_redirect_status(res->status) &&
         !worker_user_ending_now(u)) {
         kind = follow(u, r, res);
         if (kind == WORKER_KIND_OK)
