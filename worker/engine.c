@@ -12,6 +12,7 @@
 #include "lc_log.h"
 #include "user.h"
 #include "user_conns.h"
+#include "user_ids.h"
 
 #define LAG_TICK_MS 100u
 
@@ -47,17 +48,14 @@ static uint32_t count_connections(const engine_run_t *r)
     return n;
 }
 
-/* The id of this run's next user on this engine: ids interleave over the
- * engines as users are dealt round-robin. */
-static uint64_t next_user_id(engine_run_t *r)
-{
-    return r->user_base + r->next_user++ * r->engine->n_engines + r->engine->index + 1;
-}
-
-/* Starts one closed-model user; false (logged) when it cannot start. */
+/* Starts one closed-model user; false when it cannot start (logged), or not yet: a retiring
+ * user still holds the last free ${user_id} (the spawn or ramp timer tries again). */
 static bool start_user(engine_run_t *r)
 {
-    if (worker_user_start(r, next_user_id(r)) != NULL)
+    uint64_t id;
+    if (!worker_user_ids_take(&r->ids, &id))
+        return false;
+    if (worker_user_start(r, id) != NULL)
         return true;
     lc_error("engine", "msg=\"cannot start a user\" run=%llu", (unsigned long long)r->id);
     return false;
@@ -155,9 +153,10 @@ static worker_user_t *take_user(engine_run_t *r)
         u->idle_next = NULL;
         return u;
     }
-    if (r->active >= r->target)
-        return NULL;
-    if ((u = worker_user_new(r, next_user_id(r))) == NULL && !r->create_failed) {
+    uint64_t id;
+    if (r->active >= r->target || !worker_user_ids_take(&r->ids, &id))
+        return NULL; /* a full pool, or retiring users hold the ids: starts are dropped */
+    if ((u = worker_user_new(r, id)) == NULL && !r->create_failed) {
         r->create_failed = true; /* once: its starts are counted as dropped */
         lc_error("engine", "msg=\"cannot create a user: starts dropped\" run=%llu",
                  (unsigned long long)r->id);
@@ -249,14 +248,26 @@ void engine_run_user_idle(engine_run_t *r, worker_user_t *u)
     r->idle = u;
 }
 
+/* The share's ${user_id}s: a new share numbers its users afresh (from its base on), a rescale
+ * changes how many this engine may hand out; either way the ids of the users still running
+ * (retiring, or kept by a rescale) stay theirs. */
+static void share_ids(engine_run_t *r, const worker_msg_t *m)
+{
+    r->user_base = m->user_base;
+    if (worker_user_ids_share(&r->ids, m->user_base, m->users) != 0) {
+        lc_error("engine", "msg=\"out of memory for user ids: the share keeps its old ones\" "
+                 "run=%llu", (unsigned long long)r->id);
+        return;
+    }
+    for (const worker_user_t *u = r->users; u != NULL; u = u->next)
+        worker_user_ids_hold(&r->ids, u->id);
+}
+
 /* Applies a start or a rescale under the run's model. */
 static void run_apply(engine_run_t *r, const worker_msg_t *m, bool first)
 {
     const lc_scenario_t *sc = &r->plan->scenario;
-    if (first || m->user_base != r->user_base) { /* a new share: its users number afresh */
-        r->user_base = m->user_base;
-        r->next_user = 0;
-    }
+    share_ids(r, m);
     if (r->open) {
         open_scale(r, m->users, m->rate, first);
     } else if (r->ramped) {
@@ -291,6 +302,7 @@ static void run_handle_gone(engine_run_t *r)
     }
     worker_stats_free(r->stats);
     worker_lua_run_close(r);
+    worker_user_ids_free(&r->ids);
     free(r);
     if (e->quitting && e->runs == NULL)
         close_loop_handles(e);
@@ -323,7 +335,8 @@ void engine_run_exhausted(engine_run_t *r, uint32_t f)
     post_to_control(r->engine, m);
 }
 
-void engine_run_user_gone(engine_run_t *r)
+/* A stopping run whose last user is gone closes. */
+static void run_close_when_empty(engine_run_t *r)
 {
     if (!r->stopping || r->live > 0 || r->closing)
         return;
@@ -332,6 +345,12 @@ void engine_run_user_gone(engine_run_t *r)
         worker_h2_shared_close(r->h2pool);
     uv_close((uv_handle_t *)&r->spawn_timer, on_run_handle_close);
     uv_close((uv_handle_t *)&r->deadline_timer, on_run_handle_close);
+}
+
+void engine_run_user_gone(engine_run_t *r, uint64_t id)
+{
+    worker_user_ids_give(&r->ids, id);
+    run_close_when_empty(r);
 }
 
 static void on_deadline(uv_timer_t *t)
@@ -352,7 +371,7 @@ static void run_stop(engine_run_t *r, uint32_t deadline_ms)
     for (worker_user_t *u = r->users; u != NULL; u = u->next)
         worker_user_stop(u);
     uv_timer_start(&r->deadline_timer, on_deadline, deadline_ms, 0);
-    engine_run_user_gone(r); /* done at once when no user had anything in flight */
+    run_close_when_empty(r); /* done at once when no user had anything in flight */
 }
 
 /* The run's sandbox: the one the control thread loaded off this loop, else (it could not)
@@ -384,6 +403,7 @@ static void run_start(worker_engine_t *e, worker_msg_t *m)
     r->engine = e;
     r->id = m->run;
     r->plan = m->plan;
+    worker_user_ids_init(&r->ids, e->index, e->n_engines);
     r->t0_ns = uv_hrtime();
     r->t0_ms = (double)m->plan->offset_ms;
     r->open = m->plan->scenario.arrival_rate > 0;
@@ -446,7 +466,7 @@ static void quit(worker_engine_t *e)
             worker_user_retire(u);
             worker_user_abort(u);
         }
-        engine_run_user_gone(r);
+        run_close_when_empty(r);
     }
 }
 
@@ -582,8 +602,13 @@ void worker_engine_stop(worker_engine_t *e)
     worker_engine_post(e, m);
     uv_thread_join(&e->thread);
     worker_mailbox_destroy(&e->inbox);
+    worker_engine_free_buffers(e);
+    free(e);
+}
+
+void worker_engine_free_buffers(worker_engine_t *e)
+{
     lc_buf_free(&e->body_scratch);
     lc_buf_free(&e->req_scratch);
     worker_bufpool_free(&e->pool);
-    free(e);
 }

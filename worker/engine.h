@@ -15,6 +15,7 @@
 #include "pacer.h"
 #include "plan.h"
 #include "stats.h"
+#include "user_ids.h"
 
 #define WORKER_ENGINE_RBUF (64u * 1024u)
 
@@ -32,8 +33,8 @@ typedef struct engine_run_s {
     uint32_t active;           /* users not retiring: the ones "running" (open: the pool) */
     uint32_t live;             /* users not yet freed */
     uint32_t target;           /* users this engine should run (open: the pool's bound) */
-    uint64_t next_user;        /* users started so far, for user ids */
     uint64_t user_base;        /* the share's ${user_id}s follow it (Assign.user_base) */
+    worker_user_ids_t ids;     /* the ${user_id}s this engine hands its users (user_ids.h) */
     double spawn_rate;         /* users/s for this engine; <= 0: all at once */
     uint64_t spawn_t0;         /* loop time spawning (re)started */
     uint32_t spawned;          /* users spawned since spawn_t0 */
@@ -85,6 +86,9 @@ int worker_engine_start(worker_engine_t **out, unsigned index, unsigned n_engine
 void worker_engine_post(worker_engine_t *e, worker_msg_t *m);
 /* Posts QUIT, waits for the thread and frees the engine. */
 void worker_engine_stop(worker_engine_t *e);
+/* Frees the engine's scratch buffers and capture pool, once its loop ran its last pass
+ * (worker_engine_stop does; tests that run an engine's loop themselves too). */
+void worker_engine_free_buffers(worker_engine_t *e);
 
 /* The engine's worst event-loop lag (how late a timer ran) since the last
  * call, in microseconds; any thread. */
@@ -95,8 +99,9 @@ uint64_t worker_engine_take_lag_us(worker_engine_t *e);
 void engine_run_exhausted(engine_run_t *r, uint32_t f);
 /* Called by the HTTP/2 pool (h2_shared.c): its handles are closed. */
 void engine_run_pool_closed(engine_run_t *r);
-/* Called by users: a user was freed (the run may be finished). */
-void engine_run_user_gone(engine_run_t *r);
+/* Called by users: the user with ${user_id} id was freed; its id goes back to the engine's
+ * share for the next user started (the run may be finished). */
+void engine_run_user_gone(engine_run_t *r, uint64_t id);
 /* Called by open-model users after a request: back to the pool (or retired
  * when the pool shrank). */
 void engine_run_user_idle(engine_run_t *r, worker_user_t *u);

@@ -16,6 +16,7 @@
 #include "lc_json_scan.h"
 #include "lc_rng.h"
 #include "lc_url_ref.h"
+#include "redirect.h"
 #include "response_body.h"
 #include "stats.h"
 #include "user_conns.h"
@@ -166,11 +167,9 @@ static int render_headers(worker_user_t *u, const lc_jreq_t *r, lc_buf_t *out)
     return rv;
 }
 
-#define COOKIE_PATH_MAX 1024 /* of a request path, for cookies; longer ones are cut */
+#define COOKIE_PATH_MAX WORKER_COOKIE_PATH_MAX
 
-/* The path of a request target (up to '?', ' ' or its end, at most COOKIE_PATH_MAX - 1
- * bytes) into p, NUL-terminated. */
-static void target_path(const char *target, size_t len, char p[COOKIE_PATH_MAX])
+void worker_journey_target_path(const char *target, size_t len, char p[COOKIE_PATH_MAX])
 {
     size_t n = 0;
     while (n < len && n < COOKIE_PATH_MAX - 1 && target[n] != '?' && target[n] != ' ')
@@ -179,12 +178,22 @@ static void target_path(const char *target, size_t len, char p[COOKIE_PATH_MAX])
     p[n] = '\0';
 }
 
+bool worker_journey_cookie(const worker_user_t *u, uint8_t origin, const char *path,
+                           const char *name, size_t len, lc_value_t *out)
+{
+    const worker_session_t *s = u->js->session;
+    assert(origin < u->run->plan->n_origins && path[0] == '/');
+    const lc_url_t *url = &u->run->plan->origins[origin].def->url;
+    return s != NULL &&
+           lc_cookie_jar_get(&s->jar, name, len, url->hp.host, path, url->tls, now_ms(), out);
+}
+
 /* The path of a rendered request line ("METHOD target HTTP/1.1"). */
 static void request_path(const lc_buf_t *req, char p[COOKIE_PATH_MAX])
 {
     const char *sp = memchr(req->data, ' ', req->len);
     assert(sp != NULL);
-    target_path(sp + 1, req->len - (size_t)(sp + 1 - req->data), p);
+    worker_journey_target_path(sp + 1, req->len - (size_t)(sp + 1 - req->data), p);
 }
 
 static int render_cookies(worker_user_t *u, lc_buf_t *out)
@@ -206,13 +215,11 @@ static int render_cookies(worker_user_t *u, lc_buf_t *out)
     return rv;
 }
 
-/* The method of the request being sent: a 301/302/303 redirect turns it into GET. */
+/* The method of the request being sent: a 301/302/303 redirect turned it into GET. */
 static const char *method_now(const worker_journey_state_t *js, const lc_jreq_t *r)
 {
-    int st = js->redirect_status;
-    if (js->target != NULL && (st == 301 || st == 302 || st == 303) && !r->head)
-        return "GET";
-    return r->method;
+    assert(!js->redirect_get || js->target != NULL); /* a hop's target is kept */
+    return js->redirect_get ? "GET" : r->method;
 }
 
 /* The whole request into out. LC_ENOTFOUND or LC_EINVAL: a template error. */
@@ -220,7 +227,7 @@ static int render_request(worker_user_t *u, const lc_jreq_t *r, lc_buf_t *out)
 {
     lc_buf_t *body = &u->run->engine->body_scratch;
     const char *method = method_now(u->js, r);
-    bool with_body = r->body_kind != LC_BODY_NONE && strcmp(method, r->method) == 0;
+    bool with_body = r->body_kind != LC_BODY_NONE && !u->js->redirect_get;
     out->len = 0;
     int rv = render_line(u, r, method, out);
     if (rv == 0)
@@ -300,7 +307,7 @@ void worker_journey_request(worker_user_t *u, uint32_t req)
     js->req = req;
     js->origin = prog_of(u)->reqs[req].origin;
     js->hops = 0;
-    js->redirect_status = 0;
+    js->redirect_get = false;
     free(js->target);
     js->target = NULL;
     send_now(u);
@@ -347,7 +354,9 @@ static void answered_path(worker_user_t *u, const lc_jreq_t *r, char p[COOKIE_PA
         t = "/"; /* out of memory, or a variable unset since: the cookie's path is the root */
     else if (t == NULL)
         t = b->data;
-    target_path(t, strlen(t), p);
+    worker_journey_target_path(t, strlen(t), p);
+    if (p[0] != '/') /* cannot happen (targets start with '/'); RFC 6265's default: the root */
+        memcpy(p, "/", 2);
 }
 
 /* The Set-Cookies of res into the jar; their default path is that of target (tlen bytes, a
@@ -366,7 +375,7 @@ static void store_cookies(worker_user_t *u, const lc_jreq_t *r, const char *targ
         if (s == NULL)
             return;
         if (p[0] == '\0' && target != NULL) /* once, for the cookies' default path */
-            target_path(target, tlen, p);
+            worker_journey_target_path(target, tlen, p);
         else if (p[0] == '\0')
             answered_path(u, r, p);
         /* A malformed or oversized cookie is ignored, as browsers do. */
@@ -396,7 +405,7 @@ static bool listed_target(worker_user_t *u, const lc_jreq_t *r, const char *scri
     if (r != NULL)
         answered_path(u, r, base);
     else if (script_base != NULL)
-        target_path(script_base, strlen(script_base), base);
+        worker_journey_target_path(script_base, strlen(script_base), base);
     int o = lc_origins_locate(&u->run->plan->scenario.origins, *origin,
                               r != NULL || script_base != NULL ? base : NULL, loc, len, target,
                               sizeof target);
@@ -419,11 +428,6 @@ bool worker_journey_script_location(worker_user_t *u, const char *base, const ch
     return listed_target(u, NULL, base, loc, len, out, origin);
 }
 
-static bool is_redirect(int status)
-{
-    return status == 301 || status == 302 || status == 303 || status == 307 || status == 308;
-}
-
 /* A redirect to follow: counts this hop and sends the next. Returns the error kind that
  * ends the request instead, or WORKER_KIND_OK once the next hop is on its way. */
 static int follow(worker_user_t *u, const lc_jreq_t *r, const worker_conn_result_t *res)
@@ -433,7 +437,7 @@ static int follow(worker_user_t *u, const lc_jreq_t *r, const worker_conn_result
     size_t len;
     char *target = NULL;
     uint8_t origin = js->origin;
-    if (js->hops >= r->follow_redirects)
+    if (!worker_redirect_may_follow(js->hops, r->follow_redirects))
         return WORKER_ERR_REDIRECT; /* too many */
     if (!find_header(res, "location", &loc, &len) ||
         !listed_target(u, r, NULL, loc, len, &target, &origin))
@@ -445,7 +449,8 @@ static int follow(worker_user_t *u, const lc_jreq_t *r, const worker_conn_result
     free(js->target);
     js->target = target;
     js->origin = origin; /* the next hop's, maybe another of the scenario's */
-    js->redirect_status = (uint16_t)res->status;
+    /* Of the request this answers: after a 303, a 307 keeps the GET. */
+    js->redirect_get = js->redirect_get || worker_redirect_to_get(res->status, r->method);
     js->hops++;
     send_now(u);
     return WORKER_KIND_OK;
@@ -471,9 +476,23 @@ typedef struct body_s {
     size_t len;
 } body_t;
 
-/* One extract's value into scratch: 0, LC_ENOTFOUND or another error. */
+/* The cookie the jar would send back to the URL answered (path, on the origin answered). */
+static int extract_cookie(worker_user_t *u, const lc_jextract_t *e, const char *path,
+                          lc_buf_t *scratch)
+{
+    lc_value_t c;
+    if (worker_journey_cookie(u, u->js->origin, path, e->name, strlen(e->name), &c))
+        return lc_buf_append(scratch, c.data, c.len);
+    if (u->run->plan->trace != NULL)
+        worker_trace_note(u->run->plan->trace, "extract: no cookie %s that a request to %s%s "
+                          "would send", e->name, url_of(u)->hp.host, path);
+    return LC_ENOTFOUND;
+}
+
+/* One extract's value into scratch: 0, LC_ENOTFOUND or another error. path: the path of the
+ * URL the response answered. */
 static int extract_one(worker_user_t *u, const lc_jextract_t *e, const worker_conn_result_t *res,
-                       const body_t *body, lc_buf_t *scratch, uint8_t *type)
+                       const body_t *body, const char *path, lc_buf_t *scratch, uint8_t *type)
 {
     const char *v;
     size_t len;
@@ -486,15 +505,8 @@ static int extract_one(worker_user_t *u, const lc_jextract_t *e, const worker_co
         if (!find_header(res, e->name, &v, &len))
             return LC_ENOTFOUND;
         return lc_buf_append(scratch, v, len);
-    case LC_EXTRACT_COOKIE: {
-        const lc_url_t *url = url_of(u);
-        lc_value_t c;
-        const worker_session_t *s = u->js->session;
-        if (s == NULL || !lc_cookie_jar_get(&s->jar, e->name, strlen(e->name), url->hp.host, "/",
-                                            url->tls, now_ms(), &c))
-            return LC_ENOTFOUND;
-        return lc_buf_append(scratch, c.data, c.len);
-    }
+    case LC_EXTRACT_COOKIE:
+        return extract_cookie(u, e, path, scratch);
     default:
         *type = LC_V_NUMBER;
         return lc_buf_appendf(scratch, "%d", res->status);
@@ -517,12 +529,19 @@ static int extract_all(worker_user_t *u, const lc_jreq_t *r, const worker_conn_r
 {
     lc_buf_t *scratch = &u->run->engine->body_scratch;
     int kind = WORKER_KIND_OK;
+    char path[COOKIE_PATH_MAX] = "/";
+    /* The path answered, before an extract sets a variable its rendering may read. */
+    for (size_t i = 0; i < r->n_extracts; i++)
+        if (r->extracts[i].kind == LC_EXTRACT_COOKIE) {
+            answered_path(u, r, path);
+            break;
+        }
     for (size_t i = 0; i < r->n_extracts; i++) {
         const lc_jextract_t *e = &r->extracts[i];
         worker_session_t *s = worker_journey_session(u);
         uint8_t type;
         scratch->len = 0;
-        int rv = s == NULL ? LC_ENOMEM : extract_one(u, e, res, body, scratch, &type);
+        int rv = s == NULL ? LC_ENOMEM : extract_one(u, e, res, body, path, scratch, &type);
         if (rv == 0)
             rv = worker_session_set(s, e->slot, scratch->data ? scratch->data : "", scratch->len,
                                     type);
@@ -594,7 +613,7 @@ void worker_journey_done(worker_user_t *u, const worker_conn_result_t *res)
     int kind = res->kind;
     if (kind == WORKER_KIND_OK && r->cookies)
         store_cookies(u, r, NULL, 0, res);
-    if (kind == WORKER_KIND_OK && r->follow_redirects > 0 && is_redirect(res->status) &&
+    if (kind == WORKER_KIND_OK && r->follow_redirects > 0 && worker_redirect_status(res->status) &&
         !worker_user_ending_now(u)) {
         kind = follow(u, r, res);
         if (kind == WORKER_KIND_OK)

@@ -53,6 +53,17 @@ bool worker_journey_script_location(worker_user_t *u, const char *base, const ch
  * iteration was due). */
 uint64_t worker_journey_latency(worker_user_t *u, const worker_conn_result_t *res);
 
+#define WORKER_COOKIE_PATH_MAX 1024 /* of a request path, for cookies; longer ones are cut */
+
+/* The path of a request target (up to '?', ' ' or its end, at most WORKER_COOKIE_PATH_MAX - 1
+ * bytes) into p, NUL-terminated. */
+void worker_journey_target_path(const char *target, size_t len, char p[WORKER_COOKIE_PATH_MAX]);
+/* Whether u's jar would send cookie name[0..len) with a request to the URL a response
+ * answered: path (NUL-terminated, '/'...) on the scenario's origin, which gives the host and
+ * whether it is https; and OUT: *out its value, pointing into the jar until its next change. */
+bool worker_journey_cookie(const worker_user_t *u, uint8_t origin, const char *path,
+                           const char *name, size_t len, lc_value_t *out);
+
 /* journey.c, for this module: */
 void worker_journey_env(worker_user_t *u, lc_tpl_env_t *env, const char **missing);
 worker_session_t *worker_journey_session(worker_user_t *u);

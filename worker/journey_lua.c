@@ -13,6 +13,7 @@
 #include "journey.h"
 #include "journey_http.h"
 #include "journey_lua_internal.h"
+#include "redirect.h"
 #include "lc_err.h"
 #include "lc_log.h"
 #include "rng.h"
@@ -301,11 +302,6 @@ void worker_lua_out(const worker_user_t *u, bool *head, uint32_t *timeout_ms)
     *timeout_ms = lu->timeout_ms;
 }
 
-static bool is_redirect(int status)
-{
-    return status == 301 || status == 302 || status == 303 || status == 307 || status == 308;
-}
-
 enum hop { HOP_NONE, HOP_SENT, HOP_FAILED };
 
 /* The request's answer is in: its cookies into the jar, with the path of the target it held. */
@@ -331,7 +327,7 @@ static bool hop_target(worker_user_t *u, const worker_conn_result_t *res, char *
         memcpy(base, lu->hold->data, lu->hold_target);
         base[lu->hold_target] = '\0';
     }
-    return lu->hops < lu->follow && loc != NULL &&
+    return worker_redirect_may_follow(lu->hops, lu->follow) && loc != NULL &&
            worker_journey_script_location(u, base, loc, len, out, &lu->origin);
 }
 
@@ -367,7 +363,7 @@ static int follow(worker_user_t *u, const worker_conn_result_t *res, int *kind)
 {
     worker_lua_user_t *lu = u->js->lua;
     char *target = NULL;
-    if (*kind != WORKER_KIND_OK || !is_redirect(res->status) || lu->follow == 0 ||
+    if (*kind != WORKER_KIND_OK || !worker_redirect_status(res->status) || lu->follow == 0 ||
         worker_user_ending_now(u))
         return HOP_NONE;
     if (!hop_target(u, res, &target)) {
@@ -385,7 +381,11 @@ static int follow(worker_user_t *u, const worker_conn_result_t *res, int *kind)
 static void answer(worker_user_t *u, const worker_conn_result_t *res, int kind)
 {
     worker_lua_user_t *lu = u->js->lua;
-    worker_lua_answer_t a = {.u = u, .res = res, .kind = kind};
+    char path[WORKER_COOKIE_PATH_MAX] = "/"; /* a request that held nothing: the root */
+    if (lu->hold != NULL && lu->hold_target > 0)
+        worker_journey_target_path(lu->hold->data, lu->hold_target, path);
+    worker_lua_answer_t a = {.u = u, .res = res, .kind = kind, .path = path,
+                             .origin = lu->origin};
     worker_lua_unhold(u);
     if (ended_waiting(u)) {
         worker_conn_release(&u->conn);

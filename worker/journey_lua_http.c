@@ -13,6 +13,7 @@
 #include "journey_http.h"
 #include "journey_lua_internal.h"
 #include "lc_err.h"
+#include "redirect.h"
 #include "user_internal.h"
 
 #define HEADERS_MAX 64u        /* per request, as a scenario's (LC_SCENARIO_MAX_HEADERS) */
@@ -334,9 +335,7 @@ int worker_lua_send_hop(worker_user_t *u, int status, const char *target)
     worker_lua_user_t *lu = u->js->lua;
     assert(lu->hold != NULL); /* a request that may follow redirects holds its parts */
     const char *h = lu->hold->data;
-    /* 301, 302 and 303 turn into a GET without the body, 307 and 308 keep both (RFC 9110
-     * 15.4, as browsers and declarative steps do). */
-    if ((status == 301 || status == 302 || status == 303) && !lu->head) {
+    if (worker_redirect_to_get(status, lu->method)) {
         lu->method = "GET";
         lu->hold_body = false;
     }

@@ -102,7 +102,9 @@ void worker_lua_push_meta(lua_State *L, const void *key, lua_CFunction index,
 typedef struct worker_lua_answer_s {
     worker_user_t *u;
     const worker_conn_result_t *res;
-    int kind; /* WORKER_KIND_OK, or the error kind it was counted with */
+    int kind;         /* WORKER_KIND_OK, or the error kind it was counted with */
+    const char *path; /* of the URL answered (the last hop's), for r:cookie: "/..." */
+    uint8_t origin;   /* and its origin */
 } worker_lua_answer_t;
 
 /* Pushes the response ({status, ok, error, latency_ms, headers}, and on demand body,

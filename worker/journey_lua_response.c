@@ -5,7 +5,6 @@
 #include <assert.h>
 #include <stdlib.h>
 #include <string.h>
-#include <time.h>
 
 #include <lauxlib.h>
 
@@ -75,13 +74,16 @@ static int first_arg(lua_State *L)
 /* What a response is: one userdata at index 1 of its table (an array slot LuaJIT keeps in the
  * table's own allocation: no hash part until the script stores something), with the answer's
  * outcome and bytes: its header block (name\0value\0..., lowercase names, as
- * worker_conn_header_next reads it), then its body. status, ok, error and latency_ms are
- * read from it by the metatable's __index. */
+ * worker_conn_header_next reads it), then its body, then the path of the URL it answered
+ * (NUL-terminated, for cookie(n)). status, ok, error and latency_ms are read from it by the
+ * metatable's __index. */
 typedef struct kept_s {
     double latency_ms; /* < 0: none (the request was not sent) */
     uint32_t headers_len;
     uint16_t status;   /* 0: no complete answer */
     int8_t kind;       /* WORKER_KIND_OK (-1), or the error kind it was counted with */
+    uint8_t origin;    /* of the URL answered */
+    uint16_t path_len; /* its path's bytes with their NUL, after the body */
     char bytes[];
 } kept_t;
 
@@ -105,7 +107,7 @@ static const char *body_at(lua_State *L, int idx, size_t *len)
 {
     size_t n;
     const kept_t *k = kept_of(L, idx, &n);
-    *len = n - k->headers_len;
+    *len = n - k->headers_len - k->path_len;
     return k->bytes + k->headers_len;
 }
 
@@ -207,21 +209,19 @@ static int l_header(lua_State *L)
     return found > 0;
 }
 
-/* r:cookie(name): the cookie as the user's jar holds it now (the run's target, path "/", as
- * a declarative cookie extract reads it); nil when it has none. */
+/* r:cookie(name): the cookie the user's jar, as it is now, would send back to the URL r
+ * answered (its host and path, after redirects), as a declarative cookie extract reads it;
+ * nil when it has none. */
 static int l_cookie(lua_State *L)
 {
     worker_user_t *u = worker_lua_current(L, "cookie");
-    size_t len;
+    size_t len, n;
     const char *name = luaL_checklstring(L, first_arg(L), &len);
-    const worker_session_t *s = u->js->session;
-    /* The cookie the jar would send to the origin of the last request. */
-    const lc_url_t *url = &u->run->plan->origins[u->js->origin].def->url;
-    struct timespec ts;
+    const kept_t *k = kept_of(L, lua_upvalueindex(1), &n);
+    const char *path = k->bytes + n - k->path_len;
     lc_value_t v;
-    clock_gettime(CLOCK_REALTIME_COARSE, &ts);
-    uint64_t now = (uint64_t)ts.tv_sec * 1000u + (uint64_t)ts.tv_nsec / 1000000u;
-    if (s == NULL || !lc_cookie_jar_get(&s->jar, name, len, url->hp.host, "/", url->tls, now, &v))
+    assert(k->path_len > 0 && path[k->path_len - 1] == '\0');
+    if (!worker_journey_cookie(u, k->origin, path, name, len, &v))
         return 0;
     lua_pushlstring(L, v.data, v.len);
     return 1;
@@ -321,12 +321,17 @@ static void keep(lua_State *L, const worker_lua_answer_t *a)
     const worker_conn_result_t *res = a->res;
     size_t hlen = res->headers != NULL ? res->headers_len : 0;
     size_t blen = res->body != NULL ? res->body_len : 0;
+    size_t plen = strlen(a->path) + 1;
     assert(hlen <= UINT32_MAX && a->kind >= WORKER_KIND_OK && a->kind <= INT8_MAX);
-    kept_t *k = lua_newuserdata(L, sizeof *k + hlen + blen);
+    assert(a->path[0] == '/' && plen <= WORKER_COOKIE_PATH_MAX);
+    kept_t *k = lua_newuserdata(L, sizeof *k + hlen + blen + plen);
     k->latency_ms = res->latency_us != WORKER_NO_LATENCY ? (double)res->latency_us / 1000.0 : -1;
     k->headers_len = (uint32_t)hlen;
     k->status = res->kind == WORKER_KIND_OK ? (uint16_t)res->status : 0;
     k->kind = (int8_t)a->kind;
+    k->origin = a->origin;
+    k->path_len = (uint16_t)plen;
+    memcpy(k->bytes + hlen + blen, a->path, plen);
     if (hlen > 0)
         memcpy(k->bytes, res->headers, hlen);
     if (blen > 0)

@@ -65,12 +65,13 @@ static void maybe_free(worker_user_t *u)
     if (u->handles > 0)
         return;
     engine_run_t *r = u->run;
+    uint64_t id = u->id;
     unlink_user(u);
     lc_buf_free(&u->req);
     worker_journey_free(u);
     free(u);
     r->live--;
-    engine_run_user_gone(r);
+    engine_run_user_gone(r, id);
 }
 
 static void on_think_close(uv_handle_t *h)
@@ -107,6 +108,7 @@ worker_user_t *worker_user_new(engine_run_t *r, uint64_t id)
         uv_timer_init(&e->loop, &u->think) != 0) {
         worker_journey_free(u);
         free(u);
+        engine_run_user_gone(r, id); /* the id is given back wherever a user is freed */
         return NULL;
     }
     u->think.data = u;

@@ -52,7 +52,7 @@ typedef struct worker_journey_state_s {
     bool fed_user;             /* per-user feeder rows were taken */
     bool first_request;        /* open model: the iteration's first request is not sent yet */
     bool script_req;           /* the request in flight is a script's (journey_lua.c's) */
-    uint16_t redirect_status;  /* the redirect being followed, or 0 */
+    bool redirect_get;         /* a redirect made the request in flight a GET without body */
     /* The target of the request in flight when it is not the step's own rendering (malloc'd):
      * a redirect's Location, or a rendering of a path that would not render alike again
      * (${uuid}…), kept for its cookies' default path. */
