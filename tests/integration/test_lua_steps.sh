@@ -7,7 +7,8 @@
 # run time is counted as kind script, a failed check as kind check; a function that loops
 # forever is cut by the CPU deadline, counted, and a second journey of the same run goes on.
 # The first message of each script error reaches the run (API and loadctl show), the checks
-# are counted by name in the master, and a checks threshold decides the verdict.
+# are counted by name in the master, and a checks threshold decides the verdict. The dry run
+# (loadctl run --dry-run) traces the scripted scenario's requests and creates nothing.
 source "$(dirname "$0")/lib.sh"
 
 start_target
@@ -93,6 +94,29 @@ check "--local counts each check by name" jq -e '
   ([.checks[] | select(.name == "logged in") | .passed] | add) == 2 and
   ([.checks[] | .failed] | add) == 0 and
   ([.checks[] | select(.name == "count is n") | .passed] | add) > 0' "$WORK/shop-local.out"
+
+# ---- the dry run: the master checks the scripted scenario, a local loadworker traces one user ----
+# One user, one iteration: on_start's login, then me, items and verify, each request traced
+# with its answer, and nothing created in the cluster.
+reset_target
+before=$(runs_count)
+set +e
+timeout 30 "$LC_BIN/loadctl" --master "$API" run --dry-run "$WORK/shop.json" >"$WORK/dry.out" 2>&1
+dry_rc=$?
+set -e
+log "dry run: $(tr '\n' '|' <"$WORK/dry.out" | cut -c1-1500)"
+check "loadctl run --dry-run of the scripted scenario exits 0" [ "$dry_rc" = 0 ]
+check "the trace shows the script's login and its answer" \
+    grep -Pzq 'lua login\(\)\n.*POST /login HTTP/1.1\n *-> 200' "$WORK/dry.out"
+check "the trace shows the script's GET /me and its answer" \
+    grep -Pzq 'lua me\(\)\n.*GET /me HTTP/1.1\n *-> 200' "$WORK/dry.out"
+check "the trace shows the declarative step with the n the script chose" \
+    grep -Eq 'GET /items\?n=[123] HTTP/1.1' "$WORK/dry.out"
+check "the trace shows its one iteration done" grep -q 'iteration done' "$WORK/dry.out"
+check "the dry run created no run" [ "$(runs_count)" = "$before" ]
+dry_counts() { [ "$(target_requests)" = 3 ] && [ "$(path_count /login)" = 1 ] &&
+               [ "$(path_count /me)" = 1 ] && [ "$(path_count /items)" = 1 ]; }
+check "the dry run sent its three requests, one of each (login, me, items)" dry_counts
 
 # ---- refused before a run exists ----
 # The shop's script with one bad line after its last: the error names that line.

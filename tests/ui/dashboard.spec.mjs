@@ -2,7 +2,8 @@
 // master, worker and lc_target (started by tests/integration/test_dashboard.sh).
 //
 //   node dashboard.spec.mjs --probe   only checks that Chromium starts (exit 77 if not)
-//   node dashboard.spec.mjs           the whole walk through the dashboard
+//   node dashboard.spec.mjs           the whole walk through the dashboard (its last run is
+//                                     scripted: a script error and a failed check)
 //
 // Environment: UI_NODE_DIR (where npm ci put playwright-core), and for the walk
 // LC_API (http://127.0.0.1:PORT), LC_TOKEN (an admin token), LC_TARGET (the
@@ -245,6 +246,38 @@ try {
     const deltas = await page.textContent('#delta-table');
     check('the delta table compares requests/s and p95', /requests\/s/.test(deltas) && /p95/.test(deltas));
     check('the endpoint delta table lists the tasks', /home/.test(await page.textContent('#endpoint-delta-table')));
+  });
+
+  // A scripted run whose check always fails and whose function then errs: the run page
+  // shows the error's first message (the script's line) and the checks table.
+  await step('script errors and checks', async () => {
+    const script = 'function f(u)\n  local r = http.get("/", {name = "home"})\n' +
+      '  check(r.status == 201, "created")\n  local missing = nil\n  return missing.field\nend\n';
+    const run3 = await createRun(JSON.stringify({
+      name: 'ui-script', target: TARGET, duration: '3s', users: 2, spawn_rate: 10, think_time_ms: 100,
+      script, journeys: [{name: 'j', steps: [{lua: 'f', endpoints: ['home']}]}],
+    }, null, 2));
+    check('a scripted run is created', Boolean(run3) && run3 !== run1 && run3 !== run2);
+    await page.waitForFunction(() => document.querySelector('#run-state')?.dataset.state === 'finished',
+      null, {timeout: 20000});
+    const rows = sel => page.$$eval(`${sel} tbody tr`, trs => trs.map(tr => [...tr.cells].map(td => td.textContent)));
+    await page.waitForFunction(() => /lua f/.test(document.querySelector('#errors-table')?.textContent || ''),
+      null, {timeout: 10000});
+    const errors = await rows('#errors-table');
+    const script5 = errors.find(r => r[0] === 'lua f' && r[1] === 'script');
+    check('the errors table shows the script error\'s first message with its step and line',
+      Boolean(script5) && Number(script5[2].replace(/,/g, '')) > 0 &&
+      script5[3] === "journeys[0].steps[0]: script:5: attempt to index local 'missing' (a nil value)",
+      JSON.stringify(script5 || errors));
+    const failedCheck = errors.find(r => r[0] === 'lua f' && r[1] === 'check');
+    check('and the failed check\'s, naming it', Boolean(failedCheck) &&
+      /check "created" failed/.test(failedCheck[3]), JSON.stringify(failedCheck || errors));
+    await page.waitForSelector('#checks-table');
+    const checks = await rows('#checks-table');
+    const created = checks.find(r => r[0] === 'created');
+    check('the checks table counts the check by name: none passed, some failed',
+      Boolean(created) && created[1] === '0' && Number(created[2].replace(/,/g, '')) > 0,
+      JSON.stringify(checks));
   });
 
   await step('sign out and 401', async () => {
