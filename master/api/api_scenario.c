@@ -70,7 +70,7 @@ static bool parse_checked(master_t *m, lc_http_exchange_t *ex, const auth_identi
     char why[512];
     uint32_t weight;
     lc_scenario_t *sc = &out->sc;
-    if (lc_scenario_parse(out->json, out->len, sc, why, sizeof why) != 0) {
+    if (!out->parsed && lc_scenario_parse(out->json, out->len, sc, why, sizeof why) != 0) {
         api_respond_error(ex, 400, "%s", why);
         return false;
     }
@@ -184,6 +184,7 @@ typedef struct yaml_job_s {
     int rv;         /* of the conversion; why says what when not 0 */
     char why[512];
     char *text;     /* the canonical JSON (malloc'd) */
+    lc_scenario_t sc; /* text, parsed here: its errors can then name the YAML's lines */
 } yaml_job_t;
 
 static void yaml_work(read_job_t *job, store_t *reader)
@@ -197,12 +198,16 @@ static void yaml_work(read_job_t *job, store_t *reader)
             j->rv = lc_errf(j->why, sizeof j->why, LC_ENOMEM, "scenario: out of memory");
     }
     json_decref(doc);
+    if (j->rv == 0 &&
+        (j->rv = lc_scenario_parse(j->text, strlen(j->text), &j->sc, j->why, sizeof j->why)) != 0)
+        lc_yaml_annotate(j->yaml, j->len, j->why, sizeof j->why);
 }
 
 static void yaml_free(yaml_job_t *j)
 {
     free(j->yaml);
     free(j->text);
+    lc_scenario_free(&j->sc);
     free(j);
 }
 
@@ -214,8 +219,10 @@ static void yaml_done(read_job_t *job)
     } else if (j->rv != 0) {
         api_respond_error(j->ex, j->rv == LC_ENOMEM ? 503 : 400, "%s", j->why);
     } else {
-        api_scenario_t in = {.json = j->text, .len = strlen(j->text), .text = j->text};
-        j->text = NULL; /* in's now */
+        api_scenario_t in = {.json = j->text, .len = strlen(j->text), .text = j->text,
+                             .sc = j->sc, .parsed = true};
+        j->text = NULL; /* in's now, and so is the scenario */
+        memset(&j->sc, 0, sizeof j->sc);
         finish(j->m, j->ex, &j->who, &in, j->cb);
     }
     yaml_free(j);

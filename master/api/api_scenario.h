@@ -15,6 +15,7 @@ typedef struct api_scenario_s {
     size_t len;
     char *text;       /* malloc'd when the body was YAML or was given the token's tenant */
     lc_scenario_t sc; /* json, parsed */
+    bool parsed;      /* sc was parsed already (YAML: on the read_pool thread) */
 } api_scenario_t;
 
 /* Whether a Content-Type value names YAML: application/yaml,
@@ -35,7 +36,7 @@ typedef void (*api_scenario_cb)(master_t *m, lc_http_exchange_t *ex, const auth_
  * without "tenant" gets the token's tenant. Then lc_scenario_parse, and the
  * tenant must exist and be the caller's to use. When the scenario is refused
  * this answers instead of cb: 400 naming the JSON path (and for YAML the line
- * and column), 403, or 503 (out of memory, the pool full or closing). */
+ * and column, of a validation error too: lc_yaml_annotate), 403, or 503 (out of memory, the pool full or closing). */
 void api_scenario_read(master_t *m, lc_http_exchange_t *ex, const lc_http_request_t *req,
                        const auth_identity_t *who, api_scenario_cb cb);
 void api_scenario_free(api_scenario_t *s);

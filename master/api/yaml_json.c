@@ -40,7 +40,13 @@ typedef struct conv_s {
     json_t *root;
     char *errmsg;
     size_t errlen;
+    /* lc_yaml_locate: the JSON path looked for, and the deepest value found on it so far. */
+    const char *want;
+    size_t found_len;
+    yaml_mark_t found;
 } conv_t;
+
+#define LOCATED 1 /* lc_yaml_locate: the value itself was found; the conversion stops */
 
 /* ---- errors ---- */
 
@@ -246,6 +252,23 @@ static int plain_value(conv_t *c, const char *s, size_t len, const yaml_mark_t *
 
 /* ---- the tree ---- */
 
+/* lc_yaml_locate: notes where the value about to be read starts when its path is the one
+ * looked for (LOCATED) or the deepest of that path's ancestors yet. */
+static int locate(conv_t *c, const yaml_mark_t *at)
+{
+    char path[PATH_MAX_LEN];
+    if (c->want == NULL)
+        return 0;
+    path_of(c, path, sizeof path);
+    size_t n = strlen(path);
+    if (n == 0 || n <= c->found_len || strncmp(c->want, path, n) != 0 ||
+        strchr(".[", c->want[n]) == NULL) /* strchr matches the NUL too: the path itself */
+        return 0;
+    c->found_len = n;
+    c->found = *at;
+    return c->want[n] == '\0' ? LOCATED : 0;
+}
+
 /* Puts v (taken) where the next value goes: the root, the value of the
  * innermost mapping's pending key, or the end of the innermost sequence. */
 static int place(conv_t *c, json_t *v)
@@ -324,6 +347,8 @@ static int on_scalar(conv_t *c, const yaml_event_t *ev)
     const char *s = (const char *)ev->data.scalar.value;
     size_t len = ev->data.scalar.length;
     json_t *v = NULL;
+    if ((rv = locate(c, &ev->start_mark)) != 0)
+        return rv;
     if (memchr(s, '\0', len) != NULL)
         return fail(c, LC_EINVAL, &ev->start_mark, "NUL character in a string");
     if (ev->data.scalar.style != YAML_PLAIN_SCALAR_STYLE && (v = json_stringn(s, len)) == NULL)
@@ -348,6 +373,8 @@ static int on_collection_start(conv_t *c, const yaml_event_t *ev, bool map)
     if (c->depth == c->limits->max_depth)
         return fail(c, LC_ETOOBIG, &ev->start_mark, "nested deeper than %zu levels",
                     c->limits->max_depth);
+    if ((rv = locate(c, &ev->start_mark)) != 0)
+        return rv;
     json_t *node = map ? json_object() : json_array();
     if (node == NULL)
         return out_of_memory(c);
@@ -430,6 +457,32 @@ static int convert(conv_t *c)
     return rv;
 }
 
+/* Allocates a conversion of yaml[0..len) within limits, errors to errmsg. */
+static conv_t *conv_new(const char *yaml, size_t len, const lc_yaml_limits_t *limits,
+                        char *errmsg, size_t errlen)
+{
+    conv_t *c = calloc(1, sizeof *c);
+    if (c == NULL)
+        return NULL;
+    c->limits = limits;
+    c->text = yaml;
+    c->len = len;
+    c->errmsg = errmsg;
+    c->errlen = errlen;
+    return c;
+}
+
+/* Runs c to the end (or to LOCATED), then frees what the frames still hold. */
+static int conv_run(conv_t *c)
+{
+    int rv = check_text(c);
+    if (rv == 0)
+        rv = convert(c);
+    for (size_t i = 0; i < c->depth; i++)
+        free(c->frames[i].key);
+    return rv;
+}
+
 int lc_yaml_to_json_limited(const char *yaml, size_t len, const lc_yaml_limits_t *limits,
                             json_t **out, char *errmsg, size_t errlen)
 {
@@ -440,19 +493,10 @@ int lc_yaml_to_json_limited(const char *yaml, size_t len, const lc_yaml_limits_t
     if (len > limits->max_bytes)
         return lc_errf(errmsg, errlen, LC_ETOOBIG, "scenario: larger than %zu bytes",
                        limits->max_bytes);
-    conv_t *c = calloc(1, sizeof *c);
+    conv_t *c = conv_new(yaml, len, limits, errmsg, errlen);
     if (c == NULL)
         return lc_errf(errmsg, errlen, LC_ENOMEM, "scenario: out of memory converting YAML");
-    c->limits = limits;
-    c->text = yaml;
-    c->len = len;
-    c->errmsg = errmsg;
-    c->errlen = errlen;
-    int rv = check_text(c);
-    if (rv == 0)
-        rv = convert(c);
-    for (size_t i = 0; i < c->depth; i++)
-        free(c->frames[i].key);
+    int rv = conv_run(c);
     if (rv == 0)
         *out = c->root;
     else
@@ -461,9 +505,54 @@ int lc_yaml_to_json_limited(const char *yaml, size_t len, const lc_yaml_limits_t
     return rv;
 }
 
+static const lc_yaml_limits_t default_limits = {LC_YAML_MAX_BYTES, LC_YAML_MAX_DEPTH,
+                                                LC_YAML_MAX_NODES};
+
+bool lc_yaml_locate(const char *yaml, size_t len, const char *path, size_t *line,
+                    size_t *column)
+{
+    char ignored[64];
+    assert(yaml != NULL && path != NULL && line != NULL && column != NULL);
+    if (len > default_limits.max_bytes)
+        return false;
+    conv_t *c = conv_new(yaml, len, &default_limits, ignored, sizeof ignored);
+    if (c == NULL)
+        return false;
+    c->want = path;
+    (void)conv_run(c); /* a document that converts no further still says where it got */
+    json_decref(c->root);
+    bool found = c->found_len > 0;
+    *line = c->found.line + 1;
+    *column = c->found.column + 1;
+    free(c);
+    return found;
+}
+
+/* The JSON path a message starts with ("journeys[0].steps[2]: …"), into path; false when
+ * it starts with none, or with "scenario" (the document as a whole). */
+static bool message_path(const char *msg, char *path, size_t len)
+{
+    const char *colon = strstr(msg, ": ");
+    size_t n = colon != NULL ? (size_t)(colon - msg) : 0;
+    if (n == 0 || n >= len || memchr(msg, ' ', n) != NULL ||
+        (n == 8 && strncmp(msg, "scenario", 8) == 0))
+        return false;
+    memcpy(path, msg, n);
+    path[n] = '\0';
+    return true;
+}
+
+void lc_yaml_annotate(const char *yaml, size_t len, char *msg, size_t msglen)
+{
+    char path[PATH_MAX_LEN];
+    size_t line, column, n = strlen(msg);
+    if (strstr(msg, "(line ") != NULL || !message_path(msg, path, sizeof path) ||
+        !lc_yaml_locate(yaml, len, path, &line, &column))
+        return;
+    snprintf(msg + n, n < msglen ? msglen - n : 0, " (line %zu, column %zu)", line, column);
+}
+
 int lc_yaml_to_json(const char *yaml, size_t len, json_t **out, char *errmsg, size_t errlen)
 {
-    static const lc_yaml_limits_t limits = {LC_YAML_MAX_BYTES, LC_YAML_MAX_DEPTH,
-                                            LC_YAML_MAX_NODES};
-    return lc_yaml_to_json_limited(yaml, len, &limits, out, errmsg, errlen);
+    return lc_yaml_to_json_limited(yaml, len, &default_limits, out, errmsg, errlen);
 }

@@ -2,6 +2,7 @@
 #ifndef MASTER_API_YAML_JSON_H
 #define MASTER_API_YAML_JSON_H
 
+#include <stdbool.h>
 #include <stddef.h>
 
 #include <jansson.h>
@@ -40,5 +41,18 @@ int lc_yaml_to_json(const char *yaml, size_t len, json_t **out, char *errmsg, si
 /* lc_yaml_to_json within other bounds (tests use smaller ones). */
 int lc_yaml_to_json_limited(const char *yaml, size_t len, const lc_yaml_limits_t *limits,
                             json_t **out, char *errmsg, size_t errlen);
+
+/* Where the value at a JSON path ("journeys[0].steps[2].path", as the converter and the
+ * scenario's validation write paths) starts in yaml, from 1: that value's line and column, or
+ * those of its deepest ancestor in the document when the path names something absent (a
+ * missing field). False when not even the path's first key is there. Converts the document
+ * again: for the error path, not per request. */
+bool lc_yaml_locate(const char *yaml, size_t len, const char *path, size_t *line,
+                    size_t *column);
+
+/* A validation error about a scenario sent as yaml ("<json path>: <what>", msg of msglen
+ * bytes) gets " (line L, column C)" of that path appended (lc_yaml_locate); unchanged when it
+ * has no path, already names a line, or the path is not in the document. */
+void lc_yaml_annotate(const char *yaml, size_t len, char *msg, size_t msglen);
 
 #endif

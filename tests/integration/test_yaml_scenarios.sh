@@ -52,6 +52,11 @@ printf 'name: bad\ntarget: http://127.0.0.1:%s\nduration: 2s\ntasks:\n  - path: 
     "$TARGET_PORT" >"$WORK/dup.yaml"
 printf 'name: bad\ntarget: http://127.0.0.1:%s\ntasks: [{path: /, method: [GET}]\n' "$TARGET_PORT" >"$WORK/syntax.yaml"
 jq '.tasks[1].method = "FETCH"' "$WORK/good.json" >"$WORK/bad.json"
+# Valid YAML, refused by the scenario's validation: the method at line 16, column 13; a
+# journey's while without its bound (the step's mapping at line 8, column 9).
+sed 's/method: POST/method: FETCH/' "$WORK/good.yaml" >"$WORK/semantic.yaml"
+printf 'name: j\ntarget: http://127.0.0.1:%s\nduration: 2s\njourneys:\n  - name: j\n    steps:\n      - path: /a\n      - while: "true"\n        steps: [{path: /b}]\n' \
+    "$TARGET_PORT" >"$WORK/unbounded.yaml"
 
 check "no run yet" [ "$(run_count)" = 0 ]
 
@@ -61,6 +66,7 @@ ctl validate "$WORK/good.yaml" >"$WORK/v-good-yaml.out" 2>&1; rc_good_yaml=$?
 ctl validate "$WORK/good.json" >"$WORK/v-good-json.out" 2>&1; rc_good_json=$?
 ctl validate "$WORK/dup.yaml" >"$WORK/v-dup.out" 2>&1; rc_dup=$?
 ctl validate "$WORK/bad.json" >"$WORK/v-bad-json.out" 2>&1; rc_bad_json=$?
+ctl validate "$WORK/semantic.yaml" >"$WORK/v-semantic.out" 2>&1; rc_semantic=$?
 ctl --json validate "$WORK/good.yaml" >"$WORK/v-json.out" 2>&1; rc_json=$?
 set -e
 check "validate good.yaml exits 0" [ "$rc_good_yaml" = 0 ]
@@ -76,6 +82,9 @@ check "validate good.json exits 0 with the same summary" \
 check "validate dup.yaml exits 1" [ "$rc_dup" = 1 ]
 check "its error names the key, line and column" \
     grep -q 'loadctl: 400: scenario: duplicate key "users" (line 7, column 1)' "$WORK/v-dup.out"
+check "validate semantic.yaml exits 1" [ "$rc_semantic" = 1 ]
+check "its error names the JSON path, line and column" \
+    grep -q 'loadctl: 400: tasks\[1\].method: .* (line 16, column 13)$' "$WORK/v-semantic.out"
 check "validate bad.json exits 1" [ "$rc_bad_json" = 1 ]
 check "its error names tasks[1].method" grep -q 'loadctl: 400: tasks\[1\].method' "$WORK/v-bad-json.out"
 check "validate --json exits 0" [ "$rc_json" = 0 ]
@@ -115,6 +124,11 @@ check "with libyaml's problem and position" \
 code=$(post application/x-yaml "$WORK/bad.json" /api/v1/scenarios/validate)
 check "JSON sent as YAML is read as YAML: 400 at the bad field" [ "$code" = 400 ]
 check "naming tasks[1].method" grep -q 'tasks\[1\].method' "$WORK/answer.json"
+code=$(post application/yaml "$WORK/unbounded.yaml")
+check "a while without max in YAML is a 400" [ "$code" = 400 ]
+check "naming the JSON path and the step's line and column" \
+    jq -e '.error | startswith("journeys[0].steps[1].max: required") and endswith("(line 8, column 9)")' \
+    "$WORK/answer.json"
 code=$(post text/plain "$WORK/good.yaml")
 check "YAML under another content type is read as JSON, as before: 400" [ "$code" = 400 ]
 check "saying invalid JSON" grep -q 'scenario: invalid JSON' "$WORK/answer.json"

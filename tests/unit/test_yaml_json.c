@@ -493,6 +493,95 @@ static void test_example_journeys_agree(void **state)
     free(yaml);
 }
 
+static const char located_yaml[] =
+    "name: shop\n"                                   /* line 1 */
+    "target: http://127.0.0.1:8080\n"
+    "duration: 5s\n"
+    "journeys:\n"
+    "  - name: buyer\n"                              /* line 5 */
+    "    steps:\n"
+    "      - path: /login\n"
+    "      - while: \"true\"\n"                    /* line 8: a while without max */
+    "        steps:\n"
+    "          - path: /items/${nope}\n"             /* line 10 */
+    "      - {path: /x, method: 42}\n";
+
+/* A value's own line and column; a path that names what is absent: its deepest ancestor's;
+ * a path not in the document at all: false. */
+static void test_locate(void **state)
+{
+    (void)state;
+    size_t line = 0, col = 0, n = strlen(located_yaml);
+    assert_true(lc_yaml_locate(located_yaml, n, "journeys[0].steps[1].steps[0].path", &line, &col));
+    assert_int_equal(line, 10);
+    assert_int_equal(col, 19);
+    assert_true(lc_yaml_locate(located_yaml, n, "journeys[0].steps[1]", &line, &col));
+    assert_int_equal(line, 8);
+    assert_int_equal(col, 9);
+    assert_true(lc_yaml_locate(located_yaml, n, "journeys[0].steps[2].method", &line, &col));
+    assert_int_equal(line, 11);
+    assert_int_equal(col, 28);
+    assert_true(lc_yaml_locate(located_yaml, n, "duration", &line, &col));
+    assert_int_equal(line, 3);
+    assert_int_equal(col, 11);
+    /* Absent: max of the while, the fourth step, a key that only begins like one. */
+    assert_true(lc_yaml_locate(located_yaml, n, "journeys[0].steps[1].max", &line, &col));
+    assert_int_equal(line, 8);
+    assert_true(lc_yaml_locate(located_yaml, n, "journeys[0].steps[3]", &line, &col));
+    assert_int_equal(line, 7); /* a block sequence starts at its first "-" */
+    assert_int_equal(col, 7);
+    assert_false(lc_yaml_locate(located_yaml, n, "dur", &line, &col));
+    assert_false(lc_yaml_locate(located_yaml, n, "thresholds", &line, &col));
+}
+
+/* The scenario's validation of the converted JSON names a JSON path; annotated, it names the
+ * YAML line and column too, and a message without a path or with a line already stays. */
+static void expect_annotated(const char *yaml, const char *want)
+{
+    json_t *doc = NULL;
+    lc_scenario_t sc;
+    char why[512];
+    assert_int_equal(lc_yaml_to_json(yaml, strlen(yaml), &doc, err, sizeof err), 0);
+    char *text = json_dumps(doc, JSON_COMPACT);
+    json_decref(doc);
+    assert_non_null(text);
+    assert_int_not_equal(lc_scenario_parse(text, strlen(text), &sc, why, sizeof why), 0);
+    free(text);
+    lc_yaml_annotate(yaml, strlen(yaml), why, sizeof why);
+    if (strstr(why, want) == NULL)
+        fail_msg("got \"%s\", wanted it to hold \"%s\"", why, want);
+}
+
+static void test_annotate_validation_errors(void **state)
+{
+    (void)state;
+    expect_annotated(located_yaml, "journeys[0].steps[1].max: required: a while loop needs a "
+                                   "bound");
+    expect_annotated(located_yaml, "(line 8, column 9)");
+    char yaml[1024];
+    snprintf(yaml, sizeof yaml, "%.*s", (int)(strstr(located_yaml, "      - while") - located_yaml),
+             located_yaml);
+    strcat(yaml, "      - path: /items/${nope}\n");
+    expect_annotated(yaml, "journeys[0].steps[1]: uses ${nope}");
+    expect_annotated(yaml, "(line 8, column 9)");
+    expect_annotated("name: x\ntarget: http://h\nduration: 5s\nusers: -3\n"
+                     "tasks: [{path: /}]\n", "users: ");
+    expect_annotated("name: x\ntarget: http://h\nduration: 5s\nusers: -3\n"
+                     "tasks: [{path: /}]\n", "(line 4, column 8)");
+    char msg[128] = "scenario: expected a JSON object";
+    lc_yaml_annotate(located_yaml, strlen(located_yaml), msg, sizeof msg);
+    assert_string_equal(msg, "scenario: expected a JSON object");
+    snprintf(msg, sizeof msg, "duration: bad (line 3, column 11)");
+    lc_yaml_annotate(located_yaml, strlen(located_yaml), msg, sizeof msg);
+    assert_string_equal(msg, "duration: bad (line 3, column 11)");
+    snprintf(msg, sizeof msg, "no path here");
+    lc_yaml_annotate(located_yaml, strlen(located_yaml), msg, sizeof msg);
+    assert_string_equal(msg, "no path here");
+    char tiny[12] = "duration: x"; /* no room: cut, still terminated */
+    lc_yaml_annotate(located_yaml, strlen(located_yaml), tiny, sizeof tiny);
+    assert_string_equal(tiny, "duration: x");
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -519,6 +608,8 @@ int main(void)
         cmocka_unit_test(test_long_names_are_cut),
         cmocka_unit_test(test_scenario_round_trip),
         cmocka_unit_test(test_example_journeys_agree),
+        cmocka_unit_test(test_locate),
+        cmocka_unit_test(test_annotate_validation_errors),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
