@@ -31,7 +31,7 @@ void ctl_cli_usage(FILE *out)
             "  show ID                     a run's state, times and report\n"
             "  report ID [--format F] [-o FILE]\n"
             "                              a run's report as the API serves it: json\n"
-            "                              (default), csv, html, junit or history-csv\n"
+            "                              (default), csv, failures-csv, html, junit or history-csv\n"
             "  stop ID                     stop a run\n"
             "  workers                     list connected workers\n"
             "  cluster                     the masters: roles, leader, term, reachability\n"

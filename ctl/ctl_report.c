@@ -7,7 +7,7 @@
 #include <string.h>
 #include <unistd.h>
 
-const char ctl_report_formats[] = "json, csv, html, junit, history-csv";
+const char ctl_report_formats[] = "json, csv, failures-csv, html, junit, history-csv";
 
 typedef struct report_format_s {
     const char *name, *file; /* the format, and its name under /api/v1/runs/ID/ */
@@ -16,6 +16,7 @@ typedef struct report_format_s {
 static const report_format_t formats[] = {
     {"json", "report.json"}, {"csv", "report.csv"},         {"html", "report.html"},
     {"junit", "report.junit.xml"}, {"history-csv", "history.csv"},
+    {"failures-csv", "failures.csv"},
 };
 
 bool ctl_report_path(const char *format, const char *id, char *path, size_t len)

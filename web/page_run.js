@@ -10,6 +10,7 @@ import {RunSeries} from './series.js';
 const REPORTS = [
   {file: 'report.json', label: 'JSON'},
   {file: 'report.csv', label: 'CSV'},
+  {file: 'failures.csv', label: 'Failures CSV'},
   {file: 'report.junit.xml', label: 'JUnit XML'},
   {file: 'history.csv', label: 'History CSV'},
 ];

@@ -17,7 +17,7 @@ void worker_user_ids_free(worker_user_ids_t *ids)
 {
     free(ids->bits);
     ids->bits = NULL;
-    ids->words = ids->cap = ids->hint = 0;
+    ids->words = ids->cap = ids->next = 0;
 }
 
 int worker_user_ids_share(worker_user_ids_t *ids, uint64_t base, uint32_t cap)
@@ -32,11 +32,15 @@ int worker_user_ids_share(worker_user_ids_t *ids, uint64_t base, uint32_t cap)
         ids->bits = bits;
         ids->words = words;
     }
-    if (base != ids->base && ids->words > 0)
-        memset(ids->bits, 0, ids->words * sizeof *ids->bits);
+    if (base != ids->base) {
+        if (ids->words > 0)
+            memset(ids->bits, 0, ids->words * sizeof *ids->bits);
+        ids->next = 0;
+    }
     ids->base = base;
     ids->cap = cap;
-    ids->hint = 0;
+    if (ids->next >= cap)
+        ids->next = 0;
     return 0;
 }
 
@@ -59,18 +63,30 @@ void worker_user_ids_hold(worker_user_ids_t *ids, uint64_t id)
         ids->bits[s / 64] |= UINT64_C(1) << (s % 64);
 }
 
+/* The first free slot in from .. to - 1 into *slot; false when there is none. */
+static bool free_slot_in(const worker_user_ids_t *ids, uint32_t from, uint32_t to, uint32_t *slot)
+{
+    for (uint32_t w = from / 64; from < to && w <= (to - 1) / 64; w++) {
+        uint64_t free_bits = ~ids->bits[w];
+        if (w == from / 64)
+            free_bits &= UINT64_MAX << (from % 64);
+        if (w == (to - 1) / 64 && to % 64 != 0)
+            free_bits &= UINT64_MAX >> (64 - to % 64);
+        if (free_bits != 0) {
+            *slot = w * 64 + (uint32_t)__builtin_ctzll(free_bits);
+            return true;
+        }
+    }
+    return false;
+}
+
 bool worker_user_ids_take(worker_user_ids_t *ids, uint64_t *id)
 {
-    uint32_t w = ids->hint, last = (ids->cap + 63) / 64;
-    while (w < last && ids->bits[w] == UINT64_MAX)
-        w++;
-    ids->hint = w;
-    if (w == last)
+    uint32_t s;
+    if (!free_slot_in(ids, ids->next, ids->cap, &s) && !free_slot_in(ids, 0, ids->next, &s))
         return false;
-    uint32_t s = w * 64 + (uint32_t)__builtin_ctzll(~ids->bits[w]);
-    if (s >= ids->cap)
-        return false; /* the free bits of the last word are past cap */
-    ids->bits[w] |= UINT64_C(1) << (s % 64);
+    ids->bits[s / 64] |= UINT64_C(1) << (s % 64);
+    ids->next = s + 1 < ids->cap ? s + 1 : 0;
     *id = ids->base + (uint64_t)s * ids->n + ids->index + 1;
     return true;
 }
@@ -81,6 +97,4 @@ void worker_user_ids_give(worker_user_ids_t *ids, uint64_t id)
     if (!slot_of(ids, id, &s))
         return;
     ids->bits[s / 64] &= ~(UINT64_C(1) << (s % 64));
-    if (s / 64 < ids->hint)
-        ids->hint = s / 64;
 }

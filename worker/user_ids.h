@@ -1,5 +1,5 @@
 /* user_ids.h — engine thread: the ${user_id}s one engine hands its users: within its part of
- * the share's range, each held by one user until it is freed, the lowest free one first. */
+ * the share's range, each held by one user until it is freed, taken in turn (next-fit). */
 #ifndef WORKER_USER_IDS_H
 #define WORKER_USER_IDS_H
 
@@ -16,7 +16,7 @@ typedef struct worker_user_ids_s {
     uint64_t *bits;    /* a set bit: its slot's id is held by a user not yet freed */
     uint32_t words;    /* of bits (never shrinks: ids past a smaller cap stay held) */
     uint32_t cap;      /* slots that may be taken */
-    uint32_t hint;     /* no free slot in the words below it */
+    uint32_t next;     /* the slot after the one last taken: the search starts here */
     uint32_t index, n; /* this engine, of n */
 } worker_user_ids_t;
 
@@ -29,7 +29,10 @@ void worker_user_ids_free(worker_user_ids_t *ids);
 int worker_user_ids_share(worker_user_ids_t *ids, uint64_t base, uint32_t cap);
 /* Marks id taken, when it is one of the share's slots (a user started before the share). */
 void worker_user_ids_hold(worker_user_ids_t *ids, uint64_t id);
-/* The lowest free id into *id; false when every slot is held. */
+/* The first free id at or after the slot after the last one taken, wrapping around, into
+ * *id; false when every slot is held. In turn, so that users started one after another get
+ * the share's ids in order (a journey follows its user's id) even when each ends before the
+ * next starts; a freed id comes back once the others have had their turn. */
 bool worker_user_ids_take(worker_user_ids_t *ids, uint64_t *id);
 /* The user holding id is gone: its slot is free (an id of no slot is ignored). */
 void worker_user_ids_give(worker_user_ids_t *ids, uint64_t id);

@@ -1,5 +1,5 @@
 /* api_reports.c — GET /api/v1/runs/{id}/history (the dashboard polls it with
- * ?since=) and the run's reports: report.json, report.csv, history.csv,
+ * ?since=) and the run's reports: report.json, report.csv, failures.csv, history.csv,
  * report.html, report.junit.xml. Reads only this master's database. */
 #include "api_reports.h"
 
@@ -42,6 +42,8 @@ static const report_route_t routes[] = {
     {"/report.json", DOC_REPORT, PART_ALL, "application/json", NULL, NULL, STREAM_REPORT_JSON},
     {"/report.csv", DOC_REPORT, PART_STATS, "text/csv; charset=utf-8", "report.csv",
      report_csv_stats, STREAM_NONE},
+    {"/failures.csv", DOC_REPORT, PART_STATS, "text/csv; charset=utf-8", "failures.csv",
+     report_csv_failures, STREAM_NONE},
     {"/history.csv", DOC_FULL_HISTORY, 0, "text/csv; charset=utf-8", "history.csv",
      report_csv_history, STREAM_HISTORY_CSV},
     {"/report.html", DOC_REPORT, PART_ALL, "text/html; charset=utf-8", "report.html", report_html,

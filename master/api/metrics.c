@@ -1,5 +1,5 @@
-/* metrics.c — Prometheus text format: per run, tenant and endpoint request
- * and failure counters and latency histograms; users, grants and dropped
+/* metrics.c — Prometheus text format: per run, tenant and endpoint request,
+ * failure and error-kind counters and latency histograms; users, grants and dropped
  * starts per run; workers by state; Raft role, term and apply lag. Every
  * label value a tenant or worker named is escaped. */
 #include "metrics.h"
@@ -185,6 +185,28 @@ static void endpoint_families(text_t *t, store_t *store, const metrics_scope_t *
     store_each_endpoint_metrics(store, endpoint_row, &ctx);
 }
 
+/* Errors by kind: run, tenant, endpoint, kind (timeout, connect, status, extract, ...). */
+static void error_row(void *arg, const store_error_metrics_t *e)
+{
+    const endpoint_ctx_t *ctx = arg;
+    if (!in_scope(ctx->scope, e->tenant))
+        return;
+    char tenant[256], endpoint[512], kind[64];
+    label_escape(e->tenant, tenant, sizeof tenant);
+    label_escape(e->endpoint, endpoint, sizeof endpoint);
+    label_escape(e->kind, kind, sizeof kind);
+    appendf(ctx->t, "loadcluster_errors_total{run=\"%llu\",tenant=\"%s\",endpoint=\"%s\",kind=\"%s\"} %llu\n",
+            (unsigned long long)e->run, tenant, endpoint, kind, (unsigned long long)e->count);
+}
+
+static void error_family(text_t *t, store_t *store, const metrics_scope_t *scope)
+{
+    endpoint_ctx_t ctx = {t, scope, PASS_FAILURES};
+    family(t, "loadcluster_errors_total", "counter",
+           "Errors by kind, per run, tenant and endpoint (newest 50 runs).");
+    store_each_error_metrics(store, error_row, &ctx);
+}
+
 enum run_pass { RUN_USERS, RUN_REQUESTED, RUN_GRANTED, RUN_QUEUED, RUN_DROPPED, RUN_LOST, RUN_PASSES };
 
 static const struct {
@@ -355,6 +377,7 @@ int metrics_render_tenant_series(store_t *reader, const metrics_scope_t *scope,
 {
     text_t t = {0};
     endpoint_families(&t, reader, scope);
+    error_family(&t, reader, scope);
     run_families_lines(&t, reader, scope, users);
     return finish(&t, out);
 }

@@ -1,4 +1,4 @@
-/* report.h — a run's downloadable reports (Locust CSV, self-contained HTML, JUnit XML) rendered from its report JSON. */
+/* report.h — a run's downloadable reports (Locust's CSVs, self-contained HTML, JUnit XML) rendered from its report JSON. */
 #ifndef MASTER_REPORT_H
 #define MASTER_REPORT_H
 
@@ -25,6 +25,11 @@ void report_csv_field(FILE *out, const char *s);
 /* The stats CSV (Locust's <prefix>_stats.csv): one row per endpoint (Type is
  * the method), then "Aggregated"; CRLF line ends. */
 int report_csv_stats(FILE *out, const json_t *report);
+/* The failures CSV (Locust's <prefix>_failures.csv): Method, Name, Error,
+ * Occurrences, one row per (endpoint, error kind) of the run's "errors";
+ * Method is the endpoint's from "stats" ("" when it has none). */
+extern const char report_csv_failures_header[];
+int report_csv_failures(FILE *out, const json_t *report);
 /* The stats-history CSV (<prefix>_stats_history.csv) of a full history
  * (store_history_json with full): one row per second, of the endpoint the
  * history was asked for, or "Aggregated". */

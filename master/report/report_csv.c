@@ -22,6 +22,8 @@ const char report_csv_history_header[] =
     "Total Average Response Time,Total Min Response Time,Total Max Response Time,"
     "Total Average Content Size";
 
+const char report_csv_failures_header[] = "Method,Name,Error,Occurrences";
+
 /* Python's csv module ends rows with CRLF (so does RFC 4180). */
 #define CSV_EOL "\r\n"
 
@@ -117,6 +119,46 @@ int report_csv_stats(FILE *out, const json_t *report)
     json_array_foreach(rows, i, row) {
         if (stats_row(out, row) != 0)
             return -1;
+    }
+    return ferror(out) ? -1 : 0;
+}
+
+/* The method of the stats row named name, or "". */
+static const char *method_of(const json_t *stats, const char *name)
+{
+    size_t i;
+    const json_t *row;
+    json_array_foreach(stats, i, row) {
+        const char *n = json_string_value(json_object_get(row, "name"));
+        const char *type = json_string_value(json_object_get(row, "type"));
+        if (n != NULL && type != NULL && strcmp(n, name) == 0)
+            return type;
+    }
+    return "";
+}
+
+int report_csv_failures(FILE *out, const json_t *report)
+{
+    const json_t *errors = json_object_get(report, "errors");
+    const json_t *stats = json_object_get(report, "stats");
+    if (!json_is_array(errors))
+        return -1;
+    fputs(report_csv_failures_header, out);
+    fputs(CSV_EOL, out);
+    size_t i;
+    const json_t *row;
+    json_array_foreach(errors, i, row) {
+        const char *name = json_string_value(json_object_get(row, "endpoint"));
+        const char *kind = json_string_value(json_object_get(row, "kind"));
+        if (name == NULL || kind == NULL || !json_is_integer(json_object_get(row, "count")))
+            return -1;
+        report_csv_field(out, method_of(stats, name));
+        fputc(',', out);
+        report_csv_field(out, name);
+        fputc(',', out);
+        report_csv_field(out, kind);
+        put_int(out, json_object_get(row, "count"));
+        fputs(CSV_EOL, out);
     }
     return ferror(out) ? -1 : 0;
 }

@@ -1,4 +1,4 @@
-/* store_metrics.c — per-endpoint and per-run figures for /metrics. */
+/* store_metrics.c — per-endpoint, per-error-kind and per-run figures for /metrics. */
 #include "store_metrics.h"
 
 #include <stdlib.h>
@@ -43,6 +43,26 @@ int store_each_endpoint_metrics(store_t *s, void (*fn)(void *arg, const store_en
         fn(arg, &e);
     }
     free(hist);
+    sqlite3_finalize(st);
+    return 0;
+}
+
+int store_each_error_metrics(store_t *s, void (*fn)(void *arg, const store_error_metrics_t *e),
+                             void *arg)
+{
+    sqlite3_stmt *st = store_prepare(
+        s, "SELECT e.run, r.tenant, r.state, e.endpoint, e.kind, e.count"
+           " FROM run_errors e JOIN runs r ON r.id = e.run"
+           " WHERE e.run IN " NEWEST_RUNS " ORDER BY e.run, e.endpoint, e.kind");
+    if (st == NULL)
+        return LC_EIO;
+    while (sqlite3_step(st) == SQLITE_ROW) {
+        store_error_metrics_t e = {
+            .run = (uint64_t)sqlite3_column_int64(st, 0), .tenant = column_text(st, 1),
+            .state = column_text(st, 2), .endpoint = column_text(st, 3),
+            .kind = column_text(st, 4), .count = (uint64_t)sqlite3_column_int64(st, 5)};
+        fn(arg, &e);
+    }
     sqlite3_finalize(st);
     return 0;
 }

@@ -3,8 +3,8 @@
 # purpose and counted exactly: extract (a required JSON field the answer lacks), template (a
 # header whose value renders a CR LF from a variable), redirect (a loop past the hop limit).
 # Each count is compared with lc_target's per-path count in the run (GET /api/v1/runs/N),
-# report.json, report.csv, the history and /metrics. Then cookies: a step with
-# "cookies": false sends no Cookie header (lc_target's /echo says what it received).
+# report.json, report.csv, failures.csv, the history and /metrics (errors_total by kind).
+# Then cookies: a step with "cookies": false sends no Cookie header (lc_target's /echo says what it received).
 source "$(dirname "$0")/lib.sh"
 
 start_target
@@ -88,6 +88,26 @@ for e in missing:$want_extract loop:$want_redirect badhdr:0; do
     check "/metrics: ${e%:*}'s failures_total is ${e#*:}" \
         [ "$(metric loadcluster_failures_total "${e%:*}")" = "${e#*:}" ]
 done
+
+# The kinds themselves: failures.csv (Locust's failures CSV: Method, Name, Error, Occurrences)
+# and /metrics' errors_total{kind}, one row or series per (endpoint, kind), nothing else.
+curl -sf "$R/failures.csv" >"$WORK/failures.csv"
+check "failures.csv has Locust's header" [ "$(head -1 "$WORK/failures.csv" | tr -d '\r')" = "Method,Name,Error,Occurrences" ]
+csv_kind() { python3 -c 'import csv,sys
+n = [r["Occurrences"] for r in csv.DictReader(open(sys.argv[1])) if r["Name"] == sys.argv[2] and r["Error"] == sys.argv[3]]
+print(n[0] if len(n) == 1 else "rows=%d" % len(n))' "$WORK/failures.csv" "$1" "$2"; }
+kind_metric() { # ENDPOINT KIND
+    awk -v run="run=\"$id\"" -v ep="endpoint=\"$1\"" -v kind="kind=\"$2\"" \
+        'index($0, "loadcluster_errors_total{") == 1 && index($0, run) && index($0, ep) && index($0, kind) { print $NF }' "$WORK/metrics.txt"
+}
+for e in missing:extract:$want_extract badhdr:template:$ITERS loop:redirect:$want_redirect; do
+    IFS=: read -r name kind want <<<"$e"
+    check "failures.csv: $name has $want $kind errors" [ "$(csv_kind "$name" "$kind")" = "$want" ]
+    check "/metrics: errors_total{endpoint=$name,kind=$kind} is $want" [ "$(kind_metric "$name" "$kind")" = "$want" ]
+done
+check "failures.csv: no other row" [ "$(($(wc -l <"$WORK/failures.csv") - 1))" = 3 ]
+check "/metrics: no other errors_total series of the run" \
+    [ "$(grep -c "^loadcluster_errors_total{run=\"$id\"" "$WORK/metrics.txt")" = 3 ]
 
 # Cookies: both journeys get a session cookie, then ask /echo what it received; "nojar"'s
 # /echo step has "cookies": false. Each user runs one iteration (exit user); users 1 and 3

@@ -1,5 +1,5 @@
 /* test_user_ids.c — worker/user_ids.c: an engine's ${user_id}s stay in its part of the share,
- * a freed one is handed out again (the lowest first), and a rescale or a new share never hands
+ * are taken in turn, a freed one is handed out again, and a rescale or a new share never hands
  * out an id a running user still holds. */
 #include <setjmp.h>
 #include <stdarg.h>
@@ -82,7 +82,23 @@ static void test_new_share(void **state)
     worker_user_ids_free(&ids);
 }
 
-/* Many slots: past one bitmap word, the lowest free one still comes first. */
+/* Users that each end before the next starts (a journey's "exit": "user") still get the
+ * share's ids in turn, then the first again: the journey mix follows the ids. */
+static void test_in_turn(void **state)
+{
+    worker_user_ids_t ids;
+    worker_user_ids_init(&ids, 0, 1);
+    assert_int_equal(worker_user_ids_share(&ids, 0, 4), 0);
+    for (uint64_t round = 0; round < 2; round++)
+        for (uint64_t want = 1; want <= 4; want++) {
+            uint64_t id = take(&ids);
+            assert_int_equal(id, want);
+            worker_user_ids_give(&ids, id);
+        }
+    worker_user_ids_free(&ids);
+}
+
+/* Many slots: past one bitmap word, the free ones are found in turn, wrapping around. */
 static void test_many(void **state)
 {
     worker_user_ids_t ids;
@@ -105,6 +121,7 @@ int main(void)
         cmocka_unit_test(test_range_and_reuse),
         cmocka_unit_test(test_rescale_keeps_running_users_ids),
         cmocka_unit_test(test_new_share),
+        cmocka_unit_test(test_in_turn),
         cmocka_unit_test(test_many),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
