@@ -94,6 +94,12 @@ static void on_run_done(void *arg, fleet_worker_t *w, uint64_t run, const char *
     runs_on_worker_done(m->runs, w, run, reason);
 }
 
+static void on_feed_request(void *arg, fleet_worker_t *w, const Lc__FeedRequest *req)
+{
+    master_t *m = arg;
+    runs_on_feed_request(m->runs, w, req);
+}
+
 static bool leader_address(void *arg, char *buf, size_t len)
 {
     master_t *m = arg;
@@ -336,7 +342,8 @@ static int start(master_t *m, char *errmsg, size_t errlen)
                          .on_stats = on_stats,
                          .leader_address = leader_address,
                          .master_addresses = master_addresses,
-                         .on_refused = on_refused, .on_run_done = on_run_done};
+                         .on_refused = on_refused, .on_run_done = on_run_done,
+                         .on_feed_request = on_feed_request};
     if (rv == 0)
         rv = fleet_init(&m->fleet, m->loop, &fc, &ev, errmsg, errlen);
     if (rv == 0)

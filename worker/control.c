@@ -49,6 +49,10 @@ int worker_control_init(worker_control_t *ctl, uv_loop_t *loop, unsigned n_engin
     uv_timer_init(loop, &ctl->stats_timer);
     ctl->stats_timer.data = ctl;
     ctl->handles = 2;
+    if (batches) { /* leased feeders exist only under a master */
+        worker_control_feed_start(ctl);
+        ctl->handles++;
+    }
     uint64_t entropy = uv_hrtime() ^ ((uint64_t)uv_os_getpid() << 32);
     for (unsigned i = 0; i < n_engines; i++) {
         int rv = worker_engine_start(&ctl->engines[i], i, n_engines,
@@ -514,7 +518,7 @@ int worker_control_assign(worker_control_t *ctl, const worker_assign_t *a, char 
         return LC_ETOOBIG;
     }
     p->trace = ctl->trace;
-    if ((r = new_run(ctl, a, p)) == NULL) {
+    if (worker_control_feed_plan(ctl, p) != 0 || (r = new_run(ctl, a, p)) == NULL) {
         worker_plan_free(p);
         return lc_errf(errmsg, errlen, LC_ENOMEM, "out of memory");
     }
@@ -606,6 +610,7 @@ void worker_control_set_seq_epoch(worker_control_t *ctl, uint64_t epoch)
 {
     assert(ctl->runs == NULL && epoch < UINT32_MAX);
     ctl->last_seq = epoch << 32;
+    ctl->feed_seq = epoch << 32; /* a restart's requests come after every earlier one */
 }
 
 void worker_control_set_interval(worker_control_t *ctl, uint32_t ms)
@@ -772,5 +777,7 @@ void worker_control_close(worker_control_t *ctl, void (*closed_cb)(worker_contro
     while (ctl->runs != NULL)
         remove_run(ctl, ctl->runs);
     uv_close((uv_handle_t *)&ctl->stats_timer, on_ctl_handle_close);
+    if (ctl->batches)
+        uv_close((uv_handle_t *)&ctl->feed_timer, on_ctl_handle_close);
     worker_mailbox_close(&ctl->inbox, on_ctl_handle_close);
 }

@@ -101,6 +101,9 @@ typedef struct worker_control_hooks_s {
     /* Optional: a feeder with on_exhausted stop_run ran out (once per run): the run should
      * end everywhere; reason names the feeder. */
     void (*run_exhausted)(void *arg, worker_run_t *run, const char *reason);
+    /* Optional: ask the leader for count more rows of the run's leased feeder, as request
+     * seq (the same seq again: the same request, its answer lost or late). */
+    void (*feed_request)(void *arg, uint64_t run, uint32_t feeder, uint64_t seq, uint32_t count);
 } worker_control_hooks_t;
 
 struct worker_control_s {
@@ -111,6 +114,8 @@ struct worker_control_s {
     worker_mailbox_t inbox;
     worker_run_t *runs;
     uv_timer_t stats_timer;
+    uv_timer_t feed_timer;    /* --join: looks at the leased feeders' stocks (control_feed.c) */
+    uint64_t feed_seq;        /* the last FeedRequest seq: from epoch << 32, like batch seqs */
     worker_heap_trim_t heap_trim; /* free heap back to the system (heap_trim.h) */
     uint32_t stats_interval_ms;
     bool batches;             /* cut StatsBatches (--join) or keep totals (--local) */
@@ -160,6 +165,13 @@ void worker_control_acked(worker_control_t *ctl, uint64_t run, uint64_t seq);
  * the run is forgotten already (the loss then stays in the log only). */
 bool worker_control_lost(worker_control_t *ctl, uint64_t run, uint64_t batches,
                          uint64_t requests);
+/* The leader's answer to a FeedRequest: its rows into the run's stock; an answer to nothing
+ * outstanding (a duplicate), of an unknown run or feeder, or larger than asked is ignored. */
+void worker_control_feed_lease(worker_control_t *ctl, const Lc__FeedLease *l);
+/* control_feed.c, for control.c: the stocks' timer; a new run's leased feeders (under a
+ * master only). */
+void worker_control_feed_start(worker_control_t *ctl);
+int worker_control_feed_plan(worker_control_t *ctl, worker_plan_t *p);
 /* Changes the stats interval. */
 void worker_control_set_interval(worker_control_t *ctl, uint32_t ms);
 /* Collects and sends a batch now (the interval restarts from here): a

@@ -282,6 +282,12 @@ static void close_all(join_t *j)
     worker_control_close(&j->ctl, on_control_closed);
 }
 
+static void on_feed_lease(void *arg, const Lc__FeedLease *l)
+{
+    join_t *j = arg;
+    worker_control_feed_lease(&j->ctl, l);
+}
+
 static const worker_link_cbs_t link_cbs = {
     .connected = send_hello,
     .welcome = on_welcome,
@@ -290,6 +296,7 @@ static const worker_link_cbs_t link_cbs = {
     .acked = on_acked,
     .disconnected = on_disconnected,
     .lost = on_lost,
+    .feed_lease = on_feed_lease,
 };
 
 /* The run's data ran out here: the leader ends it for every worker. */
@@ -301,8 +308,19 @@ static void on_run_exhausted(void *arg, worker_run_t *r, const char *reason)
                 (unsigned long long)r->id);
 }
 
+/* Not queued while no leader is reachable: the control thread asks again. */
+static void on_feed_request(void *arg, uint64_t run, uint32_t feeder, uint64_t seq,
+                            uint32_t count)
+{
+    join_t *j = arg;
+    if (worker_link_send_feed_request(&j->link, run, feeder, seq, count) != 0)
+        lc_debug("control", "msg=\"feed request not sent: no leader now\" run=%llu feeder=%u",
+                 (unsigned long long)run, feeder);
+}
+
 static const worker_control_hooks_t control_hooks = {
     .batch = on_batch,
+    .feed_request = on_feed_request,
     .run_finished = on_run_finished,
     .run_exhausted = on_run_exhausted,
 };

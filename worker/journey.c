@@ -20,6 +20,7 @@
 #include "user_internal.h"
 
 #define OPS_PER_RESUME 4096u /* then the loop gets a turn: a journey never stalls it */
+#define FEED_WAIT_MS 20u     /* a user waiting for a leased feeder's rows looks again */
 
 static const lc_program_t *prog_of(const worker_user_t *u)
 {
@@ -94,34 +95,39 @@ static void record_timer(worker_user_t *u, uint32_t timer, bool ok, uint64_t us)
     worker_stats_record_timer(u->run->stats, pl->first_timer + timer, ok, us);
 }
 
-bool worker_journey_take_row(worker_user_t *u, uint32_t f)
+enum worker_take worker_journey_take_row(worker_user_t *u, uint32_t f)
 {
     const lc_feeder_t *fd = &prog_of(u)->feeders[f];
     worker_session_t *s = worker_journey_session(u);
     uint32_t row;
     if (s == NULL)
-        return false;
-    bool got = fd->mode == LC_FEED_PER_USER && fd->order != LC_FEED_RANDOM
-                   ? worker_feed_of_user(u->run, f, u->id, &row)
-                   : worker_feed_next(u->run, f, &u->run->engine->rng, &row);
-    if (!got) {
-        if (fd->on_exhausted == LC_FEED_STOP_RUN)
-            engine_run_exhausted(u->run, f); /* the run ends: the master stops every worker */
-        return false;
-    }
-    s->rows[f] = row;
-    return true;
+        return WORKER_TAKE_EXHAUSTED;
+    bool own = fd->mode == LC_FEED_PER_USER && fd->order != LC_FEED_RANDOM &&
+               u->run->plan->feeds[f].stock == NULL;
+    enum worker_take got = own ? (worker_feed_of_user(u->run, f, u->id, &row)
+                                      ? WORKER_TAKE_ROW
+                                      : WORKER_TAKE_EXHAUSTED)
+                               : worker_feed_next(u->run, f, &u->run->engine->rng, &row);
+    if (got == WORKER_TAKE_EXHAUSTED && fd->on_exhausted == LC_FEED_STOP_RUN)
+        engine_run_exhausted(u->run, f); /* the run ends: the master stops every worker */
+    if (got == WORKER_TAKE_ROW)
+        s->rows[f] = row;
+    return got;
 }
 
 /* Rows every feeder gives at this moment: per-user rows once, per-iteration rows at each
- * iteration's start. */
-static bool feed_auto(worker_user_t *u, uint8_t mode)
+ * iteration's start. A wait leaves the rows taken so far taken (never given to another). */
+static enum worker_take feed_auto(worker_user_t *u, uint8_t mode)
 {
     const lc_program_t *p = prog_of(u);
-    for (uint32_t f = 0; f < p->n_feeders; f++)
-        if (p->feeders[f].mode == mode && !worker_journey_take_row(u, f))
-            return false;
-    return true;
+    for (uint32_t f = 0; f < p->n_feeders; f++) {
+        if (p->feeders[f].mode != mode)
+            continue;
+        enum worker_take got = worker_journey_take_row(u, f);
+        if (got != WORKER_TAKE_ROW)
+            return got;
+    }
+    return WORKER_TAKE_ROW;
 }
 
 static void end_iteration(worker_user_t *u, bool ok);
@@ -306,12 +312,17 @@ static bool begin(worker_user_t *u)
     if (prog_of(u)->cookies_reset_iteration && js->section == WORKER_SECTION_STEPS &&
         js->session != NULL && u->iteration > 0)
         lc_cookie_jar_clear(&js->session->jar);
-    if (!js->fed_user && !feed_auto(u, LC_FEED_PER_USER)) {
-        worker_journey_wind_down(u);
+    enum worker_take got = js->fed_user ? WORKER_TAKE_ROW : feed_auto(u, LC_FEED_PER_USER);
+    if (got == WORKER_TAKE_ROW) {
+        js->fed_user = true;
+        got = feed_auto(u, LC_FEED_PER_ITERATION);
+    }
+    if (got == WORKER_TAKE_WAIT) { /* the leader's next lease is on its way: begin again */
+        js->fresh = true;
+        worker_user_wait(u, FEED_WAIT_MS);
         return false;
     }
-    js->fed_user = true;
-    if (!feed_auto(u, LC_FEED_PER_ITERATION)) {
+    if (got == WORKER_TAKE_EXHAUSTED) {
         worker_journey_wind_down(u);
         return false;
     }
@@ -431,9 +442,15 @@ static bool run_op(worker_user_t *u)
         js->pc++;
         break;
     case LC_OP_FEED:
-        if (!worker_journey_take_row(u, op->a)) {
+        switch (worker_journey_take_row(u, op->a)) {
+        case WORKER_TAKE_WAIT: /* the same op again once the leader's lease may be in */
+            worker_user_wait(u, FEED_WAIT_MS);
+            return false;
+        case WORKER_TAKE_EXHAUSTED:
             worker_journey_wind_down(u);
             return false;
+        default:
+            break;
         }
         js->pc++;
         break;

@@ -8,23 +8,30 @@
 #include "lc_err.h"
 #include "lc_rng.h"
 
-bool worker_feed_next(engine_run_t *r, uint32_t f, uint64_t *rng, uint32_t *row)
+enum worker_take worker_feed_next(engine_run_t *r, uint32_t f, uint64_t *rng, uint32_t *row)
 {
     const worker_plan_t *pl = r->plan;
     const lc_feeder_t *fd = &pl->program->feeders[f];
     worker_feed_t *feed = &pl->feeds[f];
+    if (feed->stock != NULL) { /* leased: the tickets of the order the leader gave us */
+        uint64_t ticket;
+        enum worker_take got = worker_stock_take(feed->stock, &ticket);
+        if (got == WORKER_TAKE_ROW)
+            *row = (uint32_t)(ticket % fd->table.n_rows);
+        return got;
+    }
     if (feed->count == 0)
-        return false;
+        return WORKER_TAKE_EXHAUSTED;
     if (fd->order == LC_FEED_RANDOM) {
         *row = feed->first + (uint32_t)lc_rng_range(rng, 0, feed->count - 1);
-        return true;
+        return WORKER_TAKE_ROW;
     }
     uint64_t n = atomic_fetch_add_explicit(&feed->next, 1, memory_order_relaxed);
     if (n >= feed->count && fd->on_exhausted != LC_FEED_WRAP)
-        return false;
+        return WORKER_TAKE_EXHAUSTED;
     uint32_t i = (uint32_t)(n % feed->count);
     *row = feed->perm ? feed->perm[feed->first + i] : feed->first + i; /* a slice of the order */
-    return true;
+    return WORKER_TAKE_ROW;
 }
 
 bool worker_feed_of_user(engine_run_t *r, uint32_t f, uint64_t user_id, uint32_t *row)

@@ -8,6 +8,7 @@
 #include <stdint.h>
 
 #include "engine.h"
+#include "feed_stock.h"
 #include "lc_json_scan.h"
 #include "lc_tpl.h"
 #include "lc_value.h"
@@ -68,8 +69,9 @@ bool worker_journey_cookie(const worker_user_t *u, uint8_t origin, const char *p
 void worker_journey_env(worker_user_t *u, lc_tpl_env_t *env, const char **missing);
 worker_session_t *worker_journey_session(worker_user_t *u);
 bool worker_journey_fail(worker_user_t *u, uint8_t on_error);
-/* Takes feeder f's next row for this user (a feed step, or a script's feed()); false when the
- * feeder is exhausted and its policy stops the user (the run too, for stop_run). */
-bool worker_journey_take_row(worker_user_t *u, uint32_t f);
+/* Takes feeder f's next row for this user (a feed step, or a script's feed()):
+ * WORKER_TAKE_EXHAUSTED when the feeder is exhausted and its policy stops the user (the run
+ * too, for stop_run); WORKER_TAKE_WAIT while a leased feeder waits for the leader's rows. */
+enum worker_take worker_journey_take_row(worker_user_t *u, uint32_t f);
 
 #endif

@@ -348,10 +348,15 @@ static int l_feed(lua_State *L)
     if (f == p->n_feeders)
         return worker_lua_error(L, "feed: no feeder named \"%.128s\" (the scenario's "
                                 "\"feeders\" are those a script may feed from)", name);
-    if (!worker_journey_take_row(u, f)) {
+    enum worker_take got = worker_journey_take_row(u, f);
+    if (got != WORKER_TAKE_ROW) {
         char text[256];
-        snprintf(text, sizeof text, "feed: feeder %.128s is exhausted: the user stops", name);
-        u->js->lua->exit = WORKER_LUA_EXIT_USER;
+        /* A script cannot wait inside feed(): its iteration fails, the next one tries again. */
+        snprintf(text, sizeof text, got == WORKER_TAKE_WAIT
+                     ? "feed: feeder %.128s has no row in hand yet (the leader's lease is on its "
+                       "way): the iteration fails"
+                     : "feed: feeder %.128s is exhausted: the user stops", name);
+        u->js->lua->exit = got == WORKER_TAKE_WAIT ? WORKER_LUA_EXIT_FAIL : WORKER_LUA_EXIT_USER;
         return lc_lua_abort(L, text);
     }
     const lc_table_t *t = &p->feeders[f].table;

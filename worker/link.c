@@ -362,6 +362,10 @@ static int dispatch(worker_link_t *l, Lc__Envelope *env)
         worker_outbox_ack(&l->outbox, env->stats_ack->run, env->stats_ack->seq);
         l->cbs->acked(l->arg, env->stats_ack->run, env->stats_ack->seq);
         return 0;
+    case LC__ENVELOPE__MSG_FEED_LEASE:
+        if (l->cbs->feed_lease != NULL)
+            l->cbs->feed_lease(l->arg, env->feed_lease);
+        return 0;
     default:
         link_fail(l, "unexpected message from master");
         return LINK_STOP;

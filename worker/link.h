@@ -42,6 +42,8 @@ typedef struct worker_link_cbs_s {
     void (*disconnected)(void *arg);  /* a welcomed connection ended */
     /* A StatsBatch is lost for good (outbox overflow): its run reports it. */
     void (*lost)(void *arg, const worker_outbox_batch_t *b);
+    /* The leader's rows for a FeedRequest (worker_control_feed_lease judges them). */
+    void (*feed_lease)(void *arg, const Lc__FeedLease *l);
 } worker_link_cbs_t;
 
 enum worker_link_state {

@@ -123,6 +123,22 @@ int worker_link_send_run_done(worker_link_t *l, uint64_t run, const char *reason
     return send_encoded(l, rv, frame, len);
 }
 
+int worker_link_send_feed_request(worker_link_t *l, uint64_t run, uint32_t feeder, uint64_t seq,
+                                  uint32_t count)
+{
+    Lc__FeedRequest req = LC__FEED_REQUEST__INIT;
+    req.run = run;
+    req.feeder = feeder;
+    req.seq = seq;
+    req.count = count;
+    uint8_t *frame = NULL;
+    size_t len = 0;
+    int rv = encode((Lc__Envelope){.msg_case = LC__ENVELOPE__MSG_FEED_REQUEST,
+                                   .feed_request = &req},
+                    &frame, &len);
+    return send_encoded(l, rv, frame, len);
+}
+
 int worker_link_send_refused(worker_link_t *l, uint64_t run, uint64_t generation,
                              const char *reason)
 {

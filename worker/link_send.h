@@ -54,5 +54,9 @@ int worker_link_send_refused(worker_link_t *l, uint64_t run, uint64_t generation
                              const char *reason);
 /* Asks the leader to end run: its data ran out here (reason is shown to people). */
 int worker_link_send_run_done(worker_link_t *l, uint64_t run, const char *reason);
+/* Asks the leader for count rows of the run's leased feeder (FeedRequest seq); not kept in
+ * the outbox: the control thread asks again until answered. */
+int worker_link_send_feed_request(worker_link_t *l, uint64_t run, uint32_t feeder, uint64_t seq,
+                                  uint32_t count);
 
 #endif

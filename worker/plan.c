@@ -138,6 +138,8 @@ void worker_plan_slice_feeds(worker_plan_t *p, uint64_t user_base, uint32_t user
     uint64_t run_users = sc->arrival_rate > 0 ? sc->max_users : sc->users;
     for (size_t f = 0; prog != NULL && run_users > 0 && f < prog->n_feeders; f++) {
         const lc_feeder_t *fd = &prog->feeders[f];
+        if (p->feeds[f].stock != NULL)
+            continue; /* the leader hands out its rows */
         if (fd->on_exhausted == LC_FEED_WRAP && fd->table.n_rows < run_users)
             continue; /* rows repeat anyway: every worker walks them all */
         uint64_t n = fd->table.n_rows, off = user_base % run_users;
@@ -145,6 +147,22 @@ void worker_plan_slice_feeds(worker_plan_t *p, uint64_t user_base, uint32_t user
         p->feeds[f].first = (uint32_t)(off * n / run_users);
         p->feeds[f].count = (uint32_t)(end * n / run_users - off * n / run_users);
     }
+}
+
+int worker_plan_lease_feeds(worker_plan_t *p)
+{
+    const lc_program_t *prog = p->program;
+    for (size_t f = 0; prog != NULL && f < prog->n_feeders; f++) {
+        if (!lc_feeder_leased(&prog->feeders[f]) || p->feeds[f].stock != NULL)
+            continue;
+        worker_stock_t *s = malloc(sizeof *s);
+        if (s == NULL || worker_stock_init(s) != 0) {
+            free(s);
+            return LC_ENOMEM;
+        }
+        p->feeds[f].stock = s;
+    }
+    return 0;
 }
 
 /* Every feeder's rows, whole until the master hands out slices (worker_plan_slice_feeds);
@@ -297,8 +315,11 @@ void worker_plan_free(worker_plan_t *p)
     free(p->cum_weights);
     free(p->endpoints);
     free(p->jreqs);
-    for (size_t f = 0; p->feeds && p->program && f < p->program->n_feeders; f++)
+    for (size_t f = 0; p->feeds && p->program && f < p->program->n_feeders; f++) {
         free(p->feeds[f].perm);
+        worker_stock_close(p->feeds[f].stock);
+        free(p->feeds[f].stock);
+    }
     free(p->feeds);
     free(p->lua_modules);
     for (size_t i = 0; p->origins && i < p->n_origins; i++) {

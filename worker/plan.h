@@ -11,6 +11,7 @@
 #include <stdint.h>
 #include <sys/socket.h>
 
+#include "feed_stock.h"
 #include "http_conn.h"
 #include "lc_scenario.h"
 #include "stats.h"
@@ -43,11 +44,13 @@ typedef struct worker_jreq_plan_s {
     size_t accept_len;
 } worker_jreq_plan_t;
 
-/* This worker's rows of a feeder: [first, first + count), taken in turn by its users. */
+/* This worker's rows of a feeder: [first, first + count), taken in turn by its users; or,
+ * for a leased feeder under a master (lc_feeder_leased), the leases in stock. */
 typedef struct worker_feed_s {
     _Atomic uint64_t next;    /* rows taken so far, by every engine */
     uint32_t first, count;
     uint32_t *perm;           /* order shuffle: the order rows are taken in; else NULL */
+    worker_stock_t *stock;    /* leased: the rows the leader gave this worker; else NULL */
 } worker_feed_t;
 
 /* One origin of the run (the scenario's target, then its targets), resolved once per run. */
@@ -97,6 +100,10 @@ void worker_plan_free(worker_plan_t *p);
  * of the run's users stands for (the share's users from user_base on), so two workers do
  * not take one row in sequential order. Called before the engines start. */
 void worker_plan_slice_feeds(worker_plan_t *p, uint64_t user_base, uint32_t users);
+/* Under a master: each leased feeder (lc_feeder_leased) takes its rows from a stock the
+ * leader fills (FeedRequest, FeedLease) instead of a slice. Before the engines start.
+ * Returns 0 or LC_ENOMEM. */
+int worker_plan_lease_feeds(worker_plan_t *p);
 
 /* How many of the endpoints count requests (the rest are journeys' iterations and groups). */
 size_t worker_plan_requests(const worker_plan_t *p);

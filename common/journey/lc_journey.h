@@ -166,6 +166,13 @@ typedef struct lc_feeder_s {
     uint32_t first_slot; /* ${name.col} is slot first_slot + col */
 } lc_feeder_t;
 
+/* Whether a run under a master takes f's rows in leases from the leader (FeedRequest): the
+ * sequential order, in both modes, whose rows no two users in the cluster may share. */
+static inline bool lc_feeder_leased(const lc_feeder_t *f)
+{
+    return f->order == LC_FEED_SEQUENTIAL;
+}
+
 typedef struct lc_journey_s {
     char *name;
     uint32_t weight;

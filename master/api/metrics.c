@@ -318,7 +318,7 @@ static void worker_lines(text_t *t, master_t *m)
     appendf(t, "loadcluster_workers_connected %zu\n", connected + saturated);
     runs_refused_t refused = runs_refused(m->runs);
     family(t, "loadcluster_worker_messages_refused_total", "counter",
-           "Worker messages refused since start: statistics, refusals and Hello claims for runs "
+           "Worker messages refused since start: statistics, refusals, Hello claims and feed requests for runs "
            "or shares the worker was not given, or with counters the plan cannot have.");
     appendf(t, "loadcluster_worker_messages_refused_total{kind=\"stats\"} %llu\n",
             (unsigned long long)refused.stats);
@@ -326,6 +326,8 @@ static void worker_lines(text_t *t, master_t *m)
             (unsigned long long)refused.refusals);
     appendf(t, "loadcluster_worker_messages_refused_total{kind=\"claim\"} %llu\n",
             (unsigned long long)refused.claims);
+    appendf(t, "loadcluster_worker_messages_refused_total{kind=\"feed\"} %llu\n",
+            (unsigned long long)refused.feeds);
 }
 
 static void raft_lines(text_t *t, master_t *m)

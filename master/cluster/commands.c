@@ -75,6 +75,23 @@ int command_run_grant(const command_sink_t *s, uint64_t run, uint32_t granted, b
     return propose(s, &cmd, NULL, NULL);
 }
 
+int command_lease_rows(const command_sink_t *s, const command_lease_t *lease)
+{
+    assert(lease != NULL && lease->worker != NULL && lease->count > 0);
+    Lc__LeaseRows lr = LC__LEASE_ROWS__INIT;
+    lr.run = lease->run;
+    lr.feeder = lease->feeder;
+    lr.worker = (char *)lease->worker;
+    lr.seq = lease->seq;
+    lr.count = lease->count;
+    lr.rows = lease->rows;
+    lr.wrap = lease->wrap;
+    Lc__Command cmd = LC__COMMAND__INIT;
+    cmd.cmd_case = LC__COMMAND__CMD_LEASE_ROWS;
+    cmd.lease_rows = &lr;
+    return propose(s, &cmd, NULL, NULL);
+}
+
 int command_run_finished(const command_sink_t *s, uint64_t run, lc_run_state_t state,
                          const char *verdict, const char *summary_json, uint64_t at_ms)
 {

@@ -46,6 +46,17 @@ int command_run_finished(const command_sink_t *s, uint64_t run, lc_run_state_t s
 /* What store_retention_next found due (store/store_retention.h). */
 int command_retain_history(const command_sink_t *s, const Lc__RetainHistory *step,
                            quorum_applied_cb cb, void *arg);
+/* Up to count rows of feeder (rows in all; wrap: on_exhausted wrap) of run for worker's
+ * FeedRequest seq (store_feeds.c decides which). */
+typedef struct command_lease_s {
+    uint64_t run;
+    uint32_t feeder;
+    const char *worker;
+    uint64_t seq;
+    uint32_t count, rows;
+    bool wrap;
+} command_lease_t;
+int command_lease_rows(const command_sink_t *s, const command_lease_t *lease);
 int command_run_seconds(const command_sink_t *s, uint64_t run, Lc__StatsBatch **batches,
                         size_t n_batches, quorum_applied_cb cb, void *arg);
 int command_put_member(const command_sink_t *s, uint64_t id, const char *raft, const char *worker,

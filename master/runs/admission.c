@@ -5,6 +5,7 @@
 #include <string.h>
 
 #include "lc_protocol.h"
+#include "store.h"
 
 static const char *endpoints_problem(const lc_scenario_t *sc, const Lc__StatsBatch *b)
 {
@@ -52,4 +53,33 @@ const char *admission_claim_problem(bool known, uint64_t known_gen, uint32_t req
     if (claim->users > requested)
         return "claimed users exceed the run's";
     return NULL;
+}
+
+const char *admission_feed_problem(const lc_scenario_t *sc, const Lc__FeedRequest *req)
+{
+    assert(sc != NULL && req != NULL);
+    const lc_program_t *p = sc->program;
+    if (p == NULL || req->feeder >= p->n_feeders)
+        return "no such feeder in the run's plan";
+    if (!lc_feeder_leased(&p->feeders[req->feeder]))
+        return "the feeder's rows are not leased (its order is not sequential)";
+    if (req->count == 0 || req->seq == 0)
+        return "a lease asks for at least one row, with a seq above 0";
+    return NULL;
+}
+
+uint32_t admission_lease_count(uint32_t asked, uint32_t users, uint32_t run_users,
+                               uint64_t remaining)
+{
+    uint64_t cap = (uint64_t)users * ADMISSION_LEASE_PER_USER;
+    if (cap < ADMISSION_LEASE_MIN)
+        cap = ADMISSION_LEASE_MIN;
+    if (cap > STORE_LEASE_ROWS_MAX)
+        cap = STORE_LEASE_ROWS_MAX;
+    if (remaining != UINT64_MAX && run_users > 0 && users < run_users) {
+        uint64_t part = (remaining * users + run_users - 1) / run_users; /* rounded up */
+        part = part > 0 ? part : 1;
+        cap = part < cap ? part : cap;
+    }
+    return asked < cap ? asked : (uint32_t)cap;
 }

@@ -485,6 +485,10 @@ bool fleet_conn_receive(fleet_conn_t *c, Lc__Envelope *env, uint64_t now_ms)
         case LC__ENVELOPE__MSG_RUN_DONE:
             handle_run_done(f, c, env->run_done);
             break;
+        case LC__ENVELOPE__MSG_FEED_REQUEST:
+            if (f->events.on_feed_request != NULL)
+                f->events.on_feed_request(f->events.arg, c->worker, env->feed_request);
+            break;
         default:
             lc_warn("fleet", "msg=\"ignoring unexpected message\" worker=%s case=%d",
                     c->worker->id, (int)env->msg_case);

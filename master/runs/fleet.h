@@ -68,6 +68,8 @@ typedef struct fleet_events_s {
     void (*on_refused)(void *arg, fleet_worker_t *w, const Lc__AssignRefused *refused);
     /* The worker asks for a run's end (its data ran out); reason is cleaned text. */
     void (*on_run_done)(void *arg, fleet_worker_t *w, uint64_t run, const char *reason);
+    /* The worker asks for rows of a sequential feeder (runs_on_feed_request judges it). */
+    void (*on_feed_request)(void *arg, fleet_worker_t *w, const Lc__FeedRequest *req);
 } fleet_events_t;
 
 typedef struct fleet_config_s {
@@ -113,6 +115,15 @@ typedef struct fleet_assign_s {
 int fleet_send_assign(fleet_t *f, const char *worker_id, const fleet_assign_t *a);
 int fleet_send_stop(fleet_t *f, const char *worker_id, uint64_t run, const char *reason);
 int fleet_send_ack(fleet_t *f, const char *worker_id, uint64_t run, uint64_t seq);
+/* Rows of a feeder for the worker's FeedRequest seq: tickets [start, start + count). */
+typedef struct fleet_feed_lease_s {
+    uint64_t run;
+    uint32_t feeder;
+    uint64_t seq, start;
+    uint32_t count;
+    bool exhausted;
+} fleet_feed_lease_t;
+int fleet_send_feed_lease(fleet_t *f, const char *worker_id, const fleet_feed_lease_t *l);
 
 fleet_worker_t *fleet_find(fleet_t *f, const char *worker_id);
 /* Connected workers, in join order; *n set to their count. The array is

@@ -48,6 +48,22 @@ int fleet_send_stop(fleet_t *f, const char *worker_id, uint64_t run, const char 
     return send_to(f, worker_id, &env);
 }
 
+int fleet_send_feed_lease(fleet_t *f, const char *worker_id, const fleet_feed_lease_t *l)
+{
+    assert(l != NULL);
+    Lc__FeedLease fl = LC__FEED_LEASE__INIT;
+    fl.run = l->run;
+    fl.feeder = l->feeder;
+    fl.seq = l->seq;
+    fl.start = l->start;
+    fl.count = l->count;
+    fl.exhausted = l->exhausted;
+    Lc__Envelope env = LC__ENVELOPE__INIT;
+    env.msg_case = LC__ENVELOPE__MSG_FEED_LEASE;
+    env.feed_lease = &fl;
+    return send_to(f, worker_id, &env);
+}
+
 int fleet_send_ack(fleet_t *f, const char *worker_id, uint64_t run, uint64_t seq)
 {
     Lc__StatsAck ack = LC__STATS_ACK__INIT;

@@ -31,6 +31,11 @@ static uint64_t now_mono(const runs_t *r)
     return r->io.mono_ms(r->io.arg);
 }
 
+uint64_t runs_now_mono(const runs_t *r)
+{
+    return now_mono(r);
+}
+
 uint64_t runs_now_wall(const runs_t *r)
 {
     return r->io.wall_ms(r->io.arg);
@@ -49,6 +54,7 @@ static void free_active(active_run_t *ar)
     lc_scenario_free(&ar->sc);
     free(ar->scenario_json);
     free(ar->asg);
+    free(ar->gates);
     free(ar);
 }
 
@@ -265,6 +271,7 @@ void runs_reschedule(runs_t *r)
 /* Advances one active run; returns false when it was removed. */
 static bool tick_run(runs_t *r, active_run_t *ar, uint64_t now)
 {
+    runs_feed_tick(r, ar); /* stopping too: on_stop steps may still take rows */
     if (ar->stopping) {
         /* An adopted stopping run has no assignments until its workers are
          * back: "every final batch in" means nothing before the grace ends. */
@@ -374,8 +381,8 @@ void runs_on_leader(runs_t *r, bool leader)
 
 /* Counts a refused message; logs it once per (worker, run) among the
  * recent ones, so a flood of forgeries is one line each. */
-static void note_refused(runs_t *r, uint64_t *counter, const char *worker, uint64_t run,
-                         const char *what, const char *why)
+void runs_note_refused(runs_t *r, uint64_t *counter, const char *worker, uint64_t run,
+                       const char *what, const char *why)
 {
     (*counter)++;
     for (size_t i = 0; i < REFUSAL_LOG_SLOTS; i++)
@@ -437,7 +444,7 @@ void runs_on_worker_join(runs_t *r, fleet_worker_t *w, const Lc__Hello *hello)
         if (ar == NULL) {
             send_stop(r, claim->run, w->id, "run is not active");
         } else if (problem != NULL) {
-            note_refused(r, &r->refused.claims, w->id, claim->run, "run claim", problem);
+            runs_note_refused(r, &r->refused.claims, w->id, claim->run, "run claim", problem);
             send_stop(r, claim->run, w->id, problem);
         } else {
             adopt_claim(r, ar, w, claim);
@@ -468,21 +475,24 @@ void runs_on_worker_lost(runs_t *r, fleet_worker_t *w)
     runs_reschedule(r); /* its users go to the survivors */
 }
 
-/* The active run w holds a share of, as leader; else NULL, and the attempt (what) is
- * counted as a refusal. */
-static active_run_t *run_of_sharer(runs_t *r, fleet_worker_t *w, uint64_t run, const char *what)
+active_run_t *runs_run_of_sharer(runs_t *r, fleet_worker_t *w, uint64_t run, const char *what,
+                                 uint64_t *counter, uint32_t *users)
 {
     active_run_t *ar = find_active(r, run);
     uint64_t gen;
-    uint32_t users;
     if (!r->leader)
         return NULL;
-    if (ar == NULL || !known_share(r, ar, w->id, &gen, &users)) {
-        note_refused(r, &r->refused.refusals, w->id, run, what,
-                     "this worker holds no share of the run");
+    if (ar == NULL || !known_share(r, ar, w->id, &gen, users) || *users == 0) {
+        runs_note_refused(r, counter, w->id, run, what, "this worker holds no share of the run");
         return NULL;
     }
     return ar;
+}
+
+static active_run_t *run_of_sharer(runs_t *r, fleet_worker_t *w, uint64_t run, const char *what)
+{
+    uint32_t users;
+    return runs_run_of_sharer(r, w, run, what, &r->refused.refusals, &users);
 }
 
 static const char *worker_label(const fleet_worker_t *w)
@@ -539,7 +549,7 @@ runs_admission_t runs_admit_stats(runs_t *r, const fleet_worker_t *w, const Lc__
     }
     if (problem == NULL)
         return RUNS_ADMIT;
-    note_refused(r, &r->refused.stats, w->id, b->run, "stats batch", problem);
+    runs_note_refused(r, &r->refused.stats, w->id, b->run, "stats batch", problem);
     return ar == NULL && store_run_is_over(r->store, b->run) ? RUNS_REFUSE_OVER : RUNS_REFUSE;
 }
 

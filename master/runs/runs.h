@@ -29,6 +29,7 @@ typedef struct runs_io_s {
     uint64_t (*saturation_epoch)(void *arg);
     int (*send_assign)(void *arg, const char *worker_id, const fleet_assign_t *a);
     int (*send_stop)(void *arg, const char *worker_id, uint64_t run, const char *reason);
+    int (*send_feed_lease)(void *arg, const char *worker_id, const fleet_feed_lease_t *l);
     void (*set_assigned)(void *arg, const char *worker_id, uint64_t run, uint32_t users);
     void (*forget_run)(void *arg, uint64_t run);
     /* The batcher still holds statistics of the run (queued or in flight). */
@@ -61,6 +62,11 @@ void runs_on_assign_refused(runs_t *r, fleet_worker_t *w, uint64_t run, const ch
 /* A worker's data ran out (a feeder with on_exhausted stop_run): the run finishes, with its
  * reason. As for refusals, only a worker holding a share of the run can end it. */
 void runs_on_worker_done(runs_t *r, fleet_worker_t *w, uint64_t run, const char *reason);
+/* A worker asks for rows of a sequential feeder: only of a run it holds a share of, of a
+ * leased feeder of its plan, at most one new lease per ADMISSION_LEASE_GAP_MS, of bounded
+ * size (admission.h). Its last seq again gets its last lease again (no new rows); an older
+ * seq nothing. A new seq is proposed as LeaseRows, whose lease is sent once it committed. */
+void runs_on_feed_request(runs_t *r, fleet_worker_t *w, const Lc__FeedRequest *req);
 
 /* Whether worker w may add batch b to the history now: it holds (or is
  * adopting) an assignment of a run that is running or stopping, every
@@ -74,9 +80,9 @@ typedef enum runs_admission_e {
 runs_admission_t runs_admit_stats(runs_t *r, const fleet_worker_t *w, const Lc__StatsBatch *b);
 
 /* Messages from workers that were refused since start, by kind: stats
- * batches, AssignRefused, and run claims in Hello. */
+ * batches, AssignRefused, run claims in Hello and feed requests. */
 typedef struct runs_refused_s {
-    uint64_t stats, refusals, claims;
+    uint64_t stats, refusals, claims, feeds;
 } runs_refused_t;
 runs_refused_t runs_refused(const runs_t *r);
 /* The final StatsBatch of (run, worker) has committed. */

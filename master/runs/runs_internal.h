@@ -20,6 +20,15 @@ typedef struct assignment_s {
     bool final_done; /* its final batch committed, or the worker is gone */
 } assignment_t;
 
+/* A worker's leases of one feeder on this leader: how fast it is given rows, and the
+ * proposal waiting for its commit (runs_feed.c). */
+typedef struct feed_gate_s {
+    char worker[FLEET_ID_MAX];
+    uint32_t feeder;
+    uint64_t proposed_ms;     /* monotonic, the last LeaseRows proposed */
+    uint64_t pending_seq;     /* its FeedRequest seq until the lease is sent; 0: none */
+} feed_gate_t;
+
 typedef struct active_run_s {
     uint64_t id;
     lc_scenario_t sc;
@@ -44,6 +53,8 @@ typedef struct active_run_s {
     bool queued;
     char warnings[512];       /* '\n'-separated */
     uint64_t thresholds_due_ms; /* monotonic: next abortOnFail evaluation */
+    feed_gate_t *gates;       /* one per (worker, leased feeder) that asked */
+    size_t n_gates;
     struct active_run_s *next;
 } active_run_t;
 
@@ -85,6 +96,18 @@ assignment_t *runs_find_asg(active_run_t *ar, const char *worker);
 assignment_t *runs_add_asg(active_run_t *ar, const char *worker);
 void runs_send_assign(runs_t *r, active_run_t *ar, const char *worker, uint32_t users,
                       uint64_t user_base);
+
+/* The active run w holds a share of (users > 0 in *users), as leader; else NULL, and the
+ * attempt (what) is counted in *counter as a refusal. */
+active_run_t *runs_run_of_sharer(runs_t *r, fleet_worker_t *w, uint64_t run, const char *what,
+                                 uint64_t *counter, uint32_t *users);
+void runs_note_refused(runs_t *r, uint64_t *counter, const char *worker, uint64_t run,
+                       const char *what, const char *why);
+uint64_t runs_now_mono(const runs_t *r);
+
+/* runs_feed.c */
+/* Sends the leases whose LeaseRows committed; forgets proposals lost on the way. */
+void runs_feed_tick(runs_t *r, active_run_t *ar);
 
 /* runs_plan.c */
 /* sched_plan's inputs for r's connected workers and pending and running runs. Returns 0 or

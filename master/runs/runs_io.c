@@ -37,6 +37,12 @@ static int send_assign(void *arg, const char *worker_id, const fleet_assign_t *a
     return fleet_send_assign(m->fleet, worker_id, a);
 }
 
+static int send_feed_lease(void *arg, const char *worker_id, const fleet_feed_lease_t *l)
+{
+    master_t *m = arg;
+    return fleet_send_feed_lease(m->fleet, worker_id, l);
+}
+
 static int send_stop(void *arg, const char *worker_id, uint64_t run, const char *reason)
 {
     master_t *m = arg;
@@ -82,6 +88,7 @@ runs_io_t runs_io_master(master_t *m)
                        .saturation_epoch = saturation_epoch,
                        .send_assign = send_assign,
                        .send_stop = send_stop,
+                       .send_feed_lease = send_feed_lease,
                        .set_assigned = set_assigned,
                        .forget_run = forget_run,
                        .stats_pending = stats_pending,

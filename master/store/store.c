@@ -62,6 +62,13 @@ const char store_schema_sql[] =
     " seq INTEGER NOT NULL, PRIMARY KEY(worker, run, seq));"
     "CREATE TABLE IF NOT EXISTS run_assignments(run INTEGER NOT NULL, worker TEXT NOT NULL,"
     " generation INTEGER NOT NULL, users INTEGER NOT NULL, PRIMARY KEY(run, worker));"
+    /* Sequential feeders' rows handed out (LeaseRows, store_feeds.c): each feeder's cursor,
+     * and each worker's latest lease of it. */
+    "CREATE TABLE IF NOT EXISTS feed_cursors(run INTEGER NOT NULL, feeder INTEGER NOT NULL,"
+    " next INTEGER NOT NULL, rows INTEGER NOT NULL, PRIMARY KEY(run, feeder));"
+    "CREATE TABLE IF NOT EXISTS feed_leases(run INTEGER NOT NULL, feeder INTEGER NOT NULL,"
+    " worker TEXT NOT NULL, seq INTEGER NOT NULL, start INTEGER NOT NULL,"
+    " count INTEGER NOT NULL, exhausted INTEGER NOT NULL, PRIMARY KEY(run, feeder, worker));"
     "CREATE TABLE IF NOT EXISTS run_retention(run INTEGER PRIMARY KEY,"
     " resolution_s INTEGER NOT NULL, progress_res INTEGER NOT NULL, progress_t INTEGER NOT NULL,"
     " acks_dropped INTEGER NOT NULL, seconds_deleted INTEGER NOT NULL);"
@@ -267,6 +274,8 @@ static int apply_run_finished(store_t *s, const Lc__RunFinished *c)
     int rv = store_step_done(s, st);
     if (rv == 0)
         rv = store_forget_assignments(s, c->run); /* no worker speaks for it any more */
+    if (rv == 0)
+        rv = store_forget_feeds(s, c->run); /* no worker takes rows of it any more */
     return rv == 0 ? store_apply_run_summary(s, c) : rv;
 }
 
@@ -340,6 +349,8 @@ static int apply_one(store_t *s, const Lc__Command *cmd)
                    : LC_ENOTFOUND;
     case LC__COMMAND__CMD_RETAIN_HISTORY:
         return store_apply_retain_history(s, cmd->retain_history);
+    case LC__COMMAND__CMD_LEASE_ROWS:
+        return store_apply_lease_rows(s, cmd->lease_rows);
     case LC__COMMAND__CMD_PUT_MEMBER:
         return apply_put_member(s, cmd->put_member);
     case LC__COMMAND__CMD_REMOVE_MEMBER:

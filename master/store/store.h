@@ -92,6 +92,26 @@ int store_batch_applied(store_t *s, const char *worker, uint64_t run, uint64_t s
 int store_assignment_get(store_t *s, uint64_t run, const char *worker, uint64_t *generation,
                          uint32_t *users);
 
+/* Feeder leases (LeaseRows) -------------------------------------------- */
+
+#define STORE_LEASE_ROWS_MAX 4096u  /* rows one lease may take */
+#define STORE_LEASE_FEEDERS_MAX 16u /* feeders of a run (LC_JOURNEY_FEEDERS_MAX) */
+
+/* A worker's latest lease of a feeder: tickets [start, start + count) of its sequential
+ * order, given for its FeedRequest seq; exhausted: the cursor reached the last row. */
+typedef struct store_lease_s {
+    uint64_t seq, start;
+    uint32_t count;
+    bool exhausted;
+} store_lease_t;
+
+/* OUT: *out. Returns 0, LC_ENOTFOUND (no lease yet, or the run is over) or LC_EIO. */
+int store_lease_get(store_t *s, uint64_t run, uint32_t feeder, const char *worker,
+                    store_lease_t *out);
+/* The feeder's cursor: tickets handed out so far (*next) and its rows. Returns 0,
+ * LC_ENOTFOUND (no lease yet) or LC_EIO. */
+int store_feed_cursor(store_t *s, uint64_t run, uint32_t feeder, uint64_t *next, uint32_t *rows);
+
 /* Members --------------------------------------------------------------- */
 
 /* The worker and API addresses of master `id` as last put (buffers get ""

@@ -112,6 +112,12 @@ bool store_run_has_sums(store_t *s, uint64_t run);
 /* store_assignments.c: RunAssignment, and dropping a finished run's shares. */
 int store_apply_run_assignment(store_t *s, const Lc__RunAssignment *c);
 int store_forget_assignments(store_t *s, uint64_t run);
+/* store_feeds.c: LeaseRows (inside the caller's transaction): LC_EINVAL out of bounds,
+ * LC_ENOTFOUND for a run that does not exist or is over, LC_ESTATE for a seq not above the
+ * worker's last; each changes nothing. */
+int store_apply_lease_rows(store_t *s, const Lc__LeaseRows *c);
+/* Drops a finished run's cursors and leases. */
+int store_forget_feeds(store_t *s, uint64_t run);
 
 /* store_validate.c: every text of cmd is bounded UTF-8, names without
  * control characters; store_apply refuses (LC_EINVAL) what is not. */

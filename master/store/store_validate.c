@@ -102,6 +102,8 @@ bool store_command_text_ok(const Lc__Command *cmd)
         return names_ok(cmd->run_grant->warnings, cmd->run_grant->n_warnings);
     case LC__COMMAND__CMD_RUN_ASSIGNMENT:
         return assignment_ok(cmd->run_assignment);
+    case LC__COMMAND__CMD_LEASE_ROWS:
+        return name_ok(cmd->lease_rows->worker);
     default:
         return true; /* no text */
     }

@@ -119,6 +119,7 @@ static size_t master_addresses(void *arg, char (*out)[LC_HOST_MAX + 8], size_t m
 }
 
 static void on_refused(void *arg, fleet_worker_t *w, const Lc__AssignRefused *refused) {}
+static void on_feed_request(void *arg, fleet_worker_t *w, const Lc__FeedRequest *req) {}
 
 /* A Hello gets the proof of its connection's challenge when asked to. */
 static void prove(const fake_conn_t *fc, Lc__Envelope *env, uint8_t proof[LC_JOIN_PROOF_LEN])
@@ -163,7 +164,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
                           .join_secret = flags & FLAG_SECRET ? &secret : NULL};
     fleet_events_t ev = {.arg = &h, .on_join = on_join, .on_lost = on_lost, .on_stats = on_stats,
                          .leader_address = leader_address, .master_addresses = master_addresses,
-                         .on_refused = on_refused};
+                         .on_refused = on_refused, .on_feed_request = on_feed_request};
     fleet_transport_t tr = {.arg = &h, .send = fake_send, .close = fake_close};
     fleet_t *f;
     if (fleet_new(&f, &cfg, &ev, &tr) != 0)

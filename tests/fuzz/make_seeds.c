@@ -222,6 +222,14 @@ static void seeds_frames(void)
         env.assign_refused = &ar;
         add_u8(&b, 1);
         add_frame(&b, &env);
+        Lc__FeedRequest fr = LC__FEED_REQUEST__INIT;
+        fr.run = 1;
+        fr.seq = 1ull << 32 | 1;
+        fr.count = 8;
+        env.msg_case = LC__ENVELOPE__MSG_FEED_REQUEST;
+        env.feed_request = &fr;
+        add_u8(&b, 1);
+        add_frame(&b, &env);
         add_u8(&b, 0xf8 | 4); /* a tick, and a close */
         add_frame(&b, &env);
         char name[16];
@@ -264,6 +272,14 @@ static void seeds_worker_dispatch(void)
     ack.seq = 3;
     env.msg_case = LC__ENVELOPE__MSG_STATS_ACK;
     env.stats_ack = &ack;
+    add_frame(&b, &env);
+    Lc__FeedLease fl = LC__FEED_LEASE__INIT; /* an answer to no request: ignored */
+    fl.run = 1;
+    fl.seq = 1;
+    fl.start = 10;
+    fl.count = 4;
+    env.msg_case = LC__ENVELOPE__MSG_FEED_LEASE;
+    env.feed_lease = &fl;
     add_frame(&b, &env);
     Lc__Stop st = LC__STOP__INIT;
     st.run = 1;
@@ -356,6 +372,17 @@ static void run_commands(bytes_t *b, store_t *s, int finish)
         add_command(b, s, &cmd);
         stats_batch(&sb2, id, 2, true);
         batches[0] = &sb2;
+        add_command(b, s, &cmd);
+        Lc__LeaseRows lease = LC__LEASE_ROWS__INIT; /* a sequential feeder's rows, twice */
+        lease.run = id;
+        lease.worker = "w1";
+        lease.seq = 1;
+        lease.count = 3;
+        lease.rows = 5;
+        cmd.cmd_case = LC__COMMAND__CMD_LEASE_ROWS;
+        cmd.lease_rows = &lease;
+        add_command(b, s, &cmd);
+        lease.seq = 2;
         add_command(b, s, &cmd);
         if (finish && id == 1) {
             Lc__RunFinished fin = LC__RUN_FINISHED__INIT;

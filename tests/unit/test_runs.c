@@ -24,9 +24,21 @@ static const char scenario[] =
     "{\"name\":\"t\",\"target\":\"http://127.0.0.1:1\",\"duration\":\"10s\",\"users\":10,"
     "\"spawn_rate\":10,\"request_timeout_ms\":2000,\"tasks\":[{\"name\":\"a\",\"path\":\"/\"}]}";
 
+/* The same with a sequential feeder of 40 rows (and journeys). */
+static const char feed_scenario[] =
+    "{\"name\":\"t\",\"target\":\"http://127.0.0.1:1\",\"duration\":\"10s\",\"users\":10,"
+    "\"spawn_rate\":10,\"request_timeout_ms\":2000,\"feeders\":{\"f\":{\"mode\":\"per_iteration\","
+    "\"on_exhausted\":\"stop_user\",\"csv\":\"a\\n0\\n1\\n2\\n3\\n4\\n5\\n6\\n7\\n8\\n9\\n10\\n11\\n12\\n"
+    "13\\n14\\n15\\n16\\n17\\n18\\n19\\n20\\n21\\n22\\n23\\n24\\n25\\n26\\n27\\n28\\n29\\n30\\n31\\n"
+    "32\\n33\\n34\\n35\\n36\\n37\\n38\\n39\\n\"}},"
+    "\"journeys\":[{\"name\":\"j\",\"steps\":[{\"name\":\"a\",\"path\":\"/${f.a}\"}]}]}";
+static const char *run_json; /* the scenario create_run stores: scenario unless a test says */
+
 typedef struct sent_s {
     char worker[FLEET_ID_MAX];
-    bool stop;            /* Stop, else Assign */
+    bool stop;            /* Stop, else Assign (or FeedLease when lease) */
+    bool lease;
+    uint64_t seq, start;
     uint64_t run, generation;
     uint32_t users;
     char reason[256];
@@ -137,6 +149,16 @@ static int send_stop(void *arg, const char *worker_id, uint64_t run, const char 
     return 0;
 }
 
+static int send_feed_lease(void *arg, const char *worker_id, const fleet_feed_lease_t *l)
+{
+    sent_t *s = add_sent(arg, worker_id, l->run);
+    s->lease = true;
+    s->seq = l->seq;
+    s->start = l->start;
+    s->users = l->count;
+    return 0;
+}
+
 static void set_assigned(void *arg, const char *worker_id, uint64_t run, uint32_t users)
 {
 }
@@ -179,7 +201,7 @@ static void create_run(fixture_t *fx, uint64_t id)
     cr.id = id;
     cr.tenant = "default";
     cr.name = "t";
-    cr.scenario_json = (char *)scenario;
+    cr.scenario_json = (char *)run_json;
     cr.users = 10;
     cr.created_ms = fx->wall;
     Lc__Command cmd = LC__COMMAND__INIT;
@@ -196,6 +218,7 @@ static int setup(void **state)
     assert_int_equal(store_open(&fx->store, err, sizeof err), 0);
     fx->mono = 1000000;
     fx->wall = 1800000000000ull;
+    run_json = scenario;
     runs_io_t io = {.arg = fx,
                     .commands = {.propose = propose, .arg = fx},
                     .connected = connected,
@@ -203,6 +226,7 @@ static int setup(void **state)
                     .saturation_epoch = saturation_epoch,
                     .send_assign = send_assign,
                     .send_stop = send_stop,
+                    .send_feed_lease = send_feed_lease,
                     .set_assigned = set_assigned,
                     .forget_run = forget_run,
                     .stats_pending = stats_pending,
@@ -253,7 +277,7 @@ static uint32_t assigned_users(const fixture_t *fx, uint64_t run, const char *wo
     uint32_t users = 0;
     for (size_t i = 0; i < fx->n_sent; i++) {
         const sent_t *s = &fx->sent[i];
-        if (s->stop || s->run != run || strcmp(s->worker, worker) != 0)
+        if (s->stop || s->lease || s->run != run || strcmp(s->worker, worker) != 0)
             continue;
         users = s->users;
         if (gen != NULL)
@@ -647,6 +671,67 @@ static void test_stats_admission(void **state)
     assert_int_equal(runs_admit_stats(fx->runs, w1, &b), RUNS_REFUSE_OVER);
 }
 
+/* A FeedRequest of worker for seq (count rows). */
+static void ask_rows(fixture_t *fx, const char *worker, uint32_t feeder, uint64_t seq)
+{
+    Lc__FeedRequest req = LC__FEED_REQUEST__INIT;
+    req.run = RUN;
+    req.feeder = feeder;
+    req.seq = seq;
+    req.count = 1000;
+    runs_on_feed_request(fx->runs, find(fx, worker), &req);
+}
+
+static const sent_t *last_sent(const fixture_t *fx)
+{
+    assert_true(fx->n_sent > 0);
+    return &fx->sent[fx->n_sent - 1];
+}
+
+/* Feed requests: a stranger or an unknown feeder gets nothing; a sharer's lease is bounded
+ * by its share of the rows left and sent once committed; its seq again gets the same lease
+ * and no new rows, an older seq nothing; one LeaseRows in flight and one per 100 ms. */
+static void test_feed_leases(void **state)
+{
+    fixture_t *fx = *state;
+    run_json = feed_scenario;
+    start_on_two(fx); /* 5 users each */
+    add_worker(fx, "w3", 100);
+    ask_rows(fx, "w3", 0, 1);
+    ask_rows(fx, "w1", 1, 1);
+    assert_int_equal(count_proposals(fx, LC__COMMAND__CMD_LEASE_ROWS, NULL), 0);
+    assert_int_equal(runs_refused(fx->runs).feeds, 2);
+    ask_rows(fx, "w1", 0, 7);
+    assert_int_equal(count_proposals(fx, LC__COMMAND__CMD_LEASE_ROWS, NULL), 1);
+    size_t sent = fx->n_sent;
+    advance(fx, 10);
+    assert_int_equal(fx->n_sent, sent + 1);
+    assert_true(last_sent(fx)->lease);
+    assert_int_equal(last_sent(fx)->seq, 7);
+    assert_int_equal(last_sent(fx)->start, 0);
+    assert_int_equal(last_sent(fx)->users, 20); /* half the 40 rows: half the users */
+    ask_rows(fx, "w1", 0, 7); /* a replay: the same lease, no rows */
+    assert_int_equal(count_proposals(fx, LC__COMMAND__CMD_LEASE_ROWS, NULL), 1);
+    assert_int_equal(last_sent(fx)->start, 0);
+    assert_int_equal(last_sent(fx)->users, 20);
+    ask_rows(fx, "w1", 0, 6); /* older */
+    assert_int_equal(runs_refused(fx->runs).feeds, 3);
+    ask_rows(fx, "w2", 0, 3);
+    ask_rows(fx, "w2", 0, 4); /* one in flight */
+    advance(fx, 10);
+    assert_int_equal(count_proposals(fx, LC__COMMAND__CMD_LEASE_ROWS, NULL), 2);
+    assert_int_equal(last_sent(fx)->start, 20);
+    assert_int_equal(last_sent(fx)->users, 10);
+    ask_rows(fx, "w2", 0, 4); /* 10 ms after the last: too soon */
+    assert_int_equal(count_proposals(fx, LC__COMMAND__CMD_LEASE_ROWS, NULL), 2);
+    advance(fx, 100);
+    ask_rows(fx, "w2", 0, 4);
+    advance(fx, 10);
+    assert_int_equal(count_proposals(fx, LC__COMMAND__CMD_LEASE_ROWS, NULL), 3);
+    assert_int_equal(last_sent(fx)->start, 30);
+    assert_int_equal(last_sent(fx)->users, 5);
+}
+
 static void test_refusal_from_a_stranger_changes_nothing(void **state)
 {
     fixture_t *fx = *state;
@@ -740,6 +825,7 @@ int main(void)
                                         teardown),
         cmocka_unit_test_setup_teardown(test_hostile_claims_are_refused, setup, teardown),
         cmocka_unit_test_setup_teardown(test_worker_done_finishes_the_run, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_feed_leases, setup, teardown),
         cmocka_unit_test_setup_teardown(test_adopted_stopping_run_waits_for_its_workers, setup,
                                         teardown),
     };
