@@ -7,7 +7,6 @@
 #include "control.h"
 #include "lc_log.h"
 
-#define FEED_LOOK_MS 100u /* how often the stocks are looked at */
 
 static void ask(worker_control_t *ctl, const worker_run_t *r, uint32_t f, worker_stock_t *s)
 {
@@ -49,7 +48,8 @@ void worker_control_feed_start(worker_control_t *ctl)
     assert(ctl != NULL && ctl->loop != NULL);
     uv_timer_init(ctl->loop, &ctl->feed_timer);
     ctl->feed_timer.data = ctl;
-    uv_timer_start(&ctl->feed_timer, on_feed_timer, FEED_LOOK_MS, FEED_LOOK_MS);
+    uv_timer_start(&ctl->feed_timer, on_feed_timer, WORKER_STOCK_LOOK_MS,
+                   WORKER_STOCK_LOOK_MS);
 }
 
 int worker_control_feed_plan(worker_control_t *ctl, worker_plan_t *p)

@@ -54,6 +54,7 @@ bool worker_stock_add(worker_stock_t *s, uint64_t start, uint32_t count, bool ex
         held = false;
     }
     s->exhausted |= exhausted;
+    s->waits = 0; /* the users that waited take from this lease, or wait (and count) again */
     pthread_mutex_unlock(&s->mu);
     return held;
 }
@@ -81,7 +82,8 @@ uint32_t worker_stock_want_per_user(uint32_t users, uint64_t left, uint64_t take
         return (uint32_t)(need - left < WORKER_STOCK_ASK_MAX ? need - left : WORKER_STOCK_ASK_MAX);
     if (left > 0 || waits == 0)
         return 0;
-    return (uint32_t)(waits < users ? waits : users);
+    uint64_t waiting = (waits + WORKER_STOCK_WAITS_PER_USER - 1) / WORKER_STOCK_WAITS_PER_USER;
+    return (uint32_t)(waiting < users ? waiting : users);
 }
 
 uint32_t worker_stock_look(worker_stock_t *s, uint32_t users, bool per_user, uint64_t now,

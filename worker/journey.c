@@ -20,7 +20,6 @@
 #include "user_internal.h"
 
 #define OPS_PER_RESUME 4096u /* then the loop gets a turn: a journey never stalls it */
-#define FEED_WAIT_MS 20u     /* a user waiting for a leased feeder's rows looks again */
 
 static const lc_program_t *prog_of(const worker_user_t *u)
 {
@@ -319,7 +318,7 @@ static bool begin(worker_user_t *u)
     }
     if (got == WORKER_TAKE_WAIT) { /* the leader's next lease is on its way: begin again */
         js->fresh = true;
-        worker_user_wait(u, FEED_WAIT_MS);
+        worker_user_wait(u, WORKER_STOCK_WAIT_MS);
         return false;
     }
     if (got == WORKER_TAKE_EXHAUSTED) {
@@ -444,7 +443,7 @@ static bool run_op(worker_user_t *u)
     case LC_OP_FEED:
         switch (worker_journey_take_row(u, op->a)) {
         case WORKER_TAKE_WAIT: /* the same op again once the leader's lease may be in */
-            worker_user_wait(u, FEED_WAIT_MS);
+            worker_user_wait(u, WORKER_STOCK_WAIT_MS);
             return false;
         case WORKER_TAKE_EXHAUSTED:
             worker_journey_wind_down(u);
