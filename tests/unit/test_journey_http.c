@@ -10,7 +10,7 @@
 
 #include <cmocka.h>
 
-#include "journey_fixture.h"
+#include "journey_run_fixture.h"
 
 /* What the server answers and what it heard: one "METHOD path body" line per request. */
 typedef struct srv_s {
@@ -57,20 +57,20 @@ static void srv_handle(void *arg, lc_http_exchange_t *ex, const lc_http_request_
 
 /* One user of the journeys in rest (after 'duration':5,) through on_start, one iteration and
  * on_stop, POST /api/login setting set_cookie. */
-static void run_journey(jfx_t *f, srv_t *sv, const char *set_cookie, const char *rest)
+static void run_journey(journey_run_t *f, srv_t *sv, const char *set_cookie, const char *rest)
 {
     char text[4096];
     *sv = (srv_t){.set_cookie = set_cookie};
     snprintf(text, sizeof text, "'duration':5,%s", rest);
-    jfx_open(f, srv_handle, sv, text);
-    jfx_run_user(f, 1);
+    journey_run_open(f, "t", journey_run_serve_here(f, srv_handle, sv), true, text);
+    journey_run_users(f, 1);
 }
 
 /* ---- cookie extracts ------------------------------------------------------------------- */
 
 /* POST /api/login sets set_cookie; the step extracts cookie session and the next step sends
  * it back in its path (when it was found). */
-static void run_login(jfx_t *f, srv_t *sv, const char *set_cookie)
+static void run_login(journey_run_t *f, srv_t *sv, const char *set_cookie)
 {
     run_journey(f, sv, set_cookie,
                 "'journeys':[{'name':'j','steps':["
@@ -79,53 +79,54 @@ static void run_login(jfx_t *f, srv_t *sv, const char *set_cookie)
                 "{'name':'me','path':'/api/me/${s}'}]}]");
 }
 
+/* The login's cookie set_cookie is extracted and sent back: the server heard request. */
+static void expect_login_cookie_sent(const char *set_cookie, const char *request)
+{
+    journey_run_t f;
+    srv_t sv;
+    run_login(&f, &sv, set_cookie);
+    assert_int_equal(ep_stats(&f, "login")->errors[WORKER_ERR_EXTRACT], 0);
+    assert_non_null(strstr(sv.log, request));
+    journey_run_close(&f);
+}
+
 /* RFC 6265 5.1.4: no Path on a response to /api/login is the default path /api. */
 static void test_cookie_default_path_of_a_nested_path(void **state)
 {
-    jfx_t f;
-    srv_t sv;
-    run_login(&f, &sv, "session=abc");
-    assert_int_equal(jfx_errors(&f, "login", WORKER_ERR_EXTRACT), 0);
-    assert_non_null(strstr(sv.log, "GET /api/me/abc \n"));
-    jfx_close(&f);
+    expect_login_cookie_sent("session=abc", "GET /api/me/abc \n");
 }
 
 static void test_cookie_with_root_path(void **state)
 {
-    jfx_t f;
-    srv_t sv;
-    run_login(&f, &sv, "session=root1; Path=/");
-    assert_int_equal(jfx_errors(&f, "login", WORKER_ERR_EXTRACT), 0);
-    assert_non_null(strstr(sv.log, "GET /api/me/root1 \n"));
-    jfx_close(&f);
+    expect_login_cookie_sent("session=root1; Path=/", "GET /api/me/root1 \n");
 }
 
 /* A cookie for /other is in the jar but would not go back to /api/login: not extracted. */
 static void test_cookie_for_another_path_is_an_extract_error(void **state)
 {
-    jfx_t f;
+    journey_run_t f;
     srv_t sv;
     run_login(&f, &sv, "session=elsewhere; Path=/other");
-    assert_int_equal(jfx_errors(&f, "login", WORKER_ERR_EXTRACT), 1);
+    assert_int_equal(ep_stats(&f, "login")->errors[WORKER_ERR_EXTRACT], 1);
     assert_null(strstr(sv.log, "/api/me/"));
     assert_non_null(strstr(f.trace_text, "no cookie session that a request to 127.0.0.1/api/login "
                                          "would send"));
-    jfx_close(&f);
+    journey_run_close(&f);
 }
 
 /* After a redirect the response answered the final hop's URL: its cookie, default path
  * /api/login, is found. */
 static void test_cookie_of_the_final_hop(void **state)
 {
-    jfx_t f;
+    journey_run_t f;
     srv_t sv;
     run_journey(&f, &sv, "",
                 "'journeys':[{'name':'j','steps':["
                 "{'name':'go','path':'/go','extract':{'h':{'cookie':'hop'}}},"
                 "{'name':'me','path':'/api/me/${h}'}]}]");
-    assert_int_equal(jfx_errors(&f, "go", WORKER_ERR_EXTRACT), 0);
+    assert_int_equal(ep_stats(&f, "go")->errors[WORKER_ERR_EXTRACT], 0);
     assert_non_null(strstr(sv.log, "GET /api/login/done \nGET /api/me/h1 \n"));
-    jfx_close(&f);
+    journey_run_close(&f);
 }
 
 /* ---- redirects -------------------------------------------------------------------------- */
@@ -133,7 +134,7 @@ static void test_cookie_of_the_final_hop(void **state)
 /* What reached the server, hop by hop: "METHOD path body" of each request. */
 static void test_redirect_methods(void **state)
 {
-    jfx_t f;
+    journey_run_t f;
     srv_t sv;
     run_journey(&f, &sv, "",
                 "'journeys':[{'name':'j','steps':["
@@ -149,8 +150,8 @@ static void test_redirect_methods(void **state)
                                 "POST /r307 b4\nPOST /echo b4\n"
                                 "POST /r308 b5\nPOST /echo b5\n"
                                 "POST /c303 b6\nGET /r307 \nGET /echo \n");
-    assert_int_equal(jfx_errors(&f, "chain", WORKER_ERR_REDIRECT), 0);
-    jfx_close(&f);
+    assert_int_equal(ep_stats(&f, "chain")->errors[WORKER_ERR_REDIRECT], 0);
+    journey_run_close(&f);
 }
 
 /* How many requests of path the server heard. */
@@ -166,7 +167,7 @@ static size_t heard(const srv_t *sv, const char *line)
  * counted on the step; follow_redirects 2 stops after 3; another origin is refused at once. */
 static void test_redirect_limits(void **state)
 {
-    jfx_t f;
+    journey_run_t f;
     srv_t sv;
     run_journey(&f, &sv, "",
                 "'journeys':[{'name':'j','on_error':'continue','steps':["
@@ -174,14 +175,14 @@ static void test_redirect_limits(void **state)
                 "{'name':'two','path':'/loop?two','follow_redirects':2},"
                 "{'name':'away','path':'/away'}]}]");
     assert_int_equal(heard(&sv, "GET /loop "), 11 + 3);
-    assert_int_equal(jfx_errors(&f, "loop", WORKER_ERR_REDIRECT), 1);
+    assert_int_equal(ep_stats(&f, "loop")->errors[WORKER_ERR_REDIRECT], 1);
     assert_int_equal(f.r->stats->ep[lc_program_endpoint(f.plan->program, "loop")].count, 11);
-    assert_int_equal(jfx_errors(&f, "two", WORKER_ERR_REDIRECT), 1);
+    assert_int_equal(ep_stats(&f, "two")->errors[WORKER_ERR_REDIRECT], 1);
     assert_int_equal(f.r->stats->ep[lc_program_endpoint(f.plan->program, "two")].count, 3);
     assert_int_equal(heard(&sv, "GET /away "), 1);
     assert_int_equal(heard(&sv, "/x"), 0);
-    assert_int_equal(jfx_errors(&f, "away", WORKER_ERR_REDIRECT), 1);
-    jfx_close(&f);
+    assert_int_equal(ep_stats(&f, "away")->errors[WORKER_ERR_REDIRECT], 1);
+    journey_run_close(&f);
 }
 
 int main(void)

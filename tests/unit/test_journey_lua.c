@@ -5,7 +5,7 @@
  * journey variable, a loop past the CPU deadline), each a script error on the step's
  * endpoint; one user over the run's memory cap fails alone. One traced user runs one
  * iteration (the dry run's rule), then ends. The fixture (scenario, engine loop, server) is
- * journey_lua_fixture.h; http's methods and origins are test_journey_lua_http.c's. */
+ * journey_run_fixture.h; http's methods and origins are test_journey_lua_http.c's. */
 #include <setjmp.h>
 #include <stdarg.h>
 #include <stddef.h>
@@ -17,51 +17,89 @@
 
 #include <cmocka.h>
 
-#include <pthread.h>
-#include <stdatomic.h>
-
-#include "engine.h"
-#include "journey.h"
-#include "journey_lua.h"
 #include "journey_lua_internal.h"
-#include "lc_scenario_summary.h"
 #include "lc_err.h"
-#include "lc_http_server.h"
-#include "plan.h"
-#include "stats.h"
-#include "user.h"
+#include "lc_scenario_summary.h"
 
-#include "journey_lua_fixture.h"
+#include "journey_run_fixture.h"
+
+/* Each function fails once: a script error on its step's endpoint, the message in the
+ * trace, and nothing sent. */
+static void expect_script_error(const char *fn_body, const char *want)
+{
+    char script[2048];
+    snprintf(script, sizeof script, "function f(u) %s end", fn_body);
+    journey_run_t f = {0};
+    journey_run_open_script(&f, 1, script, "'journeys':[{'name':'j','steps':[{'lua':'f'}]}]");
+    journey_run_users(&f, 1);
+    if (ep_stats(&f, "lua f")->errors[WORKER_ERR_SCRIPT] != 1 ||
+        strstr(f.trace_text, want) == NULL)
+        fail_msg("{%s}: %llu script errors, trace:\n%s\nwanted \"%s\"", fn_body,
+                 (unsigned long long)ep_stats(&f, "lua f")->errors[WORKER_ERR_SCRIPT],
+                 f.trace_text, want);
+    assert_int_equal(ep_stats(&f, "lua f")->count, 0);
+    assert_non_null(strstr(f.trace_text, "iteration failed"));
+    journey_run_close(&f);
+}
+
+/* A run of script's f (one lua step, options in step) against a server of the script pages,
+ * started here; with the 50 ms CPU limit, since a loaded test machine must not turn these
+ * tests of the API into tests of the deadline (test_script_cpu_ms). */
+static void open_served(journey_run_t *f, server_thread_t *sv, const char *script,
+                        const char *step)
+{
+    char journeys[2048];
+    snprintf(journeys, sizeof journeys,
+             "'script_cpu_ms':50,'journeys':[{'name':'j','steps':[%s]}]", step);
+    server_thread_start(sv, answer_script_pages);
+    journey_run_open_script(f, sv->port, script, journeys);
+}
+
+/* That run, for one user. */
+static void run_served(journey_run_t *f, server_thread_t *sv, const char *script,
+                       const char *step)
+{
+    open_served(f, sv, script, step);
+    journey_run_users(f, 1);
+}
+
+static void close_served(journey_run_t *f, server_thread_t *sv)
+{
+    journey_run_close(f);
+    server_thread_stop(sv);
+}
 
 static void test_vars_shared_with_steps(void **state)
 {
-    fx_t f = {0};
-    fx_open(&f,
-            "function set(u) u.vars.tok = \\\"abc\\\" u.vars.n = 42 u.vars.flag = true "
-            "u.vars.mine = {1, 2} u.vars.gone = 1 u.vars.gone = nil end "
-            "function get(u) check(u.vars.copy == \\\"abc-42-true\\\", \\\"copy\\\") "
-            "check(u.vars.n == 42 and type(u.vars.n) == \\\"number\\\", \\\"n\\\") "
-            "check(u.vars.five == 5, \\\"five\\\") check(u.vars.mine[2] == 2, \\\"own\\\") "
-            "check(u.vars.gone == nil, \\\"gone\\\") check(u.vars.nothing == nil, \\\"nil\\\") "
-            "check(u.vars[\\\"acc.user\\\"] == \\\"ann\\\", \\\"column\\\") "
-            "check(u.id == 1 and u.iteration == 0, \\\"id\\\") end",
-            "'feeders':{'acc':{'rows':[{'user':'ann'}]}},"
-            "'journeys':[{'name':'j','steps':[{'set':{'five':5}},{'feed':'acc'},{'lua':'set'},"
-            "{'set':{'copy':'${tok}-${n}-${flag}'}},{'lua':'get'}]}]");
-    fx_run_user(&f);
+    journey_run_t f = {0};
+    journey_run_open_script(
+        &f, 1,
+        "function set(u) u.vars.tok = \\\"abc\\\" u.vars.n = 42 u.vars.flag = true "
+        "u.vars.mine = {1, 2} u.vars.gone = 1 u.vars.gone = nil end "
+        "function get(u) check(u.vars.copy == \\\"abc-42-true\\\", \\\"copy\\\") "
+        "check(u.vars.n == 42 and type(u.vars.n) == \\\"number\\\", \\\"n\\\") "
+        "check(u.vars.five == 5, \\\"five\\\") check(u.vars.mine[2] == 2, \\\"own\\\") "
+        "check(u.vars.gone == nil, \\\"gone\\\") check(u.vars.nothing == nil, \\\"nil\\\") "
+        "check(u.vars[\\\"acc.user\\\"] == \\\"ann\\\", \\\"column\\\") "
+        "check(u.id == 1 and u.iteration == 0, \\\"id\\\") end",
+        "'feeders':{'acc':{'rows':[{'user':'ann'}]}},"
+        "'journeys':[{'name':'j','steps':[{'set':{'five':5}},{'feed':'acc'},{'lua':'set'},"
+        "{'set':{'copy':'${tok}-${n}-${flag}'}},{'lua':'get'}]}]");
+    journey_run_users(&f, 1);
     assert_checks_passed(&f, 8);
-    assert_int_equal(ep(&f, "lua set")->errors[WORKER_ERR_SCRIPT], 0);
+    assert_int_equal(ep_stats(&f, "lua set")->errors[WORKER_ERR_SCRIPT], 0);
     assert_non_null(strstr(f.trace_text, "iteration done"));
-    fx_close(&f);
+    journey_run_close(&f);
 }
 
 static void test_check_counts_and_failures(void **state)
 {
-    fx_t f = {0};
-    fx_open(&f, "function f(u) check(true, \\\"yes\\\") check(nil, \\\"no\\\") "
-                "check(1 > 2, \\\"no\\\") u.vars.r = check(false, \\\"r\\\") end",
-            "'journeys':[{'name':'j','steps':[{'lua':'f'}]}]");
-    fx_run_user(&f);
+    journey_run_t f = {0};
+    journey_run_open_script(
+        &f, 1, "function f(u) check(true, \\\"yes\\\") check(nil, \\\"no\\\") "
+        "check(1 > 2, \\\"no\\\") u.vars.r = check(false, \\\"r\\\") end",
+        "'journeys':[{'name':'j','steps':[{'lua':'f'}]}]");
+    journey_run_users(&f, 1);
     const worker_checks_t *cs = f.r->stats->checks;
     assert_non_null(cs);
     assert_int_equal(cs->n, 3);
@@ -70,45 +108,47 @@ static void test_check_counts_and_failures(void **state)
     assert_string_equal(cs->c[1].name, "no");
     assert_int_equal(cs->c[1].failed, 2);
     /* Failures are errors of kind check on the step's endpoint; the function goes on. */
-    assert_int_equal(ep(&f, "lua f")->errors[WORKER_ERR_CHECK], 3);
-    assert_int_equal(ep(&f, "lua f")->errors[WORKER_ERR_SCRIPT], 0);
+    assert_int_equal(ep_stats(&f, "lua f")->errors[WORKER_ERR_CHECK], 3);
+    assert_int_equal(ep_stats(&f, "lua f")->errors[WORKER_ERR_SCRIPT], 0);
     assert_non_null(strstr(f.trace_text, "iteration done"));
-    fx_close(&f);
+    journey_run_close(&f);
 }
 
 static void test_sleep_waits_on_the_timer(void **state)
 {
-    fx_t f = {0};
-    fx_open(&f, "function f(u) sleep(30) sleep(0) u.vars.t = 1 end "
-                "function g(u) check(u.vars.t == 1, \\\"after\\\") end",
-            "'journeys':[{'name':'j','steps':[{'lua':'f'},{'lua':'g'}]}]");
+    journey_run_t f = {0};
+    journey_run_open_script(&f, 1, "function f(u) sleep(30) sleep(0) u.vars.t = 1 end "
+                                   "function g(u) check(u.vars.t == 1, \\\"after\\\") end",
+                            "'journeys':[{'name':'j','steps':[{'lua':'f'},{'lua':'g'}]}]");
     uint64_t t0 = uv_hrtime();
-    fx_run_user(&f);
+    journey_run_users(&f, 1);
     assert_true((uv_hrtime() - t0) / 1000000u >= 29); /* the loop's clock is coarse */
     assert_checks_passed(&f, 1);
-    fx_close(&f);
+    journey_run_close(&f);
 }
 
 /* Nothing listens on port 1: the request ends as connect_refused, and the script sees it. */
 static void test_http_answer(void **state)
 {
-    fx_t f = {0};
-    fx_open(&f, "function f(u) local r = http.get(\\\"/x\\\", {name = \\\"x\\\", "
-                "headers = {[\\\"X-A\\\"] = \\\"1\\\"}}) "
-                "check(r.ok == false and r.status == 0, \\\"failed\\\") "
-                "check(r.error == \\\"connect_refused\\\", \\\"kind\\\") "
-                "check(r.body == \\\"\\\" and r.header(\\\"x\\\") == nil, \\\"empty\\\") "
-                "r = http.post(\\\"http://127.0.0.1:1/y\\\", \\\"b\\\") "
-                "check(r.error == \\\"connect_refused\\\", \\\"same origin\\\") end",
-            "'journeys':[{'name':'j','steps':[{'lua':'f','endpoints':['x']}]}]");
-    fx_run_user(&f);
+    journey_run_t f = {0};
+    journey_run_open_script(
+        &f, 1,
+        "function f(u) local r = http.get(\\\"/x\\\", {name = \\\"x\\\", "
+        "headers = {[\\\"X-A\\\"] = \\\"1\\\"}}) "
+        "check(r.ok == false and r.status == 0, \\\"failed\\\") "
+        "check(r.error == \\\"connect_refused\\\", \\\"kind\\\") "
+        "check(r.body == \\\"\\\" and r.header(\\\"x\\\") == nil, \\\"empty\\\") "
+        "r = http.post(\\\"http://127.0.0.1:1/y\\\", \\\"b\\\") "
+        "check(r.error == \\\"connect_refused\\\", \\\"same origin\\\") end",
+        "'journeys':[{'name':'j','steps':[{'lua':'f','endpoints':['x']}]}]");
+    journey_run_users(&f, 1);
     assert_checks_passed(&f, 4);
-    assert_int_equal(ep(&f, "x")->count, 1);
-    assert_int_equal(ep(&f, "x")->errors[WORKER_ERR_CONNECT_REFUSED], 1);
-    assert_int_equal(ep(&f, "lua f")->count, 1); /* the step's own, by default */
+    assert_int_equal(ep_stats(&f, "x")->count, 1);
+    assert_int_equal(ep_stats(&f, "x")->errors[WORKER_ERR_CONNECT_REFUSED], 1);
+    assert_int_equal(ep_stats(&f, "lua f")->count, 1); /* the step's own, by default */
     assert_non_null(strstr(f.trace_text, "GET /x HTTP/1.1"));
     assert_non_null(strstr(f.trace_text, "POST /y HTTP/1.1"));
-    fx_close(&f);
+    journey_run_close(&f);
 }
 
 static void test_what_a_script_may_not_do(void **state)
@@ -137,14 +177,14 @@ static void test_what_a_script_may_not_do(void **state)
 
 static void test_journey_variable_types(void **state)
 {
-    fx_t f = {0};
-    fx_open(&f, "function f(u) u.vars.x = {} end",
-            "'journeys':[{'name':'j','steps':[{'lua':'f'},{'path':'/${x}'}]}]");
-    fx_run_user(&f);
-    assert_int_equal(ep(&f, "lua f")->errors[WORKER_ERR_SCRIPT], 1);
+    journey_run_t f = {0};
+    journey_run_open_script(&f, 1, "function f(u) u.vars.x = {} end",
+                            "'journeys':[{'name':'j','steps':[{'lua':'f'},{'path':'/${x}'}]}]");
+    journey_run_users(&f, 1);
+    assert_int_equal(ep_stats(&f, "lua f")->errors[WORKER_ERR_SCRIPT], 1);
     assert_non_null(strstr(f.trace_text, "u.vars.x: a journey variable holds a string, a "
                                          "finite number, a boolean or nil, not a table"));
-    fx_close(&f);
+    journey_run_close(&f);
 }
 
 /* The top level runs without a user: sleep and http there are the plan's errors. */
@@ -165,8 +205,8 @@ static void test_top_level(void **state)
 /* Lua strings are long brackets here: the fixture turns every ' into ". */
 static void test_response_object(void **state)
 {
-    fx_t f = {0};
-    srv_t sv;
+    journey_run_t f = {0};
+    server_thread_t sv;
     run_served(&f, &sv,
                "function f(u) local r = http.get([=[/json]=]) "
                "check(r.status == 200 and r.ok and r.error == nil, [=[status]=]) "
@@ -193,15 +233,14 @@ static void test_response_object(void **state)
                "check(not ok, [=[bad pick]=]) end",
                "{'lua':'f'}");
     assert_checks_passed(&f, 18);
-    assert_int_equal(atomic_load(&sv.hits), 1);
-    fx_close(&f);
-    srv_stop(&sv);
+    assert_int_equal(server_requests(&sv), 1);
+    close_served(&f, &sv);
 }
 
 static void test_redirects(void **state)
 {
-    fx_t f = {0};
-    srv_t sv;
+    journey_run_t f = {0};
+    server_thread_t sv;
     run_served(&f, &sv,
                "function f(u) local r = http.get([=[/r302]=]) "
                "check(r.status == 200 and r:json([=[$.name]=]) == [=[x]=], [=[followed]=]) "
@@ -218,47 +257,46 @@ static void test_redirects(void **state)
                "{'lua':'f','follow_redirects':5}");
     assert_checks_passed(&f, 6);
     /* 2 + 1 + 2 + 2 + 1 + 4 requests reached the server, each counted on the step */
-    assert_int_equal(atomic_load(&sv.hits), 12);
-    assert_int_equal(ep(&f, "lua f")->count, 12);
-    assert_int_equal(ep(&f, "lua f")->errors[WORKER_ERR_REDIRECT], 2);
-    fx_close(&f);
-    srv_stop(&sv);
+    assert_int_equal(server_requests(&sv), 12);
+    assert_int_equal(ep_stats(&f, "lua f")->count, 12);
+    assert_int_equal(ep_stats(&f, "lua f")->errors[WORKER_ERR_REDIRECT], 2);
+    close_served(&f, &sv);
 }
 
 static void test_request_head_group_feed_fail(void **state)
 {
-    fx_t f = {0};
-    srv_t sv;
-    srv_start(&sv);
-    fx_open_at(&f, sv.port,
-               "function f(u) local r = http.request([=[put]=], [=[/echo]=], {body = [=[b1]=]}) "
-               "check(r.body == [=[PUT b1]=], [=[request]=]) "
-               "r = http.request([=[POST]=], [=[/echo]=], {json = {a = 1}}) "
-               "check(r.body == [=[POST {\\\"a\\\":1}]=], [=[json body]=]) "
-               "r = http.head([=[/json]=]) "
-               "check(r.status == 200 and r.body == [=[]=] and r:header([=[x-head]=]) == [=[1]=], [=[head]=]) "
-               "local v = group([=[g1]=], function(x) http.get([=[/echo]=]) return x + 1 end, 41) "
-               "check(v == 42, [=[group returns]=]) "
-               "local row = feed([=[acc]=]) "
-               "check(row.user == [=[ann]=] and u.vars[ [=[acc.user]=] ] == [=[ann]=], [=[feed]=]) "
-               "local ok = pcall(fail, [=[nope]=]) check(false, [=[after fail]=]) end "
-               "function g(u) check(false, [=[next step]=]) end "
-               "function h(u) group([=[undeclared]=], function() end) end",
-               "'feeders':{'acc':{'rows':[{'user':'ann'}]}},"
-               "'journeys':[{'name':'j','steps':[{'lua':'f','groups':['g1'],'on_error':'continue'},"
-               "{'lua':'g'}]}]");
-    fx_run_user(&f);
+    journey_run_t f = {0};
+    server_thread_t sv;
+    server_thread_start(&sv, answer_script_pages);
+    journey_run_open_script(
+        &f, sv.port,
+        "function f(u) local r = http.request([=[put]=], [=[/echo]=], {body = [=[b1]=]}) "
+        "check(r.body == [=[PUT b1]=], [=[request]=]) "
+        "r = http.request([=[POST]=], [=[/echo]=], {json = {a = 1}}) "
+        "check(r.body == [=[POST {\\\"a\\\":1}]=], [=[json body]=]) "
+        "r = http.head([=[/json]=]) "
+        "check(r.status == 200 and r.body == [=[]=] and r:header([=[x-head]=]) == [=[1]=], [=[head]=]) "
+        "local v = group([=[g1]=], function(x) http.get([=[/echo]=]) return x + 1 end, 41) "
+        "check(v == 42, [=[group returns]=]) "
+        "local row = feed([=[acc]=]) "
+        "check(row.user == [=[ann]=] and u.vars[ [=[acc.user]=] ] == [=[ann]=], [=[feed]=]) "
+        "local ok = pcall(fail, [=[nope]=]) check(false, [=[after fail]=]) end "
+        "function g(u) check(false, [=[next step]=]) end "
+        "function h(u) group([=[undeclared]=], function() end) end",
+        "'feeders':{'acc':{'rows':[{'user':'ann'}]}},"
+        "'journeys':[{'name':'j','steps':[{'lua':'f','groups':['g1'],'on_error':'continue'},"
+        "{'lua':'g'}]}]");
+    journey_run_users(&f, 1);
     assert_checks_passed(&f, 5);
-    assert_int_equal(atomic_load(&sv.hits), 4);
+    assert_int_equal(server_requests(&sv), 4);
     int g1 = lc_program_timer(f.plan->program, LC_TIMER_GROUP, "g1");
     assert_true(g1 >= 0);
     assert_int_equal(f.r->stats->ep[f.plan->first_timer + (size_t)g1].count, 1);
     /* fail: kind script, the message in the trace, and the iteration over despite continue */
-    assert_int_equal(ep(&f, "lua f")->errors[WORKER_ERR_SCRIPT], 1);
+    assert_int_equal(ep_stats(&f, "lua f")->errors[WORKER_ERR_SCRIPT], 1);
     assert_non_null(strstr(f.trace_text, "script:1: fail: nope"));
     assert_non_null(strstr(f.trace_text, "iteration failed"));
-    fx_close(&f);
-    srv_stop(&sv);
+    close_served(&f, &sv);
     expect_script_error("group(\\\"nope\\\", function() end)", "group: no group named \"nope\"");
     expect_script_error("feed(\\\"nope\\\")", "feed: no feeder named \"nope\"");
     expect_script_error("http.request(\\\"BREW\\\", \\\"/\\\")", "http.request: method \"BREW\"");
@@ -272,16 +310,17 @@ static void test_request_head_group_feed_fail(void **state)
  * one row went to the iteration's start). */
 static void test_feed_exhausted(void **state)
 {
-    fx_t f = {0};
-    fx_open(&f, "function f(u) feed(\\\"acc\\\") check(false, \\\"reached\\\") end",
-            "'feeders':{'acc':{'rows':[{'user':'ann'}],'mode':'per_iteration',"
-            "'on_exhausted':'stop_user'}},"
-            "'journeys':[{'name':'j','steps':[{'lua':'f'}]}]");
-    fx_run_user(&f);
+    journey_run_t f = {0};
+    journey_run_open_script(&f, 1,
+                            "function f(u) feed(\\\"acc\\\") check(false, \\\"reached\\\") end",
+                            "'feeders':{'acc':{'rows':[{'user':'ann'}],'mode':'per_iteration',"
+                            "'on_exhausted':'stop_user'}},"
+                            "'journeys':[{'name':'j','steps':[{'lua':'f'}]}]");
+    journey_run_users(&f, 1);
     assert_checks_passed(&f, 0);
-    assert_int_equal(ep(&f, "lua f")->errors[WORKER_ERR_SCRIPT], 0);
+    assert_int_equal(ep_stats(&f, "lua f")->errors[WORKER_ERR_SCRIPT], 0);
     assert_non_null(strstr(f.trace_text, "feed: feeder acc is exhausted"));
-    fx_close(&f);
+    journey_run_close(&f);
 }
 
 /* math.random: the same seed and user, the same numbers; another seed, others. */
@@ -289,13 +328,15 @@ static void random_line(const char *seed, char *out, size_t len)
 {
     char journeys[512];
     snprintf(journeys, sizeof journeys, "%s'journeys':[{'name':'j','steps':[{'lua':'f'}]}]", seed);
-    fx_t f = {0};
-    fx_open(&f, "function f(u) print(math.random(1, 1000000000), math.random()) end", journeys);
-    fx_run_user(&f);
+    journey_run_t f = {0};
+    journey_run_open_script(&f, 1,
+                            "function f(u) print(math.random(1, 1000000000), math.random()) end",
+                            journeys);
+    journey_run_users(&f, 1);
     const char *p = strstr(f.trace_text, "print: ");
     assert_non_null(p);
     snprintf(out, len, "%.*s", (int)strcspn(p, "\n"), p);
-    fx_close(&f);
+    journey_run_close(&f);
 }
 
 static void test_random_per_user(void **state)
@@ -313,31 +354,30 @@ static void test_random_per_user(void **state)
  * message); user 1's table survives, its check after a sleep passes and its requests go on. */
 static void test_memory_cap_fails_one_user(void **state)
 {
-    fx_t f = {0};
-    srv_t sv;
-    srv_start(&sv);
-    fx_open_at(&f, sv.port,
-               "function f(u) local t = {} for i = 1, 100 do t[i] = [=[u]=] .. i end "
-               "if u.id == 2 then local big = string.rep([=[x]=], 64 * 1024 * 1024) "
-               "check(false, [=[past the cap]=]) end "
-               "local r = http.get([=[/e/before]=]) sleep(30) "
-               "check(r.status == 200 and #t == 100 and t[100] == [=[u100]=], [=[after a sleep]=]) "
-               "r = http.get([=[/e/after]=]) check(r.status == 200, [=[requests go on]=]) end",
-               "'script_cpu_ms':50,'journeys':[{'name':'j','steps':[{'lua':'f'}]}]");
-    fx_run_users(&f, 2);
+    journey_run_t f = {0};
+    server_thread_t sv;
+    open_served(
+        &f, &sv,
+        "function f(u) local t = {} for i = 1, 100 do t[i] = [=[u]=] .. i end "
+        "if u.id == 2 then local big = string.rep([=[x]=], 64 * 1024 * 1024) "
+        "check(false, [=[past the cap]=]) end "
+        "local r = http.get([=[/e/before]=]) sleep(30) "
+        "check(r.status == 200 and #t == 100 and t[100] == [=[u100]=], [=[after a sleep]=]) "
+        "r = http.get([=[/e/after]=]) check(r.status == 200, [=[requests go on]=]) end",
+        "{'lua':'f'}");
+    journey_run_users(&f, 2);
     assert_checks_passed(&f, 2);
-    assert_int_equal(atomic_load(&sv.hits), 2);
+    assert_int_equal(server_requests(&sv), 2);
     int step = lc_program_endpoint(f.plan->program, "lua f");
-    assert_int_equal(ep(&f, "lua f")->count, 2);
-    assert_int_equal(ep(&f, "lua f")->errors[WORKER_ERR_SCRIPT], 1);
+    assert_int_equal(ep_stats(&f, "lua f")->count, 2);
+    assert_int_equal(ep_stats(&f, "lua f")->errors[WORKER_ERR_SCRIPT], 1);
     const char *note = worker_stats_note(f.r->stats, (size_t)step, WORKER_ERR_SCRIPT);
     assert_non_null(note);
     assert_string_equal(note, "journeys[0].steps[0]: script: not enough memory: the run's "
                               "scripts are at their cap of 64 MiB per engine thread");
     assert_non_null(strstr(f.trace_text, "iteration failed"));
     assert_non_null(strstr(f.trace_text, "iteration done"));
-    fx_close(&f);
-    srv_stop(&sv);
+    close_served(&f, &sv);
 }
 
 /* script_cpu_ms moves the deadline: 8 ms of work fails at the default 2, passes at 30. */
@@ -345,21 +385,22 @@ static void test_script_cpu_ms(void **state)
 {
     static const char busy[] = "function f(u) local t = time.now_ms() "
                                "while time.now_ms() - t < 8 do end end";
-    fx_t f = {0};
-    fx_open(&f, busy, "'script_cpu_ms':30,'journeys':[{'name':'j','steps':[{'lua':'f'}]}]");
-    fx_run_user(&f);
-    assert_int_equal(ep(&f, "lua f")->errors[WORKER_ERR_SCRIPT], 0);
-    fx_close(&f);
-    fx_t g = {0};
-    fx_open(&g, busy, "'journeys':[{'name':'j','steps':[{'lua':'f'}]}]");
-    fx_run_user(&g);
-    assert_int_equal(ep(&g, "lua f")->errors[WORKER_ERR_SCRIPT], 1);
+    journey_run_t f = {0};
+    journey_run_open_script(&f, 1, busy,
+                            "'script_cpu_ms':30,'journeys':[{'name':'j','steps':[{'lua':'f'}]}]");
+    journey_run_users(&f, 1);
+    assert_int_equal(ep_stats(&f, "lua f")->errors[WORKER_ERR_SCRIPT], 0);
+    journey_run_close(&f);
+    journey_run_t g = {0};
+    journey_run_open_script(&g, 1, busy, "'journeys':[{'name':'j','steps':[{'lua':'f'}]}]");
+    journey_run_users(&g, 1);
+    assert_int_equal(ep_stats(&g, "lua f")->errors[WORKER_ERR_SCRIPT], 1);
     assert_non_null(strstr(g.trace_text, "more than 2 ms of CPU"));
-    fx_close(&g);
+    journey_run_close(&g);
 }
 
 /* Whether every user of the run is parked in sleep(). */
-static bool all_parked(const fx_t *f)
+static bool all_parked(const journey_run_t *f)
 {
     for (const worker_user_t *u = f->r->users; u != NULL; u = u->next)
         if (u->js->lua == NULL || u->js->lua->wait != WORKER_LUA_SLEEP)
@@ -368,16 +409,12 @@ static bool all_parked(const fx_t *f)
 }
 
 /* Starts users 1..n and runs the loop until every one is parked in sleep(); returns the last. */
-static worker_user_t *park_users(fx_t *f, uint64_t n)
+static worker_user_t *park_users(journey_run_t *f, uint64_t n)
 {
-    worker_user_t *u = NULL;
-    for (uint64_t id = 1; id <= n; id++) {
-        u = worker_user_new(f->r, id);
-        assert_non_null(u);
-        worker_journey_resume(u);
-    }
+    journey_run_start_users(f, n);
+    worker_user_t *u = f->r->users; /* the newest first */
     uint64_t t0 = uv_hrtime();
-    while (!all_parked(f) && (uv_hrtime() - t0) / 1000000u < RUN_BOUND_MS) {
+    while (!all_parked(f) && (uv_hrtime() - t0) / 1000000u < JOURNEY_RUN_BOUND_MS) {
         uv_run(&f->e->loop, UV_RUN_NOWAIT); /* ONCE would block on the long sleeps */
         uv_sleep(1);
     }
@@ -386,16 +423,13 @@ static worker_user_t *park_users(fx_t *f, uint64_t n)
 }
 
 /* Retires every user and runs the loop until they are all gone. */
-static void retire_users(fx_t *f)
+static void retire_users(journey_run_t *f)
 {
     for (worker_user_t *u = f->r->users, *next; u != NULL; u = next) {
         next = u->next;
         worker_user_retire(u);
     }
-    uint64_t t0 = uv_hrtime();
-    while (f->r->live > 0 && (uv_hrtime() - t0) / 1000000u < RUN_BOUND_MS)
-        uv_run(&f->e->loop, UV_RUN_ONCE);
-    assert_int_equal(f->r->live, 0);
+    journey_run_until_ended(f);
 }
 
 /* Whether u's jar would send cookie name to path (on the fixture's server). */
@@ -415,26 +449,26 @@ static bool jar_sends(const worker_user_t *u, const char *name, const char *path
  * read. */
 static void test_lazy_parts_and_cookie_path(void **state)
 {
-    fx_t f = {0};
-    srv_t sv;
-    srv_start(&sv);
-    fx_open_at(&f, sv.port,
-               "function f(u) "
-               "check(rawget(u, [=[vars]=]) == nil and getmetatable(u) == [=[u]=], [=[no vars yet]=]) "
-               "check(next(u) == nil and u.id == 1 and u.iteration == 0, [=[u holds nothing]=]) "
-               "local r = http.get([=[/a/setc?q=1]=], {follow_redirects = 0}) "
-               "check(rawget(r, [=[headers]=]) == nil, [=[headers lazy]=]) "
-               "check(r:header([=[X-DUP]=]) == [=[1, 2]=] and r.header([=[nope]=]) == nil, [=[joined]=]) "
-               "check(r.headers[ [=[x-dup]=] ] == [=[1, 2]=] and rawget(r, [=[headers]=]) ~= nil, [=[table]=]) "
-               "check(r.headers[ [=[set-cookie]=] ] == [=[c1=v, c2=w]=], [=[both cookies]=]) "
-               "check(r.body == [=[]=] and r.status == 200, [=[empty body]=]) "
-               "check(rawget(r, [=[status]=]) == nil and r.latency_ms > 0, [=[outcome kept]=]) "
-               "r[1] = 5 local ok, e = pcall(function() return r.status end) "
-               "check(not ok and e:find([=[replaced]=]) ~= nil, [=[own slot]=]) "
-               "u.vars.own = 5 "
-               "check(rawget(u, [=[vars]=]) ~= nil and u.vars.own == 5, [=[vars made]=]) "
-               "sleep(60000) end",
-               "'script_cpu_ms':50,'journeys':[{'name':'j','steps':[{'lua':'f'}]}]");
+    journey_run_t f = {0};
+    server_thread_t sv;
+    open_served(
+        &f, &sv,
+        "function f(u) "
+        "check(rawget(u, [=[vars]=]) == nil and getmetatable(u) == [=[u]=], [=[no vars yet]=]) "
+        "check(next(u) == nil and u.id == 1 and u.iteration == 0, [=[u holds nothing]=]) "
+        "local r = http.get([=[/a/setc?q=1]=], {follow_redirects = 0}) "
+        "check(rawget(r, [=[headers]=]) == nil, [=[headers lazy]=]) "
+        "check(r:header([=[X-DUP]=]) == [=[1, 2]=] and r.header([=[nope]=]) == nil, [=[joined]=]) "
+        "check(r.headers[ [=[x-dup]=] ] == [=[1, 2]=] and rawget(r, [=[headers]=]) ~= nil, [=[table]=]) "
+        "check(r.headers[ [=[set-cookie]=] ] == [=[c1=v, c2=w]=], [=[both cookies]=]) "
+        "check(r.body == [=[]=] and r.status == 200, [=[empty body]=]) "
+        "check(rawget(r, [=[status]=]) == nil and r.latency_ms > 0, [=[outcome kept]=]) "
+        "r[1] = 5 local ok, e = pcall(function() return r.status end) "
+        "check(not ok and e:find([=[replaced]=]) ~= nil, [=[own slot]=]) "
+        "u.vars.own = 5 "
+        "check(rawget(u, [=[vars]=]) ~= nil and u.vars.own == 5, [=[vars made]=]) "
+        "sleep(60000) end",
+        "{'lua':'f'}");
     worker_user_t *u = park_users(&f, 1);
     fflush(f.trace_out);
     assert_checks_passed(&f, 10);
@@ -442,8 +476,7 @@ static void test_lazy_parts_and_cookie_path(void **state)
     assert_false(jar_sends(u, "c1", "/b") || jar_sends(u, "c2", "/"));
     assert_null(u->js->lua->hold); /* parked: the pool has its buffer back */
     retire_users(&f);
-    fx_close(&f);
-    srv_stop(&sv);
+    close_served(&f, &sv);
 }
 
 /* What a scripted user parked in sleep() costs, as the sandbox's allocator counts it (bytes,
@@ -454,16 +487,18 @@ static void test_lazy_parts_and_cookie_path(void **state)
 
 static void test_bytes_per_parked_user(void **state)
 {
-    fx_t f = {0};
-    fx_open(&f, "function park(u) sleep(60000) end", /* a slow CPU: no deadline errors */
-            "'script_cpu_ms':50,'journeys':[{'name':'j','steps':[{'lua':'park'}]}]");
+    journey_run_t f = {0};
+    /* a slow CPU: no deadline errors */
+    journey_run_open_script(
+        &f, 1, "function park(u) sleep(60000) end",
+        "'script_cpu_ms':50,'journeys':[{'name':'j','steps':[{'lua':'park'}]}]");
     f.plan->trace = NULL; /* many users, each for longer than one iteration */
     worker_lua_run_t *lr = f.r->lua;
     lc_lua_stats_t before, after;
     lc_lua_collect(lr->lua);
     lc_lua_stats(lr->lua, &before);
     park_users(&f, PARKED);
-    assert_int_equal(ep(&f, "lua park")->errors[WORKER_ERR_SCRIPT], 0);
+    assert_int_equal(ep_stats(&f, "lua park")->errors[WORKER_ERR_SCRIPT], 0);
     lc_lua_collect(lr->lua);
     lc_lua_stats(lr->lua, &after);
     double heap = (double)(after.mem_used - before.mem_used) / PARKED;
@@ -477,7 +512,7 @@ static void test_bytes_per_parked_user(void **state)
     assert_true((double)estimate >= measured);
     assert_true((double)estimate <= measured * 1.25);
     retire_users(&f);
-    fx_close(&f);
+    journey_run_close(&f);
 }
 
 int main(void)

@@ -13,18 +13,7 @@
 
 #include <cmocka.h>
 
-#include <pthread.h>
-#include <stdatomic.h>
-
-#include "engine.h"
-#include "journey.h"
-#include "journey_lua.h"
-#include "lc_http_server.h"
-#include "plan.h"
-#include "stats.h"
-#include "user.h"
-
-#include "journey_lua_fixture.h"
+#include "journey_run_fixture.h"
 
 #define SCRIPT_MAX 4096
 
@@ -32,10 +21,10 @@
  * brackets: the fixture turns every ' into ". */
 static void test_put_patch_del(void **state)
 {
-    fx_t f = {0};
-    srv_t sv;
+    journey_run_t f = {0};
+    server_thread_t sv;
     char script[SCRIPT_MAX];
-    srv_start(&sv);
+    server_thread_start(&sv, answer_script_pages);
     snprintf(script, sizeof script,
              "function f(u) local host = [=[host=127.0.0.1:%u]=] "
              "local r = http.put([=[/e/p1?q=1]=], [=[b-put]=]) "
@@ -48,53 +37,56 @@ static void test_put_patch_del(void **state)
              "check(r.body == [=[PUT /e/p3? ]=] .. host .. [=[ body={\\\"a\\\":1}]=], [=[put json]=]) "
              "end",
              sv.port);
-    fx_open_at(&f, sv.port, script,
-               "'script_cpu_ms':50,"
-               "'journeys':[{'name':'j','steps':[{'lua':'f','endpoints':['patch','del']}]}]");
-    fx_run_user(&f);
+    journey_run_open_script(
+        &f, sv.port, script,
+        "'script_cpu_ms':50,"
+        "'journeys':[{'name':'j','steps':[{'lua':'f','endpoints':['patch','del']}]}]");
+    journey_run_users(&f, 1);
     assert_checks_passed(&f, 4);
-    assert_int_equal(atomic_load(&sv.hits), 4);
+    assert_int_equal(server_requests(&sv), 4);
     /* opts is the third argument of patch and the second of del: each counted by its name */
-    assert_int_equal(ep(&f, "lua f")->count, 2);
-    assert_int_equal(ep(&f, "patch")->count, 1);
-    assert_int_equal(ep(&f, "del")->count, 1);
+    assert_int_equal(ep_stats(&f, "lua f")->count, 2);
+    assert_int_equal(ep_stats(&f, "patch")->count, 1);
+    assert_int_equal(ep_stats(&f, "del")->count, 1);
     assert_non_null(strstr(f.trace_text, "PUT /e/p1?q=1 HTTP/1.1"));
     assert_non_null(strstr(f.trace_text, "PATCH /e/p2 HTTP/1.1"));
     assert_non_null(strstr(f.trace_text, "DELETE /e/d1?id=3 HTTP/1.1"));
-    fx_close(&f);
-    srv_stop(&sv);
+    journey_run_close(&f);
+    server_thread_stop(&sv);
 }
 
-/* One user runs script's f once with target on sv and targets.api (http://api.test:PORT)
- * on api, both started by the caller (the script names their ports). */
-static void run_two_origins(fx_t *f, const srv_t *sv, const srv_t *api, const char *script)
+/* Writes a script into out (len bytes) that names the target's and the api's ports. */
+typedef void (*script_writer)(char *out, size_t len, uint16_t target, uint16_t api);
+
+/* Starts target on sv and targets.api (http://api.test:PORT) on api, each a server of its
+ * own, then one user runs f, of the script that write_script writes, once. */
+static void run_two_origins(journey_run_t *f, server_thread_t *sv, server_thread_t *api,
+                            script_writer write_script)
 {
-    char journeys[512];
+    char script[SCRIPT_MAX], journeys[512];
+    server_thread_start(sv, answer_script_pages);
+    server_thread_start(api, answer_script_pages);
+    write_script(script, sizeof script, sv->port, api->port);
     snprintf(journeys, sizeof journeys,
              "'targets':{'api':'http://api.test:%u'},'script_cpu_ms':50,"
              "'journeys':[{'name':'j','steps':[{'lua':'f'}]}]", api->port);
-    fx_open_at(f, sv->port, script, journeys);
-    fx_aim(f, 1, api->port);
-    fx_run_user(f);
+    journey_run_open_script(f, sv->port, script, journeys);
+    journey_run_aim(f, 1, api->port);
+    journey_run_users(f, 1);
 }
 
-static void close_two_origins(fx_t *f, srv_t *sv, srv_t *api)
+static void close_two_origins(journey_run_t *f, server_thread_t *sv, server_thread_t *api)
 {
-    fx_close(f);
-    srv_stop(api);
-    srv_stop(sv);
+    journey_run_close(f);
+    server_thread_stop(api);
+    server_thread_stop(sv);
 }
 
 /* Target on one server and targets.api (http://api.test:PORT2) on another: a URL of either
  * reaches its own, the host compared without case, with that origin's Host header. */
-static void test_listed_origins_by_url(void **state)
+static void write_urls_of_both(char *script, size_t len, uint16_t target, uint16_t api)
 {
-    fx_t f = {0};
-    srv_t sv, api;
-    char script[SCRIPT_MAX];
-    srv_start(&sv);
-    srv_start(&api);
-    snprintf(script, sizeof script,
+    snprintf(script, len,
              "function f(u) "
              "local r = http.get([=[http://api.test:%u/e/o?x=1]=]) "
              "check(r.status == 200 and r.body == [=[GET /e/o?x=1 host=api.test:%u body=]=], [=[api]=]) "
@@ -104,26 +96,27 @@ static void test_listed_origins_by_url(void **state)
              "check(r.body == [=[GET /e/t? host=127.0.0.1:%u body=]=], [=[target by URL]=]) "
              "r = http.get([=[//api.test:%u/e/n]=]) "
              "check(r.body == [=[GET /e/n? host=api.test:%u body=]=], [=[network path]=]) end",
-             api.port, api.port, api.port, api.port, sv.port, sv.port, api.port, api.port);
-    run_two_origins(&f, &sv, &api, script);
+             api, api, api, api, target, target, api, api);
+}
+
+static void test_listed_origins_by_url(void **state)
+{
+    journey_run_t f = {0};
+    server_thread_t sv, api;
+    run_two_origins(&f, &sv, &api, write_urls_of_both);
     assert_checks_passed(&f, 4);
-    assert_int_equal(atomic_load(&api.hits), 3);
-    assert_int_equal(atomic_load(&sv.hits), 1);
-    assert_int_equal(ep(&f, "lua f")->errors[WORKER_ERR_SCRIPT], 0);
+    assert_int_equal(server_requests(&api), 3);
+    assert_int_equal(server_requests(&sv), 1);
+    assert_int_equal(ep_stats(&f, "lua f")->errors[WORKER_ERR_SCRIPT], 0);
     close_two_origins(&f, &sv, &api);
 }
 
 /* URLs that name a listed origin somewhere but another host where a client looks for it:
  * each call is refused before anything is sent (pcall sees the error: were one sent, it
  * would return an answer), and a path with a backslash stays a path on target. */
-static void test_disguised_hosts_refused(void **state)
+static void write_disguised_hosts(char *script, size_t len, uint16_t target, uint16_t api)
 {
-    fx_t f = {0};
-    srv_t sv, api;
-    char script[SCRIPT_MAX];
-    srv_start(&sv);
-    srv_start(&api);
-    snprintf(script, sizeof script,
+    snprintf(script, len,
              "local function refused(url) local ok, e = pcall(http.get, url) "
              "return not ok and e:find([=[is neither a path of the run.s target]=]) ~= nil end "
              "function f(u) "
@@ -140,12 +133,18 @@ static void test_disguised_hosts_refused(void **state)
              "local r = http.get([=[/\\\\evil/x]=]) "
              "check(r.status == 404 and r.body == [=[no GET /\\\\evil/x host=127.0.0.1:%u]=], "
              "[=[backslash path on target]=]) end",
-             sv.port, api.port, sv.port, api.port, sv.port, sv.port);
-    run_two_origins(&f, &sv, &api, script);
+             target, api, target, api, target, target);
+}
+
+static void test_disguised_hosts_refused(void **state)
+{
+    journey_run_t f = {0};
+    server_thread_t sv, api;
+    run_two_origins(&f, &sv, &api, write_disguised_hosts);
     assert_checks_passed(&f, 11);
-    assert_int_equal(atomic_load(&sv.hits), 1); /* the backslash path, on target */
-    assert_int_equal(atomic_load(&api.hits), 0);
-    assert_int_equal(ep(&f, "lua f")->count, 1);
+    assert_int_equal(server_requests(&sv), 1); /* the backslash path, on target */
+    assert_int_equal(server_requests(&api), 0);
+    assert_int_equal(ep_stats(&f, "lua f")->count, 1);
     close_two_origins(&f, &sv, &api);
 }
 

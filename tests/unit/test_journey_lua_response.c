@@ -8,7 +8,7 @@
 
 #include <cmocka.h>
 
-#include "journey_fixture.h"
+#include "journey_run_fixture.h"
 
 /* Each page sets its cookie; /go redirects to /api/login/done. */
 static void srv_handle(void *arg, lc_http_exchange_t *ex, const lc_http_request_t *req)
@@ -38,28 +38,29 @@ static void test_cookie_of_the_url_answered(void **state)
     static const char *const checks[] = {"nested default path", "root path", "other path",
                                          "kept by its response", "sent to /other",
                                          "final hop", "narrower path"};
-    jfx_t f;
-    jfx_open(&f, srv_handle, NULL,
-             "'duration':5,'script_cpu_ms':50,'script':'"
-             "function f(u) local r = http.post([=[/api/login]=], [=[x]=]) "
-             "check(r:cookie([=[session]=]) == [=[abc]=], [=[nested default path]=]) "
-             "local root = http.get([=[/api/root]=]) "
-             "check(root:cookie([=[rs]=]) == [=[r1]=], [=[root path]=]) "
-             "local sc = http.get([=[/api/scoped]=]) "
-             "check(sc:cookie([=[sc]=]) == nil, [=[other path]=]) "
-             "local o = http.get([=[/other/x]=]) "
-             "check(r:cookie([=[session]=]) == [=[abc]=] and o:cookie([=[session]=]) == nil, "
-             "[=[kept by its response]=]) "
-             "check(o:cookie([=[sc]=]) == [=[s1]=], [=[sent to /other]=]) "
-             "local h = http.get([=[/go]=]) "
-             "check(h.status == 200 and h:cookie([=[hop]=]) == [=[h1]=], [=[final hop]=]) "
-             "local plain = http.get([=[/api/x]=]) "
-             "check(plain:cookie([=[hop]=]) == nil, [=[narrower path]=]) end',"
-             "'journeys':[{'name':'j','steps':[{'lua':'f'}]}]");
-    jfx_run_user(&f, 1);
+    journey_run_t f;
+    journey_run_open(
+        &f, "t", journey_run_serve_here(&f, srv_handle, NULL), true,
+        "'duration':5,'script_cpu_ms':50,'script':'"
+        "function f(u) local r = http.post([=[/api/login]=], [=[x]=]) "
+        "check(r:cookie([=[session]=]) == [=[abc]=], [=[nested default path]=]) "
+        "local root = http.get([=[/api/root]=]) "
+        "check(root:cookie([=[rs]=]) == [=[r1]=], [=[root path]=]) "
+        "local sc = http.get([=[/api/scoped]=]) "
+        "check(sc:cookie([=[sc]=]) == nil, [=[other path]=]) "
+        "local o = http.get([=[/other/x]=]) "
+        "check(r:cookie([=[session]=]) == [=[abc]=] and o:cookie([=[session]=]) == nil, "
+        "[=[kept by its response]=]) "
+        "check(o:cookie([=[sc]=]) == [=[s1]=], [=[sent to /other]=]) "
+        "local h = http.get([=[/go]=]) "
+        "check(h.status == 200 and h:cookie([=[hop]=]) == [=[h1]=], [=[final hop]=]) "
+        "local plain = http.get([=[/api/x]=]) "
+        "check(plain:cookie([=[hop]=]) == nil, [=[narrower path]=]) end',"
+        "'journeys':[{'name':'j','steps':[{'lua':'f'}]}]");
+    journey_run_users(&f, 1);
     for (size_t i = 0; i < sizeof checks / sizeof checks[0]; i++)
-        assert_int_equal(jfx_check_passed(&f, checks[i]), 1);
-    jfx_close(&f);
+        assert_int_equal(check_passes(&f, checks[i]), 1);
+    journey_run_close(&f);
 }
 
 int main(void)
