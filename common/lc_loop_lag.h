@@ -7,16 +7,16 @@
 #include <stdint.h>
 #include <uv.h>
 
-#define LC_LOOP_LAG_WINDOW_S 10
+#include "lc_worst.h"
+
+#define LC_LOOP_LAG_WINDOW_S LC_WORST_WINDOW_S
 
 typedef struct lc_loop_lag_s {
     /* private */
     uv_timer_t timer;
     uint64_t interval_ms;
-    uint64_t due_ns;                            /* uv_hrtime() the probe is due */
-    uint64_t second_max_us[LC_LOOP_LAG_WINDOW_S]; /* per second, ring by unix second */
-    uint64_t second_of[LC_LOOP_LAG_WINDOW_S];
-    uint64_t max_us;
+    uint64_t due_ns;  /* uv_hrtime() the probe is due */
+    lc_worst_t lag_us;
     uint64_t samples;
 } lc_loop_lag_t;
 

@@ -40,13 +40,19 @@ static json_t *cluster_json(master_t *m)
                             (double)lc_loop_lag_recent_us(&m->loop_lag) / 1e3, "last_second_ms",
                             (double)lc_loop_lag_last_second_us(&m->loop_lag) / 1e3, "max_ms",
                             (double)lc_loop_lag_max_us(&m->loop_lag) / 1e3);
-    return json_pack("{s:I,s:s,s:I,s:s?,s:I,s:I,s:I,s:o,s:o,s:o}", "id", (json_int_t)m->cfg.id,
+    const lc_worst_t *hb = fleet_heartbeat_delay(m->fleet);
+    json_t *heartbeats = json_pack("{s:I,s:I,s:I}", "recent_ms",
+                                   (json_int_t)lc_worst_recent(hb), "last_second_ms",
+                                   (json_int_t)lc_worst_last_second(hb), "max_ms",
+                                   (json_int_t)lc_worst_max(hb));
+    return json_pack("{s:I,s:s,s:I,s:s?,s:I,s:I,s:I,s:o,s:o,s:o,s:o}", "id", (json_int_t)m->cfg.id,
                      "role", quorum_is_leader(m->quorum) ? "leader" : "follower", "leader_id",
                      (json_int_t)leader, "leader_api", api[0] ? api : NULL, "term",
                      (json_int_t)quorum_term(m->quorum), "commit_index",
                      (json_int_t)quorum_commit_index(m->quorum), "applied_index",
                      (json_int_t)quorum_applied_index(m->quorum), "members", peers_json(m->peers),
-                     "loop_lag", lag, "archives", archives_json(m));
+                     "loop_lag", lag, "heartbeat_delay", heartbeats, "archives",
+                     archives_json(m));
 }
 
 typedef struct member_change_s {

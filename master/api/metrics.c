@@ -352,6 +352,11 @@ static void raft_lines(text_t *t, master_t *m)
            "How late this master's event loop ran a timer: the worst since start.");
     appendf(t, "loadcluster_master_loop_lag_max_seconds %.6f\n",
             (double)lc_loop_lag_max_us(&m->loop_lag) / 1e6);
+    family(t, "loadcluster_worker_heartbeat_delay_seconds", "gauge",
+           "How much later than its connection's fastest one a worker heartbeat arrived here:"
+           " the worst of the last 10 s.");
+    appendf(t, "loadcluster_worker_heartbeat_delay_seconds %.3f\n",
+            (double)lc_worst_recent(fleet_heartbeat_delay(m->fleet)) / 1e3);
     family(t, "loadcluster_outbox_replays_total", "counter",
            "Stats batches workers sent again after a lost acknowledgement (deduplicated).");
     appendf(t, "loadcluster_outbox_replays_total %llu\n",

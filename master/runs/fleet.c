@@ -18,6 +18,8 @@
 #include "lc_text.h"
 
 #define MISSED_HEARTBEATS 3
+/* A heartbeat delay is noted up to this (a worker's clock may jump, or lie). */
+#define HEARTBEAT_DELAY_CAP_MS 3600000u
 #define HELLO_TIMEOUT_MS 5000 /* from accept to Hello (TLS handshake included) */
 #define PARK_MAX_MS 3000      /* a Hello waits this long on a follower for a leader to exist */
 #define PARKED_MAX 128        /* Hellos waiting at once; more are closed at once */
@@ -51,6 +53,7 @@ struct fleet_s {
     size_t n_workers, cap_workers;
     fleet_worker_t **connected_view;
     uint64_t saturation_epoch;
+    lc_worst_t heartbeat_delay_ms; /* fleet_heartbeat_delay() */
     fleet_conn_t *conns;      /* open connections */
     size_t n_conns;
     size_t n_joined;          /* of them, with an accepted Hello */
@@ -370,6 +373,7 @@ static void handle_hello(fleet_t *f, fleet_conn_t *c, const Lc__Hello *h, uint64
     w->threads = h->threads;
     w->sat = saturation_start(h->capacity); /* a (re)joining worker starts unsaturated */
     w->last_seen_ms = now_ms;
+    w->hb_offset_known = false; /* a new connection: its clock offset is measured afresh */
     copy_loads(w, h->running, h->n_running);
     lc_info("fleet", "msg=\"worker joined\" worker=%s name=\"%s\" peer=%s threads=%u capacity=%u",
             w->id, w->name, c->peer, w->threads, w->sat.capacity);
@@ -396,8 +400,24 @@ static void log_saturation(const fleet_worker_t *w, saturation_change_t change, 
                 "capacity=%u", w->id, w->cpu_percent, s->capacity);
 }
 
+/* How much later than its fastest heartbeat this one arrived: arrival minus the worker's
+ * send time, less the smallest such difference of this connection (the clocks' offset and
+ * the network's least delay). Bounded: a worker's time_ms is its word. */
+static void note_heartbeat_delay(fleet_t *f, fleet_worker_t *w, uint64_t sent_wall_ms)
+{
+    int64_t diff = (int64_t)(lc_wall_ms() - sent_wall_ms);
+    if (!w->hb_offset_known || diff < w->hb_offset_min_ms) {
+        w->hb_offset_min_ms = diff;
+        w->hb_offset_known = true;
+    }
+    uint64_t delay = (uint64_t)(diff - w->hb_offset_min_ms);
+    lc_worst_note(&f->heartbeat_delay_ms,
+                  delay < HEARTBEAT_DELAY_CAP_MS ? delay : HEARTBEAT_DELAY_CAP_MS);
+}
+
 static void handle_heartbeat(fleet_t *f, fleet_worker_t *w, const Lc__Heartbeat *hb)
 {
+    note_heartbeat_delay(f, w, hb->time_ms);
     /* NaN or Inf would make the worker's JSON and /metrics unrenderable. */
     double cpu = hb->cpu_percent;
     w->cpu_percent = isfinite(cpu) && cpu > 0 ? (cpu < 100 ? cpu : 100) : 0;
@@ -410,6 +430,11 @@ static void handle_heartbeat(fleet_t *f, fleet_worker_t *w, const Lc__Heartbeat 
     if (change != SATURATION_UNCHANGED)
         f->saturation_epoch++;
     log_saturation(w, change, users);
+}
+
+const lc_worst_t *fleet_heartbeat_delay(const fleet_t *f)
+{
+    return &f->heartbeat_delay_ms;
 }
 
 uint64_t fleet_saturation_epoch(const fleet_t *f)

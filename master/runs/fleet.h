@@ -15,6 +15,7 @@
 #include "lc_addr.h"
 #include "lc_join.h"
 #include "lc_tls_channel.h"
+#include "lc_worst.h"
 #include "saturation.h"
 
 #define FLEET_ID_MAX 65
@@ -41,6 +42,8 @@ typedef struct fleet_worker_s {
     double cpu_percent;
     uint64_t rss_bytes;
     uint64_t last_seen_ms; /* monotonic ms of the last frame */
+    int64_t hb_offset_min_ms; /* least (arrival - sent) of this connection's heartbeats */
+    bool hb_offset_known;
     fleet_run_load_t loads[FLEET_MAX_RUN_LOADS];      /* as its heartbeat reports them */
     size_t n_loads;
     fleet_run_load_t assigned[FLEET_MAX_RUN_LOADS];   /* as the leader's scheduler set them */
@@ -137,6 +140,10 @@ fleet_worker_t *const *fleet_known(const fleet_t *f, size_t *n);
 /* Changes whenever a worker becomes saturated, sheds more, or recovers: the
  * run controller reschedules when it sees a new value. */
 uint64_t fleet_saturation_epoch(const fleet_t *f);
+/* Heartbeats' delay in ms: how much later than the fastest heartbeat of its connection each
+ * arrived (clock offsets cancel out), as the worst per second; what the loop's lag and the
+ * network add to a worker's liveness signal. */
+const lc_worst_t *fleet_heartbeat_delay(const fleet_t *f);
 
 /* Records the scheduler's share of a run on a worker without sending it (a
  * share adopted from the worker's Hello; users 0 forgets it), for

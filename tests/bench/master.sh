@@ -99,17 +99,21 @@ declare -A T0 T1
 for k in 1 2 3; do T0[$k]=$(cpu_ticks "${MPID[$k]}"); done
 S0=$(cpu_ticks "$SWARM_PID")
 W0=$(now_s)
-# Once a second during the window: /healthz of the leader, timed, and the
-# longest turn of its loop in the last whole second (its lag probe's worst
-# lateness): a worker's heartbeat waits at most that long to be handled.
-HZ_MAX=0 LAG_MAX=0 HZ_ALL=()
+# Once a second during the window: /healthz of the leader, timed; the longest
+# turn of its loop in the last whole second (its lag probe's worst lateness);
+# and the worst heartbeat delay of that second (how much later than its
+# connection's fastest one a heartbeat arrived: queueing in the swarm, the
+# network and the leader's loop).
+HZ_MAX=0 LAG_MAX=0 HB_MAX=0 HZ_ALL=()
 end=$((SECONDS + WINDOW))
 while [ $SECONDS -lt $end ]; do
     t=$(curl -s -o /dev/null -w '%{time_total}' --max-time 5 "$API/healthz" || echo 5)
     HZ_MAX=$(echo "if ($t > $HZ_MAX) $t else $HZ_MAX" | bc -l)
     HZ_ALL+=("$(printf '%.0f' "$(echo "$t * 1000" | bc -l)")")
-    l=$(curl -sf --max-time 5 "$API/api/v1/cluster" | jq -r '.loop_lag.last_second_ms // 0' || echo 0)
+    read -r l hb < <(curl -sf --max-time 5 "$API/api/v1/cluster" |
+        jq -r '"\(.loop_lag.last_second_ms // 0) \(.heartbeat_delay.last_second_ms // 0)"' || echo "0 0")
     LAG_MAX=$(echo "if ($l > $LAG_MAX) $l else $LAG_MAX" | bc -l)
+    HB_MAX=$(echo "if (${hb:-0} > $HB_MAX) ${hb:-0} else $HB_MAX" | bc -l)
     sleep 1
 done
 W1=$(now_s)
@@ -158,6 +162,7 @@ for k in 1 2 3; do
     # the longest loop turn since the master started: the joins, the run's start and end included
     LAG_EVER[$k]=$(curl -sf --max-time 5 "$(api_of "$k")/api/v1/cluster" | jq -r '.loop_lag.max_ms // "?"' || echo "?")
 done
+HB_EVER=$(curl -sf --max-time 5 "$(api_of "$LEADER")/api/v1/cluster" | jq -r '.heartbeat_delay.max_ms // "?"' || echo "?")
 
 SW=$(tail -1 "$WORK/swarm.out")
 jq -e . >/dev/null 2>&1 <<<"$SW" || { problem "lc_swarm printed no summary"; SW='{}'; }
@@ -201,7 +206,7 @@ printf '%-18s %-58s %s\n' "totals" "$TOTALS" "exact"
 printf '%-18s %-58s %s\n' "master RSS" "leader ${RSS[$LEADER]} MiB (peak ${HWM[$LEADER]}), followers ${RSS[$f1]} / ${RSS[$f2]} MiB" "(<= 512 MiB: history goal)"
 printf '%-18s %-58s %s\n' "per worker" "$(printf 'leader %.4f %% of a core per worker' "$PER_WORKER")" "$(printf 'Locust ~%.3f %%/worker (pegged at ~1,300 workers, locust#3142)' "$LOCUST_PER_WORKER")"
 echo "context: Locust's master is pegged at about 1,300 workers (locust#3142): a published anchor, $locust_state."
-echo "context: slowest leader /healthz in the window $(printf '%.0f' "$(echo "$HZ_MAX * 1000" | bc -l)") ms (all, ms: ${HZ_ALL[*]}); the leader's longest loop turn in the window (lag probe, sampled each second) $(printf '%.1f' "$LAG_MAX") ms; leader before/after the window $LEADER/$LEADER_AFTER; 'worker lost' lines on the leader: $LOST; refusal lines: $REFUSED; connections refused at accept (log lines): $ACCEPT_REFUSED"
+echo "context: slowest leader /healthz in the window $(printf '%.0f' "$(echo "$HZ_MAX * 1000" | bc -l)") ms (all, ms: ${HZ_ALL[*]}); the leader's longest loop turn in the window (lag probe, sampled each second) $(printf '%.1f' "$LAG_MAX") ms; worst heartbeat delay in the window $(printf '%.0f' "$HB_MAX") ms (since the leader started: $HB_EVER ms); leader before/after the window $LEADER/$LEADER_AFTER; 'worker lost' lines on the leader: $LOST; refusal lines: $REFUSED; connections refused at accept (log lines): $ACCEPT_REFUSED"
 echo "context: longest loop turn of each master over the whole bench (the joins, the run's start and end; lag probe): $(for k in 1 2 3; do printf 'm%s %s ms  ' "$k" "${LAG_EVER[$k]}"; done)"
 echo "context: leader elections in the whole bench (the first included): $ROLE_CHANGES$([ "$ROLE_CHANGES" -gt 1 ] && echo " -- the leader changed during the run: the window is no steady state")"
 echo "context: machine: $(nproc) cores, load average $(cut -d' ' -f1-3 /proc/loadavg) at the end; other processes above 20 % CPU: $(ps -eo pcpu=,comm= --sort=-pcpu | awk '$1 > 20 && $2 != "loadmaster" && $2 != "lc_swarm" { printf "%s(%s%%) ", $2, $1 }')"

@@ -1,7 +1,8 @@
 /* test_fleet_traffic.c — the fleet after the handshake, through its transport seam
  * (fleet.h, fleet_fixture.h): heartbeats and saturation, stats and refusals, the messages
- * to a worker, liveness (no Hello, a silent worker) and losing leadership. */
+ * to a worker, liveness (no Hello, a silent worker), heartbeat delays and losing leadership. */
 #include "fleet_fixture.h"
+#include "lc_clock.h"
 
 static bool stats_batch(fake_conn_t *fc, const char *worker_id, uint64_t run, uint64_t seq)
 {
@@ -28,6 +29,38 @@ static json_t *worker_json(fixture_t *fx, json_t *list, const char *id)
 }
 
 /* ---- heartbeats, stats, refusals ----------------------------------------- */
+
+/* A heartbeat the worker says it sent at sent_ms (its clock), received at now_ms. */
+static void heartbeat_sent_at(fake_conn_t *fc, uint64_t sent_ms, uint64_t now_ms)
+{
+    Lc__Heartbeat hb = LC__HEARTBEAT__INIT;
+    hb.time_ms = sent_ms;
+    Lc__Envelope env = LC__ENVELOPE__INIT;
+    env.msg_case = LC__ENVELOPE__MSG_HEARTBEAT;
+    env.heartbeat = &hb;
+    assert_false(receive(fc, &env, now_ms));
+}
+
+/* The delay is measured against the connection's fastest heartbeat, so the worker's clock
+ * offset (here: a clock 10^6 ms behind, then 2*10^6) cancels out; a heartbeat 500 s late by
+ * its own clock shows 500 s (within the milliseconds the test takes), a lying one is capped. */
+static void test_heartbeat_delay(void **state)
+{
+    fixture_t *fx = *state;
+    fleet_set_accepting(fx->f, true, 1, 7);
+    fake_conn_t *fc = open_conn(fx, 0);
+    assert_false(hello(fc, "w1", 0));
+    const lc_worst_t *d = fleet_heartbeat_delay(fx->f);
+    uint64_t wall = lc_wall_ms();
+    heartbeat_sent_at(fc, wall - 1000000, 1000);
+    heartbeat_sent_at(fc, wall - 1000000 + 1000, 2000); /* sent 1 s later: faster, the new least */
+    assert_true(lc_worst_max(d) < 1000);                /* the test's own milliseconds */
+    heartbeat_sent_at(fc, wall - 1000000 + 1000 - 500000, 3000);
+    assert_true(lc_worst_max(d) >= 500000 && lc_worst_max(d) < 505000);
+    assert_true(lc_worst_recent(d) >= 500000);
+    heartbeat_sent_at(fc, 1, 4000); /* sent "in 1970" */
+    assert_int_equal(lc_worst_max(d), 3600000);
+}
 
 static void test_heartbeat_updates_and_saturates(void **state)
 {
@@ -307,6 +340,7 @@ int main(void)
 {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test_setup_teardown(test_heartbeat_updates_and_saturates, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_heartbeat_delay, setup, teardown),
         cmocka_unit_test_setup_teardown(test_stats_batch, setup, teardown),
         cmocka_unit_test_setup_teardown(test_assign_refused, setup, teardown),
         cmocka_unit_test_setup_teardown(test_send_to_connected_worker, setup, teardown),
