@@ -11,6 +11,10 @@
 # exact, the run did not finish, or a process crashed.
 #   env: WORKERS (1000), ENDPOINTS (20), DURATION seconds (60),
 #        USERS_PER_WORKER (10), RPS_PER_USER (10),
+#        READERS (4): clients reading the run's reports, the run list and
+#        /metrics from the leader without pause for DURATION/6 s after the CPU
+#        window, /healthz, loop and heartbeats sampled again (issue 13: "plus
+#        four clients reading reports and /metrics"); 0: none,
 #        PERF=1: also sample the three masters with perf (199 Hz) for the
 #        first PERF_S (10) seconds of the run and print their hottest functions
 source "$LC_SRC/tests/integration/lib.sh"
@@ -20,6 +24,7 @@ ENDPOINTS=${ENDPOINTS:-20}
 DURATION=${DURATION:-60}
 USERS_PER_WORKER=${USERS_PER_WORKER:-10}
 RPS_PER_USER=${RPS_PER_USER:-10}
+READERS=${READERS:-4}
 USERS=$((WORKERS * USERS_PER_WORKER))
 # Steady state: from WARM s after the run started, for WINDOW s.
 WARM=$((DURATION / 4))
@@ -99,23 +104,32 @@ declare -A T0 T1
 for k in 1 2 3; do T0[$k]=$(cpu_ticks "${MPID[$k]}"); done
 S0=$(cpu_ticks "$SWARM_PID")
 W0=$(now_s)
-# Once a second during the window: /healthz of the leader, timed; the longest
-# turn of its loop in the last whole second (its lag probe's worst lateness);
-# and the worst heartbeat delay of that second (how much later than its
-# connection's fastest one a heartbeat arrived: queueing in the swarm, the
-# network and the leader's loop).
-HZ_MAX=0 LAG_MAX=0 HB_MAX=0 HZ_ALL=()
-end=$((SECONDS + WINDOW))
-while [ $SECONDS -lt $end ]; do
-    t=$(curl -s -o /dev/null -w '%{time_total}' --max-time 5 "$API/healthz" || echo 5)
-    HZ_MAX=$(echo "if ($t > $HZ_MAX) $t else $HZ_MAX" | bc -l)
-    HZ_ALL+=("$(printf '%.0f' "$(echo "$t * 1000" | bc -l)")")
-    read -r l hb < <(curl -sf --max-time 5 "$API/api/v1/cluster" |
-        jq -r '"\(.loop_lag.last_second_ms // 0) \(.heartbeat_delay.last_second_ms // 0)"' || echo "0 0")
-    LAG_MAX=$(echo "if ($l > $LAG_MAX) $l else $LAG_MAX" | bc -l)
-    HB_MAX=$(echo "if (${hb:-0} > $HB_MAX) ${hb:-0} else $HB_MAX" | bc -l)
-    sleep 1
-done
+# sample_window S: for S seconds, once a second: /healthz of the leader, timed;
+# the longest turn of its loop in the last whole second (its lag probe's worst
+# lateness); and the worst heartbeat delay of that second (how much later than
+# its connection's fastest one a heartbeat arrived: queueing in the swarm, the
+# network and the leader's loop). Sets HZ_MAX (s), HZ_ALL (ms), LAG_MAX and
+# HB_MAX (ms).
+sample_window() {
+    local end=$((SECONDS + $1)) t l hb
+    HZ_MAX=0 LAG_MAX=0 HB_MAX=0 HZ_ALL=()
+    while [ $SECONDS -lt $end ]; do
+        t=$(curl -s -o /dev/null -w '%{time_total}' --max-time 5 "$API/healthz" || echo 5)
+        HZ_MAX=$(echo "if ($t > $HZ_MAX) $t else $HZ_MAX" | bc -l)
+        HZ_ALL+=("$(printf '%.0f' "$(echo "$t * 1000" | bc -l)")")
+        read -r l hb < <(curl -sf --max-time 5 "$API/api/v1/cluster" |
+            jq -r '"\(.loop_lag.last_second_ms // 0) \(.heartbeat_delay.last_second_ms // 0)"' || echo "0 0")
+        LAG_MAX=$(echo "if (${l:-0} > $LAG_MAX) ${l:-0} else $LAG_MAX" | bc -l)
+        HB_MAX=$(echo "if (${hb:-0} > $HB_MAX) ${hb:-0} else $HB_MAX" | bc -l)
+        sleep 1
+    done
+}
+# window_line: what sample_window found, in words.
+window_line() {
+    echo "slowest leader /healthz $(printf '%.0f' "$(echo "$HZ_MAX * 1000" | bc -l)") ms (all, ms: ${HZ_ALL[*]}); the leader's longest loop turn (lag probe, sampled each second) $(printf '%.1f' "$LAG_MAX") ms; worst heartbeat delay $(printf '%.0f' "$HB_MAX") ms"
+}
+sample_window "$WINDOW"
+CPU_WINDOW=$(window_line)
 W1=$(now_s)
 for k in 1 2 3; do T1[$k]=$(cpu_ticks "${MPID[$k]}"); done
 S1=$(cpu_ticks "$SWARM_PID")
@@ -128,6 +142,33 @@ for k in 1 2 3; do
 done
 SWARM_CPU=$(pct "$S0" "$S1")
 LEADER_AFTER=$(leader_id || echo none)
+
+# Then READERS clients read the run's reports, the run, the list and /metrics
+# without pause for READ_S seconds, while the run goes on, and the same samples
+# are taken (the CPU figures above are the ingest's alone).
+READ_S=$((DURATION / 6))
+# reader K: reads until READ_END; its reads and those not answered 200.
+reader() {
+    local n=0 bad=0 code path
+    while [ $SECONDS -lt "$READ_END" ]; do
+        for path in "api/v1/runs/$RUN/report.json" "api/v1/runs/$RUN/report.csv" \
+            "api/v1/runs/$RUN/history.csv" "api/v1/runs/$RUN" "api/v1/runs" "metrics"; do
+            code=$(curl -s -o /dev/null -w '%{http_code}' --max-time 30 "$API/$path")
+            n=$((n + 1)); [ "$code" = 200 ] || bad=$((bad + 1))
+        done
+    done
+    echo "$n $bad" >"$WORK/reader-$1.count"
+}
+READ_WINDOW="none (READERS=0)"
+if [ "$READERS" -gt 0 ]; then
+    READ_END=$((SECONDS + READ_S))
+    READER_PIDS=()
+    for ((k = 1; k <= READERS; k++)); do reader "$k" & READER_PIDS+=($!); PIDS+=($!); done
+    sample_window "$READ_S"
+    for p in "${READER_PIDS[@]}"; do wait "$p" || true; done
+    READS=$(cat "$WORK"/reader-*.count 2>/dev/null | awk '{ n += $1; b += $2 } END { printf "%d reads, %d not 200", n, b }')
+    READ_WINDOW="$(window_line); $READS"
+fi
 
 # Any master answers for the run (a leader change may have moved it).
 run_over() {
@@ -206,7 +247,9 @@ printf '%-18s %-58s %s\n' "totals" "$TOTALS" "exact"
 printf '%-18s %-58s %s\n' "master RSS" "leader ${RSS[$LEADER]} MiB (peak ${HWM[$LEADER]}), followers ${RSS[$f1]} / ${RSS[$f2]} MiB" "(<= 512 MiB: history goal)"
 printf '%-18s %-58s %s\n' "per worker" "$(printf 'leader %.4f %% of a core per worker' "$PER_WORKER")" "$(printf 'Locust ~%.3f %%/worker (pegged at ~1,300 workers, locust#3142)' "$LOCUST_PER_WORKER")"
 echo "context: Locust's master is pegged at about 1,300 workers (locust#3142): a published anchor, $locust_state."
-echo "context: slowest leader /healthz in the window $(printf '%.0f' "$(echo "$HZ_MAX * 1000" | bc -l)") ms (all, ms: ${HZ_ALL[*]}); the leader's longest loop turn in the window (lag probe, sampled each second) $(printf '%.1f' "$LAG_MAX") ms; worst heartbeat delay in the window $(printf '%.0f' "$HB_MAX") ms (since the leader started: $HB_EVER ms); leader before/after the window $LEADER/$LEADER_AFTER; 'worker lost' lines on the leader: $LOST; refusal lines: $REFUSED; connections refused at accept (log lines): $ACCEPT_REFUSED"
+echo "context: in the window: $CPU_WINDOW (since the leader started: $HB_EVER ms)"
+echo "context: then ${READ_S}s with $READERS readers of report.json, report.csv, history.csv, the run, the run list and /metrics without pause: $READ_WINDOW"
+echo "context: leader before/after the window $LEADER/$LEADER_AFTER; 'worker lost' lines on the leader: $LOST; refusal lines: $REFUSED; connections refused at accept (log lines): $ACCEPT_REFUSED"
 echo "context: longest loop turn of each master over the whole bench (the joins, the run's start and end; lag probe): $(for k in 1 2 3; do printf 'm%s %s ms  ' "$k" "${LAG_EVER[$k]}"; done)"
 echo "context: leader elections in the whole bench (the first included): $ROLE_CHANGES$([ "$ROLE_CHANGES" -gt 1 ] && echo " -- the leader changed during the run: the window is no steady state")"
 echo "context: machine: $(nproc) cores, load average $(cut -d' ' -f1-3 /proc/loadavg) at the end; other processes above 20 % CPU: $(ps -eo pcpu=,comm= --sort=-pcpu | awk '$1 > 20 && $2 != "loadmaster" && $2 != "lc_swarm" { printf "%s(%s%%) ", $2, $1 }')"
