@@ -5,6 +5,7 @@
 #include <math.h>
 #include <stdbool.h>
 #include <stdint.h>
+#include <string.h>
 
 #include "lc_table.h"
 
@@ -17,6 +18,7 @@
 #define METHOD_MAX_W 10
 #define KIND_MAX_W 24
 #define CELL_LEN 32 /* a formatted number */
+#define LABEL_LEN 192 /* "journey " and a name of at most 128 bytes, with room to spare */
 
 enum { C_NAME, C_METHOD, C_REQUESTS, C_FAILURES, C_RPS, C_MIN, C_MEAN, C_P50, C_P90, C_P95,
        C_P99, C_MAX, ROW_COLS };
@@ -92,11 +94,40 @@ static void put_row(lc_table_t *t, FILE *out, const char *label, const char *met
         lc_table_print_row(out, t, rt.cell);
 }
 
+/* A journey's iterations ("iteration:buyer", method ITERATION) or a group ("group:checkout",
+ * method GROUP) as people read them: "journey buyer", "group checkout", with no method; a
+ * request's name as it is, with its method. OUT: buf (the label), *method. */
+static const char *row_label(const lc_report_row_t *row, char *buf, const char **method)
+{
+    static const struct {
+        const char *method, *prefix, *word;
+    } timers[] = {/* LC_SERIES_ITERATION and LC_SERIES_GROUP of lc_scenario.h, which cannot be
+                   * included here: its feeders' lc_table_t is another than lc_table.h's */
+                  {"ITERATION", "iteration:", "journey"},
+                  {"GROUP", "group:", "group"}};
+    *method = or_dash(row->method);
+    for (size_t i = 0; row->name != NULL && i < sizeof timers / sizeof timers[0]; i++) {
+        if (row->method == NULL || strcmp(row->method, timers[i].method) != 0)
+            continue;
+        size_t plen = strlen(timers[i].prefix);
+        const char *name = strncmp(row->name, timers[i].prefix, plen) == 0 ? row->name + plen
+                                                                           : row->name;
+        snprintf(buf, LABEL_LEN, "%s %s", timers[i].word, name);
+        *method = NULL;
+        return buf;
+    }
+    return row->name;
+}
+
 /* Every row of the endpoint table, in order; a new kind of row is one more line here. */
 static void put_rows(lc_table_t *t, FILE *out, const lc_report_t *report)
 {
-    for (size_t i = 0; i < report->n_rows; i++)
-        put_row(t, out, report->rows[i].name, or_dash(report->rows[i].method), &report->rows[i]);
+    char label[LABEL_LEN];
+    const char *method;
+    for (size_t i = 0; i < report->n_rows; i++) {
+        const char *name = row_label(&report->rows[i], label, &method);
+        put_row(t, out, name, method, &report->rows[i]);
+    }
     put_row(t, out, report->total.name ? report->total.name : "Total",
             report->total.method && report->total.method[0] ? report->total.method : NULL,
             &report->total);

@@ -2,6 +2,7 @@
 #include "lc_scenario_summary.h"
 
 #include <assert.h>
+#include <stdio.h>
 #include <stdbool.h>
 #include <string.h>
 
@@ -172,6 +173,32 @@ static json_t *variables_json(const lc_program_t *p)
     return list;
 }
 
+/* {"token": [{"by": "extract", "path": "journeys[0].on_start[0].extract.token"}],
+ *  "acc.user": [{"by": "feeder", "path": "feeders.acc"}]}: every variable with the places the
+ * dataflow check counts as setting it, then every feeder column. */
+static json_t *variables_set_at_json(const lc_program_t *p)
+{
+    static const char *const kinds[] = {"set", "extract", "foreach", "lua"};
+    json_t *all = json_object();
+    for (size_t v = 0; all != NULL && v < p->n_vars; v++)
+        json_object_set_new(all, p->vars[v], json_array());
+    for (size_t i = 0; all != NULL && i < p->n_var_sources; i++) {
+        const lc_var_source_t *src = &p->var_sources[i];
+        json_array_append_new(json_object_get(all, p->vars[src->slot]),
+                              json_pack("{s:s,s:s}", "by", kinds[src->kind], "path", src->path));
+    }
+    for (size_t f = 0; all != NULL && f < p->n_feeders; f++) {
+        const lc_feeder_t *fd = &p->feeders[f];
+        char name[160], path[160];
+        snprintf(path, sizeof path, "feeders.%s", fd->name);
+        for (size_t c = 0; c < fd->table.n_cols; c++) {
+            snprintf(name, sizeof name, "%s.%s", fd->name, fd->table.cols[c]);
+            json_object_set_new(all, name, json_pack("[{s:s,s:s}]", "by", "feeder", "path", path));
+        }
+    }
+    return all;
+}
+
 static json_t *feeders_json(const lc_program_t *p)
 {
     static const char *const modes[] = {"per_user", "per_iteration"};
@@ -180,14 +207,17 @@ static json_t *feeders_json(const lc_program_t *p)
     json_t *list = json_array();
     for (size_t i = 0; list != NULL && i < p->n_feeders; i++) {
         const lc_feeder_t *f = &p->feeders[i];
-        json_t *cols = json_array();
+        json_t *cols = json_array(), *secret = json_array();
         for (size_t c = 0; cols != NULL && c < f->table.n_cols; c++)
             json_array_append_new(cols, json_string(f->table.cols[c]));
-        json_array_append_new(list, json_pack("{s:s,s:I,s:o,s:s,s:s,s:s}", "name", f->name,
+        for (size_t c = 0; secret != NULL && c < f->table.n_cols; c++)
+            if (f->secret[c])
+                json_array_append_new(secret, json_string(f->table.cols[c]));
+        json_array_append_new(list, json_pack("{s:s,s:I,s:o,s:s,s:s,s:s,s:o}", "name", f->name,
                                               "rows", (json_int_t)f->table.n_rows, "columns",
                                               cols, "mode", modes[f->mode], "order",
                                               orders[f->order], "on_exhausted",
-                                              policies[f->on_exhausted]));
+                                              policies[f->on_exhausted], "secret", secret));
     }
     return list;
 }
@@ -246,6 +276,12 @@ static json_t *memory_parts_json(const lc_idle_user_bytes_t *b)
                      (json_int_t)b->lua);
 }
 
+/* The users the scenario holds at most (the summary's "users"). */
+static uint64_t users_asked(const lc_scenario_t *s)
+{
+    return s->arrival_rate > 0 ? s->max_users : s->users;
+}
+
 json_t *lc_scenario_summary(const lc_scenario_t *s)
 {
     assert(s != NULL && s->name != NULL && s->tenant != NULL && s->target != NULL);
@@ -255,16 +291,17 @@ json_t *lc_scenario_summary(const lc_scenario_t *s)
     /* "o" takes the reference even when the pack fails; a NULL part fails it. */
     json_t *summary = json_pack("{s:s,s:s,s:s,s:s,s:I,s:o,s:I,s:I,s:o,s:o,s:I,s:o}", "name", s->name,
                      "tenant", s->tenant, "target", s->target, "model", open ? "open" : "closed",
-                     "users", (json_int_t)(open ? s->max_users : s->users), "arrival_rate",
+                     "users", (json_int_t)users_asked(s), "arrival_rate",
                      open ? json_real(s->arrival_rate) : json_null(), "duration_ms",
                      (json_int_t)s->duration_ms, "stages", (json_int_t)s->n_stages, "endpoints",
                      endpoints_json(s), "thresholds", thresholds_json(s), "bytes_per_idle_user",
                      (json_int_t)bytes.total, "bytes_per_idle_user_parts",
                      memory_parts_json(&bytes));
     if (summary != NULL && s->program != NULL &&
-        json_object_update_new(summary, json_pack("{s:o,s:o,s:o}", "journeys",
+        json_object_update_new(summary, json_pack("{s:o,s:o,s:o,s:o}", "journeys",
                                                   journeys_json(s->program), "variables",
-                                                  variables_json(s->program), "feeders",
+                                                  variables_json(s->program), "variables_set_at",
+                                                  variables_set_at_json(s->program), "feeders",
                                                   feeders_json(s->program))) != 0) {
         json_decref(summary);
         return NULL;
@@ -275,4 +312,17 @@ json_t *lc_scenario_summary(const lc_scenario_t *s)
         return NULL;
     }
     return summary;
+}
+
+json_t *lc_scenario_capacity_json(const lc_scenario_t *s, const lc_fleet_grant_t *g)
+{
+    assert(s != NULL && g != NULL);
+    lc_idle_user_bytes_t b;
+    lc_scenario_idle_user_bytes(s, &b);
+    uint64_t asked = users_asked(s);
+    return json_pack("{s:b,s:I,s:I,s:I,s:I,s:I,s:o}", "known", g->known, "workers",
+                     (json_int_t)g->workers, "users", (json_int_t)g->users, "bytes",
+                     (json_int_t)(g->users * b.total), "users_asked", (json_int_t)asked,
+                     "bytes_asked", (json_int_t)(asked * b.total), "fits",
+                     g->known ? json_boolean(asked <= g->users) : json_null());
 }

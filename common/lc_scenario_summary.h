@@ -2,7 +2,9 @@
 #ifndef LC_SCENARIO_SUMMARY_H
 #define LC_SCENARIO_SUMMARY_H
 
+#include <stdbool.h>
 #include <stddef.h>
+#include <stdint.h>
 
 #include <jansson.h>
 
@@ -51,9 +53,29 @@ size_t lc_scenario_lua_parked_heap_bytes(void);
  *     into the engine's buffer, so an idle user holds none)
  *   journeys (v2 only): [{name, weight, pacing_ms, requests, lua_steps}]
  *   variables (v2 only): [names]
- *   feeders (v2 only): [{name, rows, columns: [names], mode, order, on_exhausted}]
+ *   variables_set_at (v2 only): {name: [{by, path}]}: each variable with the places the
+ *     dataflow check counts as setting it (by "set", "extract", "foreach" or "lua", path the
+ *     JSON path of the member), and each feeder column "feeder.column" (by "feeder", path
+ *     "feeders.<name>")
+ *   feeders (v2 only): [{name, rows, columns: [names], mode, order, on_exhausted,
+ *     secret: [the columns traces redact]}]
  *   script (with a script only): {bytes, modules: [names], lua_steps: [{step, function,
  *           endpoint}]}; endpoints only lua steps count under have the path "(script)" */
 json_t *lc_scenario_summary(const lc_scenario_t *s);
+
+/* What the fleet can grant a run now, as a master sees it: the connected workers and the sum
+ * of their capacities in users (known false: this master cannot tell, e.g. not the leader,
+ * which alone has the workers). */
+typedef struct lc_fleet_grant_s {
+    bool known;
+    uint32_t workers;
+    uint64_t users;
+} lc_fleet_grant_t;
+
+/* The summary's "capacity" (added by the master that answers), a new reference or NULL:
+ *   {known, workers, users, bytes: users x bytes_per_idle_user, users_asked: the summary's
+ *    users, bytes_asked: users_asked x bytes_per_idle_user,
+ *    fits: users_asked <= users (null when not known)} */
+json_t *lc_scenario_capacity_json(const lc_scenario_t *s, const lc_fleet_grant_t *g);
 
 #endif

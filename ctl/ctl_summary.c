@@ -155,6 +155,43 @@ static void print_memory(FILE *out, const json_t *sum)
             "kept for checks and the kernel's socket buffers not counted)\n", all, users);
 }
 
+/* "    token  extract journeys[0].on_start[0].extract.token, set journeys[0].steps[1].set.token"
+ * for each variable of variables_set_at (an older master's answer: none). */
+static void print_set_at(FILE *out, const json_t *set_at)
+{
+    char name[CELL_MAX], by[CELL_MAX], path[CELL_MAX];
+    const char *key;
+    const json_t *places, *place;
+    size_t width = 0, i;
+    json_object_foreach((json_t *)set_at, key, places) {
+        lc_text_clean(name, sizeof name, key);
+        size_t w = columns_of(name);
+        width = w > width ? w : width;
+    }
+    width = width > NAME_COLS_MAX ? NAME_COLS_MAX : width;
+    json_object_foreach((json_t *)set_at, key, places) {
+        fputs("    ", out);
+        lc_text_clean(name, sizeof name, key);
+        put_cell(out, name, width);
+        json_array_foreach(places, i, place)
+            fprintf(out, "%s%s %s", i ? ", " : "  ", shown(json_object_get(place, "by"), by, sizeof by),
+                    shown(json_object_get(place, "path"), path, sizeof path));
+        fputc('\n', out);
+    }
+}
+
+static void print_variables(FILE *out, const json_t *sum)
+{
+    char a[CELL_MAX];
+    size_t i;
+    const json_t *v, *vars = json_object_get(sum, "variables");
+    fprintf(out, "  variables   %zu", json_array_size(vars));
+    json_array_foreach(vars, i, v)
+        fprintf(out, "%s%s", i ? ", " : "  ", shown(v, a, sizeof a));
+    fputc('\n', out);
+    print_set_at(out, json_object_get(sum, "variables_set_at"));
+}
+
 /* v2: the journeys, the variables their steps set, the feeders. */
 static void print_journeys(FILE *out, const json_t *sum)
 {
@@ -169,19 +206,44 @@ static void print_journeys(FILE *out, const json_t *sum)
                 " request steps, pacing %" JSON_INTEGER_FORMAT " ms\n",
                 shown(json_object_get(j, "name"), a, sizeof a), int_of(j, "weight"),
                 int_of(j, "requests"), int_of(j, "pacing_ms"));
-    const json_t *vars = json_object_get(sum, "variables");
-    fprintf(out, "  variables   %zu", json_array_size(vars));
-    json_array_foreach(vars, i, j)
-        fprintf(out, "%s%s", i ? ", " : "  ", shown(j, a, sizeof a));
-    fputc('\n', out);
+    print_variables(out, sum);
     const json_t *feeders = json_object_get(sum, "feeders");
     fprintf(out, "  feeders     %zu\n", json_array_size(feeders));
-    json_array_foreach(feeders, i, j)
-        fprintf(out, "    %s  %" JSON_INTEGER_FORMAT " rows, %s, %s, on_exhausted %s\n",
+    json_array_foreach(feeders, i, j) {
+        fprintf(out, "    %s  %" JSON_INTEGER_FORMAT " rows, %s, %s, on_exhausted %s",
                 shown(json_object_get(j, "name"), a, sizeof a), int_of(j, "rows"),
                 shown(json_object_get(j, "mode"), b, sizeof b),
                 shown(json_object_get(j, "order"), c, sizeof c),
                 shown(json_object_get(j, "on_exhausted"), d, sizeof d));
+        size_t k;
+        const json_t *col, *secret = json_object_get(j, "secret");
+        json_array_foreach(secret, k, col) /* traces show "***" for these columns' values */
+            fprintf(out, "%s%s", k ? ", " : ", secret ", shown(col, a, sizeof a));
+        fputc('\n', out);
+    }
+}
+
+/* "  capacity    40 users (~1.2 MiB) of 2000 the fleet grants now (~61 MiB, 2 workers): fits" */
+static void print_capacity(FILE *out, const json_t *cap)
+{
+    char asked[32], granted[32];
+    if (!json_is_object(cap))
+        return;
+    json_int_t users = int_of(cap, "users_asked"), fleet = int_of(cap, "users");
+    format_bytes((double)int_of(cap, "bytes_asked"), asked, sizeof asked);
+    if (!json_is_true(json_object_get(cap, "known"))) {
+        fprintf(out, "  capacity    %" JSON_INTEGER_FORMAT " users (~%s); the fleet's capacity "
+                "is unknown here (a follower: the leader has the workers)\n", users, asked);
+        return;
+    }
+    format_bytes((double)int_of(cap, "bytes"), granted, sizeof granted);
+    fprintf(out, "  capacity    %" JSON_INTEGER_FORMAT " users (~%s) of %" JSON_INTEGER_FORMAT
+            " the fleet grants now (~%s, %" JSON_INTEGER_FORMAT " worker%s): ", users, asked,
+            fleet, granted, int_of(cap, "workers"), int_of(cap, "workers") == 1 ? "" : "s");
+    if (json_is_true(json_object_get(cap, "fits")))
+        fputs("fits\n", out);
+    else
+        fprintf(out, "does not fit (%" JSON_INTEGER_FORMAT " users short)\n", users - fleet);
 }
 
 int ctl_print_summary(FILE *out, const json_t *answer)
@@ -198,5 +260,6 @@ int ctl_print_summary(FILE *out, const json_t *answer)
     print_endpoints(out, json_object_get(sum, "endpoints"));
     print_thresholds(out, json_object_get(sum, "thresholds"));
     print_memory(out, sum);
+    print_capacity(out, json_object_get(sum, "capacity"));
     return 0;
 }

@@ -47,6 +47,35 @@ static const char *base_of(const worker_user_t *u, const lc_jreq_t *r)
     return r->absolute ? "" : url_of(u)->base_path;
 }
 
+/* The values of the secret feeder columns of the rows the traced user holds, for the trace
+ * to mask. */
+static void trace_secrets(const worker_user_t *u, worker_trace_secrets_t *out)
+{
+    const lc_program_t *p = prog_of(u);
+    out->n = 0;
+    out->overflow = false;
+    for (size_t f = 0; f < p->n_feeders; f++) {
+        const lc_feeder_t *fd = &p->feeders[f];
+        for (uint32_t c = 0; c < fd->table.n_cols; c++) {
+            lc_value_t v;
+            if (!fd->secret[c] || !worker_session_get(u->js->session, p, fd->first_slot + c, &v))
+                continue;
+            if (out->n == WORKER_TRACE_SECRETS_MAX)
+                out->overflow = true;
+            else
+                out->v[out->n++] = v;
+        }
+    }
+}
+
+/* Traces the request line of req, the user's secrets masked. */
+static void trace_request(const worker_user_t *u, const lc_buf_t *req, unsigned hop)
+{
+    worker_trace_secrets_t secrets;
+    trace_secrets(u, &secrets);
+    worker_trace_request(u->run->plan->trace, req->data, req->len, hop, &secrets);
+}
+
 static uint64_t now_ms(void)
 {
     struct timespec ts;
@@ -297,7 +326,7 @@ static void send_now(worker_user_t *u)
         return;
     }
     if (u->run->plan->trace != NULL)
-        worker_trace_request(u->run->plan->trace, req->data, req->len, u->js->hops);
+        trace_request(u, req, u->js->hops);
     worker_user_connect(u);
 }
 
@@ -517,10 +546,12 @@ static void trace_value(worker_user_t *u, uint32_t slot, bool found)
 {
     lc_value_t v = {0};
     char name[160];
+    worker_trace_secrets_t secrets;
+    trace_secrets(u, &secrets);
     found = found && worker_session_get(u->js->session, prog_of(u), slot, &v);
     worker_trace_value(u->run->plan->trace, lc_program_slot_name(prog_of(u), slot, name,
                                                                  sizeof name),
-                       &v, found);
+                       &v, found, &secrets);
 }
 
 /* Every extract of r; WORKER_ERR_EXTRACT when a required one missed. */
@@ -710,7 +741,7 @@ int worker_journey_send_script(worker_user_t *u, const worker_script_req_t *sr)
         return rv;
     }
     if (u->run->plan->trace != NULL)
-        worker_trace_request(u->run->plan->trace, req->data, req->len, 0);
+        trace_request(u, req, 0);
     js->script_req = true;
     worker_user_connect(u);
     return 0;

@@ -199,9 +199,46 @@ static int feeder_rows(jc_t *c, json_t *rows, const char *parent, lc_table_t *t)
     return rv;
 }
 
-static int parse_feeder(jc_t *c, const char *name, json_t *v, const char *parent, lc_feeder_t *f)
+bool lc_feeder_secret_name(const char *name)
 {
-    static const char *const fields[] = {"csv", "rows", "mode", "order", "on_exhausted", NULL};
+    static const char *const words[] = {"secret", "password", "passwd", "token", "key"};
+    for (size_t i = 0; i < sizeof words / sizeof words[0]; i++)
+        if (strcasestr(name, words[i]) != NULL)
+            return true;
+    return false;
+}
+
+/* Which columns of f are secret: by name, and those its "secret" list names. */
+static int feeder_secrets(jc_t *c, json_t *v, const char *parent, lc_feeder_t *f)
+{
+    json_t *list = json_object_get(v, "secret"), *col;
+    size_t i;
+    if (list != NULL && !json_is_array(list))
+        return lc_jp_fail(&c->jp, parent, "secret", "expected an array of column names");
+    if ((f->secret = calloc(f->table.n_cols + 1, sizeof *f->secret)) == NULL)
+        return lc_jp_oom(&c->jp);
+    for (size_t k = 0; k < f->table.n_cols; k++)
+        f->secret[k] = lc_feeder_secret_name(f->table.cols[k]);
+    json_array_foreach(list, i, col) {
+        int k = json_is_string(col) ? lc_table_col(&f->table, json_string_value(col),
+                                                    json_string_length(col))
+                                    : -1;
+        if (k < 0) {
+            char sub[JPATH_MAX];
+            jc_path(sub, "%s.secret[%zu]", parent, i);
+            return lc_jp_fail(&c->jp, sub, NULL, "expected the name of one of the feeder's "
+                                                 "columns");
+        }
+        f->secret[k] = true;
+    }
+    return 0;
+}
+
+static int parse_feeder_table(jc_t *c, const char *name, json_t *v, const char *parent,
+                              lc_feeder_t *f)
+{
+    static const char *const fields[] = {"csv", "rows", "mode", "order", "on_exhausted", "secret",
+                                         NULL};
     static const char *const modes[] = {"per_user", "per_iteration", NULL};
     static const char *const orders[] = {"sequential", "shuffle", "random", NULL};
     static const char *const policies[] = {"wrap", "stop_user", "stop_run", NULL};
@@ -228,6 +265,12 @@ static int parse_feeder(jc_t *c, const char *name, json_t *v, const char *parent
     if (rv == LC_ENOMEM)
         return lc_jp_oom(&c->jp);
     return rv == 0 ? 0 : lc_jp_fail(&c->jp, parent, "csv", "%s", sub);
+}
+
+static int parse_feeder(jc_t *c, const char *name, json_t *v, const char *parent, lc_feeder_t *f)
+{
+    int rv = parse_feeder_table(c, name, v, parent, f);
+    return rv != 0 ? rv : feeder_secrets(c, v, parent, f);
 }
 
 static int parse_feeders(jc_t *c, json_t *root)
@@ -488,8 +531,12 @@ void lc_program_free(lc_program_t *p)
         lc_cond_free(p->conds[i]);
     for (size_t i = 0; i < p->n_vars; i++)
         free(p->vars[i]);
+    for (size_t i = 0; i < p->n_var_sources; i++)
+        free(p->var_sources[i].path);
+    free(p->var_sources);
     for (size_t i = 0; i < p->n_feeders; i++) {
         free(p->feeders[i].name);
+        free(p->feeders[i].secret);
         lc_table_free(&p->feeders[i].table);
     }
     for (size_t i = 0; i < p->n_endpoints; i++)

@@ -164,7 +164,12 @@ typedef struct lc_feeder_s {
     lc_table_t table;
     uint8_t mode, order, on_exhausted;
     uint32_t first_slot; /* ${name.col} is slot first_slot + col */
+    bool *secret;        /* per column: kept out of traces (lc_feeder_secret_name, "secret") */
 } lc_feeder_t;
+
+/* Whether a feeder column named name is secret by its name alone: it contains "secret",
+ * "password", "passwd", "token" or "key", in any case. A feeder's "secret" list adds others. */
+bool lc_feeder_secret_name(const char *name);
 
 /* Whether a run under a master takes f's rows in leases from the leader (FeedRequest): the
  * sequential order, in both modes, whose rows no two users in the cluster may share. */
@@ -190,6 +195,15 @@ typedef struct lc_timer_s {
     char *series;    /* its statistics series: "iteration:<name>" or "group:<name>" */
 } lc_timer_t;
 
+/* A place that sets a variable, as the dataflow check counts it (lc_journey_dataflow.c): a
+ * "set", an extract, a foreach's "as" or a lua step whose script names it as u.vars.x. */
+enum lc_var_src_kind { LC_VAR_SRC_SET, LC_VAR_SRC_EXTRACT, LC_VAR_SRC_FOREACH, LC_VAR_SRC_LUA };
+typedef struct lc_var_source_s {
+    uint32_t slot;  /* the variable */
+    uint8_t kind;   /* enum lc_var_src_kind */
+    char *path;     /* "journeys[0].steps[1].extract.token" */
+} lc_var_source_t;
+
 typedef struct lc_endpoint_def_s {
     char *name;
     const char *method;
@@ -211,6 +225,8 @@ typedef struct lc_program_s {
     size_t n_branches;
     char **vars;            /* slot i < n_vars: a variable's name */
     size_t n_vars;
+    lc_var_source_t *var_sources; /* where each variable is set, by slot, then op order */
+    size_t n_var_sources;
     lc_feeder_t *feeders;
     size_t n_feeders;
     size_t n_slots;         /* LC_JOURNEY_FEEDER_SLOT0 + every feeder column */

@@ -185,22 +185,76 @@ static void run_flow(flow_t *f, uint32_t entry, const varset_t *state)
     }
 }
 
+/* Whether the op at `at` sets slot; OUT: *kind (enum lc_var_src_kind). The one list of the
+ * places that set a variable: the check's errors and the program's var_sources use it. */
+static bool sets_slot(const flow_t *f, uint32_t at, uint32_t slot, uint8_t *kind)
+{
+    const lc_program_t *p = f->c->prog;
+    const lc_op_t *op = &p->ops[at];
+    *kind = op->code == LC_OP_SET       ? LC_VAR_SRC_SET
+            : op->code == LC_OP_FOREACH ? LC_VAR_SRC_FOREACH
+            : op->code == LC_OP_LUA     ? LC_VAR_SRC_LUA
+                                        : LC_VAR_SRC_EXTRACT;
+    if ((op->code == LC_OP_SET && op->a == slot) || (op->code == LC_OP_FOREACH && op->b == slot))
+        return true;
+    if (op->code == LC_OP_LUA && vs_has(&f->lua_defs, slot))
+        return true;
+    for (size_t k = 0; op->code == LC_OP_REQ && k < p->reqs[op->a].n_extracts; k++)
+        if (p->reqs[op->a].extracts[k].slot == slot)
+            return true;
+    return false;
+}
+
 /* The path of an op that sets slot, for the error. */
 static const char *where_set(const flow_t *f, uint32_t slot)
 {
-    const jc_t *c = f->c;
-    const lc_program_t *p = c->prog;
-    for (size_t i = 0; i < p->n_ops; i++) {
-        const lc_op_t *op = &p->ops[i];
-        if ((op->code == LC_OP_SET && op->a == slot) || (op->code == LC_OP_FOREACH && op->b == slot))
-            return c->op_paths[i];
-        if (op->code == LC_OP_LUA && vs_has(&f->lua_defs, slot))
-            return c->op_paths[i];
-        for (size_t k = 0; op->code == LC_OP_REQ && k < p->reqs[op->a].n_extracts; k++)
-            if (p->reqs[op->a].extracts[k].slot == slot)
-                return c->op_paths[i];
-    }
+    uint8_t kind;
+    for (uint32_t i = 0; i < f->c->prog->n_ops; i++)
+        if (sets_slot(f, i, slot, &kind))
+            return f->c->op_paths[i];
     return NULL;
+}
+
+/* Records that the op at `at` sets slot, with the JSON path of the member that does. */
+static int add_source(flow_t *f, uint32_t at, uint32_t slot, uint8_t kind, size_t *cap)
+{
+    lc_program_t *p = f->c->prog;
+    const char *op_path = f->c->op_paths[at], *name = p->vars[slot];
+    char path[JPATH_MAX];
+    if (kind == LC_VAR_SRC_SET) /* the op's path is the step's "set" */
+        jc_path(path, "%s.%s", op_path, name);
+    else if (kind == LC_VAR_SRC_EXTRACT)
+        jc_path(path, "%s.extract.%s", op_path, name);
+    else if (kind == LC_VAR_SRC_FOREACH)
+        jc_path(path, "%s.as", op_path);
+    else
+        jc_path(path, "%s", op_path);
+    int rv = jc_grow(f->c, (void **)&p->var_sources, cap, p->n_var_sources,
+                     sizeof *p->var_sources);
+    if (rv != 0)
+        return rv;
+    lc_var_source_t *src = &p->var_sources[p->n_var_sources];
+    if ((src->path = strdup(path)) == NULL)
+        return lc_jp_oom(&f->c->jp);
+    src->slot = slot;
+    src->kind = kind;
+    p->n_var_sources++;
+    return 0;
+}
+
+/* Every place that sets each variable, into the program (the validation summary's). */
+static int record_sources(flow_t *f)
+{
+    const lc_program_t *p = f->c->prog;
+    size_t cap = 0;
+    uint8_t kind;
+    for (uint32_t v = 0; v < p->n_vars; v++)
+        for (uint32_t at = 0; at < p->n_ops; at++) {
+            int rv = sets_slot(f, at, v, &kind) ? add_source(f, at, v, kind, &cap) : 0;
+            if (rv != 0)
+                return rv;
+        }
+    return 0;
 }
 
 static int check_uses(flow_t *f)
@@ -260,6 +314,8 @@ int jc_dataflow(jc_t *c)
         flow_journey(&f, &p->journeys[j]);
         rv = check_uses(&f);
     }
+    if (rv == 0)
+        rv = record_sources(&f);
     free(f.in);
     free(f.reached);
     free(f.queued);

@@ -72,7 +72,8 @@ int jc_lua_scan(jc_t *c);
 bool jc_lua_sets(const jc_t *c, const char *name);
 void jc_lua_free(jc_t *c);
 
-/* lc_journey_dataflow.c: every variable is set on every path that reaches its use. */
+/* lc_journey_dataflow.c: every variable is set on every path that reaches its use; then every
+ * place that sets one into the program's var_sources. */
 int jc_dataflow(jc_t *c);
 
 #endif

@@ -63,6 +63,14 @@ check "loadctl validate accepts the example journeys" [ "$validate_rc" = 0 ]
 check "it lists both journeys" grep -q '^  journeys    2' "$WORK/validate.out"
 check "it lists the variables the steps set" grep -Eq '^  variables   [0-9]+  .*token' "$WORK/validate.out"
 check "it lists the feeder" grep -q '^    accounts  2 rows, per_user, sequential, on_exhausted stop_user' "$WORK/validate.out"
+check "it says where each variable is set" \
+    grep -q '^    token  *extract journeys\[0\]\.on_start\[0\]\.extract\.token$' "$WORK/validate.out"
+check "it says a feeder sets its columns" grep -q '^    accounts\.password  *feeder feeders\.accounts$' "$WORK/validate.out"
+fleet_cap=$(curl -sf "$API/api/v1/workers" | jq '[.workers[] | select(.connected) | .effective_capacity] | add')
+check "it weighs the users' memory against what the two workers grant now" \
+    grep -Eq "^  capacity    500 users \(~[0-9.]+ [KMG]iB\) of $fleet_cap the fleet grants now \(~[0-9.]+ [KMG]iB, 2 workers\): fits$" "$WORK/validate.out"
+
+lacks() { ! grep -q "$1" "$2"; }
 
 # The dry run: the master checks the scenario, a local loadworker traces one user.
 set +e
@@ -77,6 +85,26 @@ check "the trace shows the extracted token (300 bytes)" grep -q 'token = "t1\..*
 check "the trace shows the branch taken and its hops" grep -Eq '(redirect) GET /redirect/1|GET /redirect/0' "$WORK/dry.out"
 check "the trace ends with on_stop's logout" grep -q 'POST /logout' "$WORK/dry.out"
 check "a dry run creates no run" [ "$(curl -sf "$API/api/v1/runs" | jq '.runs | length')" = 0 ]
+# A feeder's secret column (by name: password) never shows in the trace, in the request line
+# (raw or url-encoded) or in a value extracted from its echo; the echo proves it went out.
+cat >"$WORK/secret.json" <<JSON
+{"name": "secret", "target": "http://127.0.0.1:$TARGET_PORT", "duration": "2s", "users": 1,
+ "feeders": {"acc": {"rows": [{"user": "carol", "password": "Pa55-w0rd!x"}]}},
+ "journeys": [{"name": "s", "steps": [
+   {"name": "echo_pw", "method": "POST", "path": "/echo?u=\${acc.user}&raw=\${acc.password}&pw=\${acc.password|url}",
+    "body": "\${acc.password}", "expect": {"status": [200], "body_contains": "\"body\":\"Pa55-w0rd!x\""},
+    "extract": {"echoed": {"json": "$.body"}}}]}]}
+JSON
+set +e
+timeout 30 "$LC_BIN/loadctl" --master "$API" run --dry-run "$WORK/secret.json" >"$WORK/secret.out" 2>&1
+secret_rc=$?
+set -e
+check "the dry run with a secret column exits 0" [ "$secret_rc" = 0 ]
+check "the password never appears in the trace" lacks 'Pa55' "$WORK/secret.out"
+check "the request line shows *** where it was (raw and url-encoded)" \
+    grep -Fq 'POST /echo?u=carol&raw=***&pw=*** HTTP/1.1' "$WORK/secret.out"
+check "the echo held the password: the step's check passed" grep -Pzq 'pw=\*\*\* HTTP/1.1\n *-> 200 in [0-9.]+ ms, [0-9]+ bytes\n' "$WORK/secret.out"
+check "a value extracted from the echo is masked" grep -Fq 'echoed = "***"' "$WORK/secret.out"
 target_requests '.by_path["/login"]' >"$WORK/dry_logins"
 curl -sf -X POST "http://127.0.0.1:$TARGET_PORT/__reset" >/dev/null
 check "the dry run logged in once" [ "$(cat "$WORK/dry_logins")" = 1 ]
@@ -135,7 +163,6 @@ check "/metrics has the journey's iteration durations" \
     grep -q "^loadcluster_iteration_duration_seconds_count{run=\"$id\",tenant=\"default\",journey=\"buyer\"} $iters\$" "$WORK/metrics.txt"
 check "/metrics has the group's durations" \
     grep -q "^loadcluster_group_duration_seconds_count{run=\"$id\",tenant=\"default\",group=\"checkout\"} " "$WORK/metrics.txt"
-lacks() { ! grep -q "$1" "$2"; }
 check "/metrics has no request series for iterations" lacks 'endpoint="iteration:' "$WORK/metrics.txt"
 
 # on_exhausted stop_run: per-iteration rows split between the two workers; the first worker

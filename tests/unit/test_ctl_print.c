@@ -221,6 +221,38 @@ static void test_huge_values_keep_columns_apart(void **state)
     free(out);
 }
 
+/* The series a journey run reports ("iteration:buyer" ITERATION, "group:checkout" GROUP) are
+ * named for people, with no method, and keep the columns apart at any magnitude (issue 14). */
+static void test_journey_and_group_rows_named(void **state)
+{
+    lc_report_latency_t slow = {0.01, 1234567.0, 999.0, 100000.0, 2e6, 3e7, 4e9};
+    lc_report_row_t rows[] = {
+        {"login", "POST", 1000000000000ull, 291439, 145646.7, slow},
+        {"iteration:buyer", "ITERATION", 999999999ull, 291439, 145646.7, slow},
+        {"group:checkout", "GROUP", 12, 0, 0.1, lat_a},
+        {"iteration:a-journey-name-of-sixty-characters-0123456789-abcdefgh", "ITERATION", 1, 0,
+         0.1, lat_a},
+    };
+    lc_report_t r = {"run 1 shop: finished", 3600.0, rows, 4,
+                     {"Total", NULL, 1000000000000ull, 291439, 145646.7, slow}, NULL, 0, 0, 0, 0,
+                     NULL, 0};
+    char *out = render(&r);
+    assert_null(strstr(out, "iteration:"));
+    assert_null(strstr(out, "group:"));
+    assert_null(strstr(out, "ITERATION"));
+    assert_null(strstr(out, "GROUP"));
+    assert_null(strstr(out, "291439145646.7"));
+    /* The method column is blank on these rows: the name, then the numbers. */
+    assert_non_null(strstr(out, "\njourney buyer                                         "
+                                "999999999    291439  145646.7 "));
+    assert_non_null(strstr(out, "\ngroup checkout                                               "
+                                "12 "));
+    assert_non_null(strstr(out, "\njourney a-journey-name-of-sixty-charact\xe2\x80\xa6        "
+                                "              1 "));
+    assert_aligned(out, report_titles, report_right, 12, 5, (const bool[]){false, true, false});
+    free(out);
+}
+
 /* A first error message and the checks table; a message's control characters and
  * escapes never reach the terminal. */
 static void test_first_messages_and_checks(void **state)
@@ -406,6 +438,7 @@ int main(void)
         cmocka_unit_test(test_names_truncated_and_cleaned),
         cmocka_unit_test(test_large_latencies_keep_width),
         cmocka_unit_test(test_huge_values_keep_columns_apart),
+        cmocka_unit_test(test_journey_and_group_rows_named),
         cmocka_unit_test(test_labels_with_spaces_align),
         cmocka_unit_test(test_latency_from_hist),
         cmocka_unit_test(test_json_report_with_nulls),

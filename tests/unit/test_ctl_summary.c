@@ -96,6 +96,45 @@ static void test_hostile_names(void **state)
     free(text);
 }
 
+/* v2: each variable with where it is set; the fleet's capacity against the users' memory. */
+static void test_variables_and_capacity(void **state)
+{
+    (void)state;
+    int rv;
+    char *text = printed(
+        "{\"summary\":{\"name\":\"j\",\"users\":40,\"journeys\":[],\"variables\":[\"tok\",\"k\"],"
+        "\"variables_set_at\":{\"tok\":[{\"by\":\"extract\",\"path\":\"journeys[0].on_start[0]."
+        "extract.tok\"}],\"k\":[{\"by\":\"set\",\"path\":\"journeys[0].steps[0].set.k\"},"
+        "{\"by\":\"extract\",\"path\":\"journeys[0].steps[1].extract.k\"}],\"acc.user\":"
+        "[{\"by\":\"feeder\",\"path\":\"feeders.acc\"}]},\"feeders\":[{\"name\":\"acc\",\"rows\":2,"
+        "\"mode\":\"per_user\",\"order\":\"shuffle\",\"on_exhausted\":\"wrap\",\"secret\":[\"pw\","
+        "\"api_key\"]}],"
+        "\"bytes_per_idle_user\":1024,\"capacity\":{\"known\":true,\"workers\":2,\"users\":30,"
+        "\"bytes\":30720,\"users_asked\":40,\"bytes_asked\":40960,\"fits\":false}}}",
+        &rv);
+    assert_int_equal(rv, 0);
+    assert_non_null(strstr(text,
+        "  variables   2  tok, k\n"
+        "    tok       extract journeys[0].on_start[0].extract.tok\n"
+        "    k         set journeys[0].steps[0].set.k, extract journeys[0].steps[1].extract.k\n"
+        "    acc.user  feeder feeders.acc\n"));
+    assert_non_null(strstr(text, "    acc  2 rows, per_user, shuffle, on_exhausted wrap, secret pw, "
+                                 "api_key\n"));
+    assert_non_null(strstr(text, "  capacity    40 users (~40 KiB) of 30 the fleet grants now "
+                                 "(~30 KiB, 2 workers): does not fit (10 users short)\n"));
+    free(text);
+    text = printed("{\"summary\":{\"capacity\":{\"known\":true,\"workers\":1,\"users\":40,"
+                   "\"bytes\":40960,\"users_asked\":40,\"bytes_asked\":40960,\"fits\":true}}}",
+                   &rv);
+    assert_non_null(strstr(text, "(~40 KiB, 1 worker): fits\n"));
+    free(text);
+    text = printed("{\"summary\":{\"capacity\":{\"known\":false,\"users_asked\":40,"
+                   "\"bytes_asked\":40960,\"fits\":null}}}", &rv);
+    assert_non_null(strstr(text, "  capacity    40 users (~40 KiB); the fleet's capacity is "
+                                 "unknown here"));
+    free(text);
+}
+
 static void test_no_summary(void **state)
 {
     (void)state;
@@ -111,6 +150,7 @@ int main(void)
         cmocka_unit_test(test_closed_model),
         cmocka_unit_test(test_open_model),
         cmocka_unit_test(test_hostile_names),
+        cmocka_unit_test(test_variables_and_capacity),
         cmocka_unit_test(test_no_summary),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);

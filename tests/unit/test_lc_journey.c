@@ -204,6 +204,32 @@ static void test_dataflow(void **state)
     lc_scenario_free(&s);
 }
 
+/* A feeder's secret columns: by name (secret, password, passwd, token, key; any case) and by
+ * its "secret" list, which must name its columns. */
+static void test_feeder_secrets(void **state)
+{
+    (void)state;
+    lc_scenario_t s;
+    const lc_program_t *p = ok("'feeders':{'acc':{'rows':[{'user':'u','PassWord':'p',"
+                               "'api_Key':'k','pin':'1','note':'n'}],'secret':['pin']}},"
+                               "'journeys':[{'name':'a','steps':[{'path':'/${acc.user}'}]}]",
+                               &s);
+    const lc_feeder_t *f = &p->feeders[0];
+    const bool want[] = {false, true, true, true, false};
+    for (size_t c = 0; c < 5; c++)
+        if (f->secret[c] != want[c])
+            fail_msg("column %s: secret %d", f->table.cols[c], f->secret[c]);
+    lc_scenario_free(&s);
+    assert_true(lc_feeder_secret_name("session_TOKEN") && lc_feeder_secret_name("passwd"));
+    assert_false(lc_feeder_secret_name("user"));
+    expect_error("'feeders':{'acc':{'rows':[{'user':'u'}],'secret':['nope']}},"
+                 "'journeys':[{'name':'a','steps':[{'path':'/${acc.user}'}]}]",
+                 "feeders.acc.secret[0]: expected the name of one of the feeder's columns");
+    expect_error("'feeders':{'acc':{'rows':[{'user':'u'}],'secret':'user'}},"
+                 "'journeys':[{'name':'a','steps':[{'path':'/${acc.user}'}]}]",
+                 "feeders.acc.secret: expected an array of column names");
+}
+
 static void test_bad_journeys(void **state)
 {
     (void)state;
@@ -446,7 +472,8 @@ int main(void)
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_sections_and_series), cmocka_unit_test(test_control_flow_jumps),
         cmocka_unit_test(test_bodies_and_extracts), cmocka_unit_test(test_tasks_become_journeys),
-        cmocka_unit_test(test_dataflow),            cmocka_unit_test(test_bad_journeys),
+        cmocka_unit_test(test_dataflow),            cmocka_unit_test(test_feeder_secrets),
+        cmocka_unit_test(test_bad_journeys),
         cmocka_unit_test(test_journey_thresholds), cmocka_unit_test(test_lua_steps),
         cmocka_unit_test(test_lua_dataflow),       cmocka_unit_test(test_bad_lua_steps),
     };

@@ -151,6 +151,79 @@ static void test_journey_structs_match_the_worker(void **state)
     lc_scenario_free(&s);
 }
 
+/* The JSON text of sum[key] (freed by the caller). */
+static char *member_text(const json_t *sum, const char *key)
+{
+    char *text = json_dumps(json_object_get(sum, key), JSON_COMPACT | JSON_ENCODE_ANY);
+    assert_non_null(text);
+    return text;
+}
+
+/* Every variable with every place the dataflow check counts as setting it, then the feeder
+ * columns; the feeder's secret columns. */
+static void test_variables_and_where_set(void **state)
+{
+    (void)state;
+    lc_scenario_t s;
+    parse("{\"name\":\"t\",\"target\":\"http://h\",\"duration\":10,"
+          "\"feeders\":{\"acc\":{\"rows\":[{\"user\":\"u\",\"password\":\"p\"}]}},"
+          "\"journeys\":[{\"name\":\"j\",\"on_start\":[{\"path\":\"/login/${acc.user}\","
+          "\"extract\":{\"tok\":{\"json\":\"$.t\"}}}],\"steps\":[{\"set\":{\"k\":\"1\"}},"
+          "{\"path\":\"/l/${tok}/${k}\",\"extract\":{\"ids\":{\"json\":\"$.ids\","
+          "\"pick\":\"all\"},\"k\":{\"json\":\"$.k\",\"default\":\"0\"}}},"
+          "{\"foreach\":\"${ids}\",\"as\":\"id\",\"steps\":[{\"path\":\"/i/${id}\"}]}]}]}",
+          &s);
+    json_t *sum = lc_scenario_summary(&s);
+    assert_non_null(sum);
+    char *set_at = member_text(sum, "variables_set_at");
+    assert_string_equal(
+        set_at,
+        "{\"tok\":[{\"by\":\"extract\",\"path\":\"journeys[0].on_start[0].extract.tok\"}],"
+        "\"k\":[{\"by\":\"set\",\"path\":\"journeys[0].steps[0].set.k\"},"
+        "{\"by\":\"extract\",\"path\":\"journeys[0].steps[1].extract.k\"}],"
+        "\"ids\":[{\"by\":\"extract\",\"path\":\"journeys[0].steps[1].extract.ids\"}],"
+        "\"id\":[{\"by\":\"foreach\",\"path\":\"journeys[0].steps[2].as\"}],"
+        "\"acc.user\":[{\"by\":\"feeder\",\"path\":\"feeders.acc\"}],"
+        "\"acc.password\":[{\"by\":\"feeder\",\"path\":\"feeders.acc\"}]}");
+    /* The names list stays as it was (older clients read it). */
+    char *names = member_text(sum, "variables");
+    assert_string_equal(names, "[\"tok\",\"k\",\"ids\",\"id\"]");
+    json_t *secret = json_object_get(json_array_get(json_object_get(sum, "feeders"), 0), "secret");
+    assert_int_equal(json_array_size(secret), 1);
+    assert_string_equal(json_string_value(json_array_get(secret, 0)), "password");
+    free(names);
+    free(set_at);
+    json_decref(sum);
+    lc_scenario_free(&s);
+}
+
+/* The scenario's users times the bytes per idle user, against what the fleet grants now. */
+static void test_capacity_against_the_fleet(void **state)
+{
+    (void)state;
+    lc_scenario_t s;
+    parse("{\"name\":\"t\",\"target\":\"http://h\",\"duration\":10,\"users\":40,"
+          "\"tasks\":[{\"path\":\"/\"}]}", &s);
+    lc_idle_user_bytes_t b;
+    lc_scenario_idle_user_bytes(&s, &b);
+    json_t *fits = lc_scenario_capacity_json(&s, &(lc_fleet_grant_t){true, 2, 40});
+    json_t *short_of = lc_scenario_capacity_json(&s, &(lc_fleet_grant_t){true, 1, 39});
+    json_t *unknown = lc_scenario_capacity_json(&s, &(lc_fleet_grant_t){false, 0, 0});
+    assert_true(json_is_true(json_object_get(fits, "fits")));
+    assert_int_equal(json_integer_value(json_object_get(fits, "workers")), 2);
+    assert_int_equal(json_integer_value(json_object_get(fits, "users_asked")), 40);
+    assert_int_equal(json_integer_value(json_object_get(fits, "bytes_asked")), 40 * b.total);
+    assert_int_equal(json_integer_value(json_object_get(fits, "bytes")), 40 * b.total);
+    assert_true(json_is_false(json_object_get(short_of, "fits")));
+    assert_int_equal(json_integer_value(json_object_get(short_of, "bytes")), 39 * b.total);
+    assert_true(json_is_null(json_object_get(unknown, "fits")));
+    assert_true(json_is_false(json_object_get(unknown, "known")));
+    json_decref(fits);
+    json_decref(short_of);
+    json_decref(unknown);
+    lc_scenario_free(&s);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -160,6 +233,8 @@ int main(void)
         cmocka_unit_test(test_pool_users_hold_no_connection),
         cmocka_unit_test(test_user_struct_matches_the_worker),
         cmocka_unit_test(test_journey_structs_match_the_worker),
+        cmocka_unit_test(test_variables_and_where_set),
+        cmocka_unit_test(test_capacity_against_the_fleet),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
