@@ -307,7 +307,9 @@ static bool begin(worker_user_t *u)
      * coordinated-omission correction). */
     if (u->run->open && u->intended_ns != 0 && u->intended_ns < js->iter_start_ns)
         js->iter_start_ns = u->intended_ns;
-    js->first_request = u->run->open && js->section == WORKER_SECTION_STEPS;
+    /* A new user's start begins in on_start (empty or not) and goes on into the steps: its
+     * first request, on_start's or the steps', carries the wait as any other start's does. */
+    js->first_request = u->run->open;
     if (prog_of(u)->cookies_reset_iteration && js->section == WORKER_SECTION_STEPS &&
         js->session != NULL && u->iteration > 0)
         lc_cookie_jar_clear(&js->session->jar);

@@ -5,6 +5,7 @@
 #include <stdlib.h>
 
 #include "lc_err.h"
+#include "lc_scenario.h"
 #include "store_internal.h"
 
 static json_t *ms_json(uint64_t us)
@@ -157,7 +158,8 @@ static json_t *stats_row_json(const stats_row_t *r, const lc_hist_t *h, double s
     return row;
 }
 
-/* One row per endpoint into rows; their sums into *sum and total. */
+/* One row per endpoint into rows; the request series' sums (the Aggregated row) into *sum and
+ * total. */
 static int endpoint_rows(store_t *s, uint64_t run, double secs, json_t *rows, stats_row_t *sum,
                          lc_hist_t *total)
 {
@@ -179,10 +181,12 @@ static int endpoint_rows(store_t *s, uint64_t run, double secs, json_t *rows, st
                          (uint64_t)sqlite3_column_int64(st, 4)};
         lc_hist_init(h);
         store_hist_add_column(h, st, 5);
-        lc_hist_merge(total, h);
-        sum->count += r.count;
-        sum->failures += r.failures;
-        sum->bytes += r.bytes;
+        if (!lc_series_is_timer(r.type)) { /* iterations and groups are not requests */
+            lc_hist_merge(total, h);
+            sum->count += r.count;
+            sum->failures += r.failures;
+            sum->bytes += r.bytes;
+        }
         json_t *row = stats_row_json(&r, h, secs);
         if (row != NULL)
             json_array_append_new(rows, row);

@@ -2,7 +2,8 @@
 # The web dashboard (issue 7) in headless Chromium: the assets' headers, then
 # tests/ui/dashboard.spec.mjs walks through every page against one master, one
 # worker and lc_target (login, a live run whose charts grow, stop, the HTML
-# report, an invalid scenario, workers, cluster, tenants, compare). Exits 77
+# report, an invalid scenario, workers, cluster, tenants, compare, a YAML journey run and
+# its journeys table, a bad YAML's line marked). Exits 77
 # (skipped) when node, npm's registry or Chromium is not available.
 # Screenshot: $LC_BIN/ui-artifacts/run-page.png.
 set -uo pipefail

@@ -2,8 +2,9 @@
 // master, worker and lc_target (started by tests/integration/test_dashboard.sh).
 //
 //   node dashboard.spec.mjs --probe   only checks that Chromium starts (exit 77 if not)
-//   node dashboard.spec.mjs           the whole walk through the dashboard (its last run is
-//                                     scripted: a script error and a failed check)
+//   node dashboard.spec.mjs           the whole walk through the dashboard (then a journey
+//                                     typed as YAML, a bad YAML, and a scripted run: a script
+//                                     error and a failed check)
 //
 // Environment: UI_NODE_DIR (where npm ci put playwright-core), and for the walk
 // LC_API (http://127.0.0.1:PORT), LC_TOKEN (an admin token), LC_TARGET (the
@@ -246,6 +247,63 @@ try {
     const deltas = await page.textContent('#delta-table');
     check('the delta table compares requests/s and p95', /requests\/s/.test(deltas) && /p95/.test(deltas));
     check('the endpoint delta table lists the tasks', /home/.test(await page.textContent('#endpoint-delta-table')));
+  });
+
+  // A journey scenario typed as YAML: the master converts it and creates the run; its page
+  // lists the journey and the group with their counts. A per-iteration feeder of 6 rows
+  // that stops its user makes exactly 6 iterations, each through the group once.
+  const api = async p => (await fetch(`${API}${p}`, {headers: {Authorization: `Bearer ${TOKEN}`}})).json();
+  await step('YAML journey run', async () => {
+    const yaml = [
+      'name: ui-yaml', `target: ${TARGET}`, 'duration: 3s', 'users: 2', 'spawn_rate: 10',
+      'feeders:', '  it:', '    csv: "n\\n1\\n2\\n3\\n4\\n5\\n6\\n"', '    mode: per_iteration',
+      '    on_exhausted: stop_user',
+      'journeys:', '  - name: ui-buyer', '    steps:',
+      '      - name: ui-list', '        path: /ui-list', '      - group: ui-checkout', '        steps:',
+      '          - name: ui-pay', '            method: POST', '            path: /ui-pay/${it.n}',
+      '          - think_ms: 10', ''].join('\n');
+    const run4 = await createRun(yaml);
+    check('a YAML scenario creates a run', Boolean(run4) && ![run1, run2].includes(run4));
+    await page.waitForFunction(() => document.querySelector('#run-state')?.dataset.state === 'finished',
+      null, {timeout: 20000});
+    await page.waitForSelector('#journeys-table');
+    const rows = await page.$$eval('#journeys-table tbody tr', trs => trs.map(tr => [...tr.cells].map(td => td.textContent)));
+    const view = await api(`/api/v1/runs/${run4}`);
+    const count = name => view.endpoints.find(e => e.name === name)?.requests;
+    const served = (await (await fetch(`${TARGET}/__stats`)).json()).by_path;
+    const pays = Object.entries(served).filter(([k]) => k.startsWith('/ui-pay/')).map(([, v]) => v);
+    console.log(`journeys table: ${JSON.stringify(rows)}; target: ${JSON.stringify(pays)}`);
+    const row = (name, kind) => rows.find(r => r[0] === name && r[1] === kind);
+    check('the journeys table shows the journey with its 6 iterations, as the API counts them',
+      row('ui-buyer', 'iteration')?.[2] === '6' && count('iteration:ui-buyer') === 6, JSON.stringify(rows));
+    check('and the group with its 6 runs, as the API counts them',
+      row('ui-checkout', 'group')?.[2] === '6' && count('group:ui-checkout') === 6, JSON.stringify(rows));
+    check('only those two rows', rows.length === 2, JSON.stringify(rows));
+    check('lc_target saw each of the 6 rows paid once', pays.length === 6 && pays.every(v => v === 1),
+      JSON.stringify(pays));
+    check('the endpoints table has the steps, not the series',
+      /ui-pay/.test(await page.textContent('#endpoints-table')) &&
+      !/ITERATION|GROUP/.test(await page.textContent('#endpoints-table')));
+  });
+
+  // Bad YAML: a duplicate key. The master's error names its line, which the editor marks;
+  // nothing is created.
+  await step('YAML error', async () => {
+    const before = (await api('/api/v1/runs')).runs.length;
+    const lines = ['name: ui-yaml-bad', `target: ${TARGET}`, 'duration: 3s', 'users: 2',
+      'tasks:', '  - name: home', '    path: /', 'users: 3', ''];
+    await page.goto(`${API}/#/new`);
+    await page.fill('#scenario', lines.join('\n'));
+    await page.click('#submit-run');
+    await page.waitForSelector('#scenario-error .error-message');
+    const message = await page.textContent('#scenario-error .error-message');
+    check('a bad YAML scenario shows the master\'s error with its line and column',
+      message === 'scenario: duplicate key "users" (line 8, column 1)', message);
+    const marked = await page.$$eval('.gutter .err-line', els => els.map(e => Number(e.textContent)));
+    check('the YAML error\'s line is marked in the editor', marked.length === 1 && marked[0] === 8, `marked ${marked}`);
+    check('and offered as a link', (await page.textContent('#show-error-line')) === 'line 8: show it');
+    check('the page stayed on the new-run page and created no run',
+      page.url().endsWith('#/new') && (await api('/api/v1/runs')).runs.length === before);
   });
 
   // A scripted run whose check always fails and whose function then errs: the run page
