@@ -12,6 +12,7 @@
 #include <string.h>
 #include <sys/stat.h>
 
+#include "aio_destroy.h"
 #include "fsm.h"
 #include "leader_watch.h"
 #include "transport.h"
@@ -223,6 +224,7 @@ static int start_raft(quorum_t *q, uv_loop_t *loop, const quorum_config_t *cfg, 
         return lc_errf(errmsg, errlen, LC_EIO, "quorum: init raft transport for %s",
                        cfg->raft_address);
     }
+    aio_destroy_off_loop(); /* raft_uv's segment writers destroy their AIO contexts on the loop */
     if (raft_uv_init(&q->io, loop, cfg->data_dir, &q->transport.outer) != 0) {
         snprintf(errmsg, errlen, "quorum: open %s: %s", cfg->data_dir, q->io.errmsg);
         cluster_transport_close(&q->transport);
