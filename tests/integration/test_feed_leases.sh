@@ -15,7 +15,7 @@ check "two workers connect" wait_until 15 workers_connected 2
 ROWS=900 # lc_target counts up to 1000 distinct paths
 csv=$(printf 'id\\n'; for i in $(seq 0 $((ROWS - 1))); do printf 'r%d\\n' "$i"; done)
 cat >"$WORK/feed.json" <<JSON
-{"name": "leases", "target": "http://127.0.0.1:$TARGET_PORT", "duration": "12s",
+{"name": "leases", "target": "http://127.0.0.1:$TARGET_PORT", "duration": "8s",
  "users": 4, "spawn_rate": 100,
  "feeders": {"rows": {"csv": "$csv", "mode": "per_iteration", "order": "sequential",
                       "on_exhausted": "stop_user"}},

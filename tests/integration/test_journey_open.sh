@@ -15,7 +15,7 @@ start_worker w1
 check "a worker connects" wait_until 15 workers_connected 1
 
 RATE=20
-SECS=4
+SECS=3
 # scenario NAME MAX_USERS A_QUERY: a journey of three steps (a, b, and c in group g), each
 # iteration one start of the open model.
 scenario() {
