@@ -65,9 +65,11 @@ check "plain: none dropped" [ "$(jq .totals.dropped "$WORK/plain.json")" = 0 ]
 for s in a b c; do
     check "plain: $s's requests equal the target's /plain/$s" [ "$(ep plain $s requests)" = "$(served /plain/$s)" ]
 done
-# The run's stop may cut the iterations in flight (at most 100 ms × RATE = 2 of them).
-check "plain: each started iteration ran its steps (the stop cuts at most 2)" \
-    [ "$(served /plain/c)" -ge $((starts - 2)) -a "$(served /plain/b)" -ge "$(served /plain/c)" ]
+# The run's stop may cut the iterations in flight: those started in the last 100 ms (a's
+# latency) and those the stop's tick lets start after the duration (up to 100 ms more):
+# RATE × 0.2 s = 4. (The full suite's ASan tree once cut 3, past the 2 first written here.)
+check "plain: each started iteration ran its steps (the stop cuts at most $((RATE / 5)))" \
+    [ "$(served /plain/c)" -ge $((starts - RATE / 5)) -a "$(served /plain/b)" -ge "$(served /plain/c)" ]
 check "plain: the iterations and the group count the iterations that ended" \
     [ "$(ep plain iteration:open requests):$(ep plain group:g requests)" = "$(served /plain/c):$(served /plain/c)" ]
 check "plain: a's latency includes the target's 100 ms" jq -e '.endpoints[] | select(.name == "a") | .latency_ms.min >= 99' "$WORK/plain.json"
