@@ -48,7 +48,7 @@ static const unsigned char alpn_auto[] = "\x02h2\x08http/1.1";
  * keep it as the engine's next offer. */
 static int on_new_session(SSL *ssl, SSL_SESSION *session)
 {
-    worker_tls_slot_t *slot = SSL_get_app_data(ssl);
+    worker_tls_slot_t *slot = worker_tls_conn_slot(ssl);
     if (slot == NULL)
         return 0;
     if (slot->session != NULL)
@@ -136,6 +136,10 @@ static void configure(worker_tls_t *t)
     SSL_CTX_set_session_cache_mode(t->ctx,
                                    SSL_SESS_CACHE_CLIENT | SSL_SESS_CACHE_NO_INTERNAL_STORE);
     SSL_CTX_sess_set_new_cb(t->ctx, on_new_session);
+    /* TLS 1.3's traffic secrets, for taking the records over after the handshake. */
+    SSL_CTX_set_keylog_callback(t->ctx, worker_tls_conn_keylog);
+    const char *keep = getenv("LOADWORKER_TLS_OPENSSL_RECORDS");
+    t->keep_openssl = keep != NULL && strcmp(keep, "1") == 0;
     for (size_t i = 0; i < WORKER_TLS_MAX_ENGINES; i++)
         t->slots[i].tls = t;
 }
@@ -183,8 +187,11 @@ void worker_tls_free(worker_tls_t *t)
 {
     if (t == NULL)
         return;
-    for (size_t i = 0; i < WORKER_TLS_MAX_ENGINES; i++)
+    for (size_t i = 0; i < WORKER_TLS_MAX_ENGINES; i++) {
         SSL_SESSION_free(t->slots[i].session);
+        worker_tls_aead_free(&t->slots[i].aead);
+        free(t->slots[i].seal_buf);
+    }
     SSL_CTX_free(t->ctx);
     BIO_meth_free(t->bio);
     free(t);

@@ -24,6 +24,8 @@ static int bio_read(BIO *b, char *out, int size)
     }
     size_t n = io->in_len < (size_t)size ? io->in_len : (size_t)size;
     memcpy(out, io->in, n);
+    if (io->seen != NULL)
+        worker_tls_tally(&io->seen->in, out, n);
     io->in += n;
     io->in_len -= n;
     return (int)n;
@@ -43,8 +45,25 @@ static void on_write(uv_write_t *req, int status)
     io->drained(c);
 }
 
-/* OpenSSL hands over a record (or the rest of one): to the socket now, and what it cannot
- * take goes in one uv_write of a copy; while that is in flight OpenSSL waits (retry). */
+int worker_tls_io_send(worker_tls_io_t *io, const void *data, size_t len)
+{
+    assert(!io->writing && io->write_error == 0);
+    uv_buf_t buf = uv_buf_init((char *)data, (unsigned)len);
+    int n = uv_try_write((uv_stream_t *)&io->c->tcp, &buf, 1);
+    if (n < 0 && n != UV_EAGAIN)
+        return io->write_error = n;
+    size_t sent = n > 0 ? (size_t)n : 0;
+    if (sent == len || io->last_words)
+        return 0;
+    int rv = worker_conn_write_async(io->c, (const char *)data + sent, len - sent, true, on_write);
+    if (rv != 0)
+        return io->write_error = rv;
+    io->writing = true;
+    return 0;
+}
+
+/* OpenSSL hands over a record (or the rest of one); while a write of ours is in flight
+ * it waits (retry). */
 static int bio_write(BIO *b, const char *data, int len)
 {
     worker_tls_io_t *io = io_of(b);
@@ -55,21 +74,10 @@ static int bio_write(BIO *b, const char *data, int len)
         BIO_set_retry_write(b);
         return -1;
     }
-    uv_buf_t buf = uv_buf_init((char *)data, (unsigned)len);
-    int n = uv_try_write((uv_stream_t *)&io->c->tcp, &buf, 1);
-    if (n < 0 && n != UV_EAGAIN) {
-        io->write_error = n;
+    if (worker_tls_io_send(io, data, (size_t)len) != 0)
         return -1;
-    }
-    size_t sent = n > 0 ? (size_t)n : 0;
-    if (sent == (size_t)len || io->last_words)
-        return len;
-    int rv = worker_conn_write_async(io->c, data + sent, (size_t)len - sent, true, on_write);
-    if (rv != 0) {
-        io->write_error = rv;
-        return -1;
-    }
-    io->writing = true;
+    if (io->seen != NULL)
+        worker_tls_tally(&io->seen->out, data, (size_t)len);
     return len;
 }
 

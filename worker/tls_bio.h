@@ -11,6 +11,7 @@
 #include <openssl/bio.h>
 
 #include "http_conn.h"
+#include "tls_record.h"
 
 /* Ciphertext a read may leave unread (its SSL waited for a write to finish): at most this
  * much is kept, and a peer that sends more before then is a TLS error. */
@@ -28,12 +29,18 @@ typedef struct worker_tls_io_s {
     int write_error;  /* the uv error a socket write met; 0: none */
     bool writing;     /* a uv_write of ours is in flight: OpenSSL's writes wait */
     bool last_words;  /* closing: writes go out as far as the socket takes them at once */
+    worker_tls_seen_t *seen; /* what OpenSSL reads and writes is tallied here, or NULL */
 } worker_tls_io_t;
 
 /* The method every connection's BIO uses; one per run's context. NULL: out of memory. */
 BIO_METHOD *worker_tls_bio_method_new(void);
 /* A BIO of method m over io (which must outlive it); NULL: out of memory. */
 BIO *worker_tls_bio_new(BIO_METHOD *m, worker_tls_io_t *io);
+
+/* Sends ciphertext: to the socket now, and what it cannot take at once in one uv_write of a
+ * copy (io->writing until it completes; then io->drained). No write may be in flight.
+ * Returns 0 or the uv error (also kept in io->write_error). */
+int worker_tls_io_send(worker_tls_io_t *io, const void *data, size_t len);
 
 /* Offers buf[0..len) (valid during this read only) to OpenSSL, after what an earlier read
  * left. Returns 0, LC_ENOMEM, or LC_ETOOBIG (too much kept). */

@@ -12,20 +12,6 @@
 #include "tls_bio.h"
 #include "tls_internal.h"
 
-/* One TCP connection's TLS state, from start to reset. */
-typedef struct tls_conn_s {
-    worker_tls_io_t io;  /* first: c->transport_state points at it (tls_bio.h) */
-    SSL *ssl;
-    worker_tls_slot_t *slot;
-    const char *out;     /* the plaintext being written: the caller's bytes during tls_write,
-                          * then out_rest */
-    char *out_rest;      /* what tls_write could not encrypt at once, copied */
-    size_t out_len, out_off;
-    bool ready;          /* handshake done */
-    bool idle;           /* the owner waits long (tls_idle) and has written nothing since */
-    bool failed;         /* a fatal TLS error: no close_notify */
-} tls_conn_t;
-
 static bool conn_open(const worker_conn_t *c)
 {
     return c->state != WORKER_CONN_CLOSING && c->state != WORKER_CONN_CLOSED;
@@ -42,6 +28,8 @@ static int ssl_kind(const tls_conn_t *t)
 /* Encrypts the rest of the request; the BIO sends it. Returns 0 or a kind. */
 static int pump_out(worker_conn_t *c, tls_conn_t *t)
 {
+    if (t->taken != NULL)
+        return worker_tls_taken_write(c, t);
     int kind = 0;
     while (t->out_off < t->out_len && !t->io.writing) {
         size_t left = t->out_len - t->out_off;
@@ -74,6 +62,8 @@ static int handshake(worker_conn_t *c, tls_conn_t *t)
         return e == SSL_ERROR_WANT_READ || e == SSL_ERROR_WANT_WRITE ? 0 : WORKER_ERR_TLS;
     }
     t->ready = true;
+    t->seen.in_at_ready = t->seen.in.records;
+    t->seen.out_at_ready = t->seen.out.records;
     const unsigned char *proto;
     unsigned proto_len;
     SSL_get0_alpn_selected(t->ssl, &proto, &proto_len);
@@ -123,13 +113,15 @@ static int read_plain(worker_conn_t *c, tls_conn_t *t)
  * SSL_free_buffers frees them unless part of a record waits there. */
 static void release_buffers(tls_conn_t *t)
 {
-    if (t->io.kept == NULL && !t->io.writing)
+    if (t->ssl != NULL && t->io.kept == NULL && !t->io.writing)
         (void)SSL_free_buffers(t->ssl);
 }
 
 /* Runs OpenSSL over the ciphertext on offer (tls_bio.h), keeping what it left. */
 static int pump_in(worker_conn_t *c, tls_conn_t *t, const char *buf, size_t len)
 {
+    if (t->taken != NULL)
+        return worker_tls_taken_read(c, t, buf, len);
     int rv = worker_tls_io_begin(&t->io, buf, len);
     if (rv != 0)
         return rv == LC_ETOOBIG ? WORKER_ERR_TLS : WORKER_ERR_ABORTED;
@@ -164,11 +156,15 @@ static void on_drained(worker_conn_t *c)
     tls_conn_t *t = c->transport_state;
     if (!conn_open(c))
         return;
-    int kind = t->io.write_error != 0 ? WORKER_ERR_RESET : pump_in(c, t, NULL, 0);
+    int kind = t->io.write_error != 0 ? WORKER_ERR_RESET
+               : t->taken != NULL     ? worker_tls_taken_drained(c, t)
+                                      : pump_in(c, t, NULL, 0);
     if (kind == 0 && conn_open(c))
         kind = pump_out(c, t);
     if (kind != 0)
         tls_fail(c, t, kind);
+    else if (conn_open(c))
+        worker_tls_take_over(c, t);
 }
 
 /* The transport */
@@ -181,7 +177,9 @@ static int open_ssl(tls_conn_t *t)
         return -1;
     SSL_set_bio(t->ssl, bio, bio);
     SSL_set_connect_state(t->ssl);
-    SSL_set_app_data(t->ssl, t->slot);
+    SSL_set_app_data(t->ssl, t);
+    t->io.seen = &t->seen;
+    t->keep_openssl = tls->keep_openssl;
     if (tls->host[0] != '\0' && SSL_set_tlsext_host_name(t->ssl, tls->host) != 1)
         return -1;
     if (t->slot->session != NULL && SSL_set_session(t->ssl, t->slot->session) != 1)
@@ -280,6 +278,8 @@ static void tls_read(worker_conn_t *c, const char *buf, size_t len)
         kind = pump_out(c, t);
     if (kind != 0)
         tls_fail(c, t, kind);
+    else if (conn_open(c))
+        worker_tls_take_over(c, t);
 }
 
 /* Best effort, never blocking: close_notify (or the alert of a failed handshake) goes out
@@ -290,7 +290,9 @@ static void tls_close(worker_conn_t *c)
     if (t == NULL || t->io.writing)
         return; /* a write in flight: appending would interleave */
     t->io.last_words = true;
-    if (t->ready && !t->failed)
+    if (t->taken != NULL && !t->failed)
+        worker_tls_taken_close(c, t);
+    else if (t->ready && !t->failed)
         (void)SSL_shutdown(t->ssl);
     ERR_clear_error();
 }
@@ -301,6 +303,10 @@ static void tls_reset(worker_conn_t *c)
     if (t == NULL)
         return;
     SSL_free(t->ssl); /* and its BIO */
+    if (t->taken != NULL)
+        OPENSSL_cleanse(t->taken, sizeof *t->taken);
+    free(t->taken);
+    OPENSSL_cleanse(&t->seen, sizeof t->seen);
     worker_tls_io_free(&t->io);
     free(t->out_rest);
     free(t);
@@ -314,6 +320,19 @@ static void tls_idle(worker_conn_t *c)
         return;
     t->idle = true; /* also for the end of a read this comes from (pump_in) */
     release_buffers(t);
+}
+
+worker_tls_slot_t *worker_tls_conn_slot(const SSL *ssl)
+{
+    const tls_conn_t *t = SSL_get_app_data(ssl);
+    return t != NULL ? t->slot : NULL;
+}
+
+void worker_tls_conn_keylog(const SSL *ssl, const char *line)
+{
+    tls_conn_t *t = SSL_get_app_data(ssl);
+    if (t != NULL)
+        worker_tls_seen_keylog(&t->seen, line);
 }
 
 const worker_transport_ops_t worker_transport_tls = {
