@@ -140,8 +140,10 @@ static void configure(worker_tls_t *t)
     SSL_CTX_set_keylog_callback(t->ctx, worker_tls_conn_keylog);
     const char *keep = getenv("LOADWORKER_TLS_OPENSSL_RECORDS");
     t->keep_openssl = keep != NULL && strcmp(keep, "1") == 0;
-    for (size_t i = 0; i < WORKER_TLS_MAX_ENGINES; i++)
+    for (size_t i = 0; i < WORKER_TLS_MAX_ENGINES; i++) {
         t->slots[i].tls = t;
+        worker_slab_init(&t->slots[i].conns, sizeof(tls_conn_t), WORKER_TLS_CONNS_PER_BLOCK);
+    }
 }
 
 int worker_tls_new(worker_tls_t **out, const lc_scenario_t *sc, const char *host, char *errmsg,
@@ -191,6 +193,7 @@ void worker_tls_free(worker_tls_t *t)
         SSL_SESSION_free(t->slots[i].session);
         worker_tls_aead_free(&t->slots[i].aead);
         free(t->slots[i].seal_buf);
+        worker_slab_free(&t->slots[i].conns);
     }
     SSL_CTX_free(t->ctx);
     BIO_meth_free(t->bio);

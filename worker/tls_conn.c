@@ -28,7 +28,7 @@ static int ssl_kind(const tls_conn_t *t)
 /* Encrypts the rest of the request; the BIO sends it. Returns 0 or a kind. */
 static int pump_out(worker_conn_t *c, tls_conn_t *t)
 {
-    if (t->taken != NULL)
+    if (t->taken)
         return worker_tls_taken_write(c, t);
     int kind = 0;
     while (t->out_off < t->out_len && !t->io.writing) {
@@ -62,8 +62,8 @@ static int handshake(worker_conn_t *c, tls_conn_t *t)
         return e == SSL_ERROR_WANT_READ || e == SSL_ERROR_WANT_WRITE ? 0 : WORKER_ERR_TLS;
     }
     t->ready = true;
-    t->seen.in_at_ready = t->seen.in.records;
-    t->seen.out_at_ready = t->seen.out.records;
+    t->keys.seen.in_at_ready = t->keys.seen.in.records;
+    t->keys.seen.out_at_ready = t->keys.seen.out.records;
     const unsigned char *proto;
     unsigned proto_len;
     SSL_get0_alpn_selected(t->ssl, &proto, &proto_len);
@@ -120,7 +120,7 @@ static void release_buffers(tls_conn_t *t)
 /* Runs OpenSSL over the ciphertext on offer (tls_bio.h), keeping what it left. */
 static int pump_in(worker_conn_t *c, tls_conn_t *t, const char *buf, size_t len)
 {
-    if (t->taken != NULL)
+    if (t->taken)
         return worker_tls_taken_read(c, t, buf, len);
     int rv = worker_tls_io_begin(&t->io, buf, len);
     if (rv != 0)
@@ -157,7 +157,7 @@ static void on_drained(worker_conn_t *c)
     if (!conn_open(c))
         return;
     int kind = t->io.write_error != 0 ? WORKER_ERR_RESET
-               : t->taken != NULL     ? worker_tls_taken_drained(c, t)
+               : t->taken     ? worker_tls_taken_drained(c, t)
                                       : pump_in(c, t, NULL, 0);
     if (kind == 0 && conn_open(c))
         kind = pump_out(c, t);
@@ -178,7 +178,7 @@ static int open_ssl(tls_conn_t *t)
     SSL_set_bio(t->ssl, bio, bio);
     SSL_set_connect_state(t->ssl);
     SSL_set_app_data(t->ssl, t);
-    t->io.seen = &t->seen;
+    t->io.seen = &t->keys.seen;
     t->keep_openssl = tls->keep_openssl;
     if (tls->host[0] != '\0' && SSL_set_tlsext_host_name(t->ssl, tls->host) != 1)
         return -1;
@@ -190,7 +190,7 @@ static int open_ssl(tls_conn_t *t)
 static void tls_start(worker_conn_t *c)
 {
     worker_tls_slot_t *slot = c->transport_conf;
-    tls_conn_t *t = slot != NULL ? calloc(1, sizeof *t) : NULL;
+    tls_conn_t *t = slot != NULL ? worker_slab_take(&slot->conns) : NULL;
     if (t == NULL) {
         worker_conn_fail(c, WORKER_ERR_TLS);
         return;
@@ -290,7 +290,7 @@ static void tls_close(worker_conn_t *c)
     if (t == NULL || t->io.writing)
         return; /* a write in flight: appending would interleave */
     t->io.last_words = true;
-    if (t->taken != NULL && !t->failed)
+    if (t->taken && !t->failed)
         worker_tls_taken_close(c, t);
     else if (t->ready && !t->failed)
         (void)SSL_shutdown(t->ssl);
@@ -303,13 +303,10 @@ static void tls_reset(worker_conn_t *c)
     if (t == NULL)
         return;
     SSL_free(t->ssl); /* and its BIO */
-    if (t->taken != NULL)
-        OPENSSL_cleanse(t->taken, sizeof *t->taken);
-    free(t->taken);
-    OPENSSL_cleanse(&t->seen, sizeof t->seen);
+    OPENSSL_cleanse(&t->keys, sizeof t->keys);
     worker_tls_io_free(&t->io);
     free(t->out_rest);
-    free(t);
+    worker_slab_give(&t->slot->conns, t);
     c->transport_state = NULL;
 }
 
@@ -332,7 +329,7 @@ void worker_tls_conn_keylog(const SSL *ssl, const char *line)
 {
     tls_conn_t *t = SSL_get_app_data(ssl);
     if (t != NULL)
-        worker_tls_seen_keylog(&t->seen, line);
+        worker_tls_seen_keylog(&t->keys.seen, line);
 }
 
 const worker_transport_ops_t worker_transport_tls = {

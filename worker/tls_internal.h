@@ -11,7 +11,11 @@
 #include "stats.h"
 #include "tls.h"
 #include "tls_bio.h"
+#include "slab.h"
 #include "tls_record.h"
+
+/* A connection's TLS state comes from blocks of this many (~24 KiB). */
+#define WORKER_TLS_CONNS_PER_BLOCK 64u
 
 /* One engine's share of a run's TLS, written only by that engine's thread. */
 typedef struct worker_tls_slot_s {
@@ -20,6 +24,7 @@ typedef struct worker_tls_slot_s {
     worker_stats_t *const *stats; /* the engine's counters of the run */
     worker_tls_aead_t aead;       /* the records' ciphers once taken from OpenSSL */
     uint8_t *seal_buf;            /* a record being sealed: WORKER_TLS_RECORD_MAX_PLAIN + overhead */
+    worker_slab_t conns;          /* the engine's tls_conn_t */
 } worker_tls_slot_t;
 
 struct worker_tls_s {
@@ -36,18 +41,21 @@ struct worker_tls_s {
 typedef struct tls_conn_s {
     worker_tls_io_t io;  /* first: c->transport_state points at it (tls_bio.h) */
     SSL *ssl;            /* NULL once the records are taken over */
-    worker_tls_record_t *taken;  /* the records' keys once taken over, or NULL */
     worker_tls_slot_t *slot;
     const char *out;     /* the plaintext being written: the caller's bytes during tls_write,
                           * then out_rest */
     char *out_rest;      /* what tls_write could not encrypt at once, copied */
     size_t out_len, out_off;
-    worker_tls_seen_t seen; /* while OpenSSL runs: its records counted, TLS 1.3's secrets */
+    union {
+        worker_tls_seen_t seen;  /* while OpenSSL runs: its records counted, TLS 1.3's secrets */
+        worker_tls_record_t rec; /* once taken over: the records' keys */
+    } keys;
     uint32_t skip;       /* taken over: bytes of a handshake message (a ticket) still to skip */
     bool ready;          /* handshake done */
     bool idle;           /* the owner waits long (tls_idle) and has written nothing since */
     bool failed;         /* a fatal TLS error: no close_notify */
     bool keep_openssl;   /* the records cannot be taken over: stay with OpenSSL */
+    bool taken;          /* the records are taken over: keys.rec */
     bool peer_closed;    /* taken over: the server's close_notify came */
     bool key_update_owed; /* taken over: the server asked for our KeyUpdate; a write is in flight */
 } tls_conn_t;

@@ -23,33 +23,32 @@ static bool openssl_holds_nothing(const worker_conn_t *c, const tls_conn_t *t)
     if (!t->ready || t->failed || t->io.kept != NULL || t->io.writing || t->io.write_error ||
         t->out_off < t->out_len || SSL_has_pending(t->ssl) || SSL_get_shutdown(t->ssl) != 0)
         return false;
-    if (!worker_tls_tally_whole(&t->seen.in) || !worker_tls_tally_whole(&t->seen.out))
+    const worker_tls_seen_t *seen = &t->keys.seen;
+    if (!worker_tls_tally_whole(&seen->in) || !worker_tls_tally_whole(&seen->out))
         return false;
-    if (SSL_version(t->ssl) == TLS1_3_VERSION && t->seen.in.records == t->seen.in_at_ready)
+    if (SSL_version(t->ssl) == TLS1_3_VERSION && seen->in.records == seen->in_at_ready)
         return false;
     return c->rbuf_len >= WORKER_TLS_RECORD_HEADER + WORKER_TLS_RECORD_MAX_BODY;
 }
 
 void worker_tls_take_over(worker_conn_t *c, tls_conn_t *t)
 {
-    if (t->taken != NULL || t->keep_openssl || !openssl_holds_nothing(c, t))
+    if (t->taken || t->keep_openssl || !openssl_holds_nothing(c, t))
         return;
-    worker_tls_record_t *rec = malloc(sizeof *rec);
-    if (rec == NULL)
-        return; /* OpenSSL keeps them */
-    if (worker_tls_record_take(rec, t->ssl, &t->seen) != 0) {
-        free(rec);
+    worker_tls_record_t rec; /* keys.seen is read while rec is written */
+    if (worker_tls_record_take(&rec, t->ssl, &t->keys.seen) != 0) {
         ERR_clear_error();
         t->keep_openssl = true; /* a suite of OpenSSL's only: not asked again */
         return;
     }
-    t->taken = rec;
     t->io.seen = NULL;
+    t->keys.rec = rec;
+    OPENSSL_cleanse(&rec, sizeof rec);
+    t->taken = true;
     /* OpenSSL marks the session of an SSL freed unshut as not resumable; this one is fine. */
     SSL_set_shutdown(t->ssl, SSL_SENT_SHUTDOWN | SSL_RECEIVED_SHUTDOWN);
     SSL_free(t->ssl); /* and its BIO; the socket stays */
     t->ssl = NULL;
-    OPENSSL_cleanse(&t->seen, sizeof t->seen);
 }
 
 /* Sealing */
@@ -60,7 +59,7 @@ static int send_record(tls_conn_t *t, uint8_t type, const void *plain, size_t le
     if (slot->seal_buf == NULL &&
         (slot->seal_buf = malloc(WORKER_TLS_RECORD_MAX_PLAIN + WORKER_TLS_RECORD_OVERHEAD)) == NULL)
         return WORKER_ERR_ABORTED;
-    size_t n = worker_tls_record_seal(t->taken, &slot->aead, type, plain, len, slot->seal_buf);
+    size_t n = worker_tls_record_seal(&t->keys.rec, &slot->aead, type, plain, len, slot->seal_buf);
     if (n == 0) {
         ERR_clear_error();
         return WORKER_ERR_TLS;
@@ -93,7 +92,7 @@ static int send_key_update(tls_conn_t *t)
     }
     t->key_update_owed = false;
     int kind = send_record(t, WORKER_TLS_CT_HANDSHAKE, msg, sizeof msg);
-    if (kind == 0 && worker_tls_record_update(t->taken, &t->taken->w) != 0)
+    if (kind == 0 && worker_tls_record_update(&t->keys.rec, &t->keys.rec.w) != 0)
         kind = WORKER_ERR_ABORTED;
     return kind;
 }
@@ -125,7 +124,7 @@ static int on_alert(tls_conn_t *t, const uint8_t *p, size_t n)
         t->peer_closed = true;
         return 0;
     }
-    return p[0] == 1 && !t->taken->tls13 ? 0 : WORKER_ERR_TLS;
+    return p[0] == 1 && !t->keys.rec.tls13 ? 0 : WORKER_ERR_TLS;
 }
 
 /* TLS 1.3's post-handshake messages: tickets are skipped (the engine resumes with the session
@@ -140,13 +139,13 @@ static int on_handshake(tls_conn_t *t, const uint8_t *p, size_t n)
         if (n < 4)
             return WORKER_ERR_TLS;
         size_t len = (size_t)p[1] << 16 | (size_t)p[2] << 8 | p[3];
-        if (!t->taken->tls13)
+        if (!t->keys.rec.tls13)
             return p[0] == HS_HELLO_REQUEST && len == 0 && n == 4 ? 0 : WORKER_ERR_TLS;
         if (p[0] == HS_KEY_UPDATE) {
             /* It must end its record: what follows is under the new keys. */
             if (len != 1 || n != 5 || p[4] > 1)
                 return WORKER_ERR_TLS;
-            if (worker_tls_record_update(t->taken, &t->taken->r) != 0)
+            if (worker_tls_record_update(&t->keys.rec, &t->keys.rec.r) != 0)
                 return WORKER_ERR_ABORTED;
             return p[4] == 1 ? send_key_update(t) : 0;
         }
@@ -167,7 +166,7 @@ static int on_record(worker_conn_t *c, tls_conn_t *t, const uint8_t *record, siz
     uint8_t *plain = (uint8_t *)c->rbuf + c->rbuf_len, type = 0;
     size_t n = 0;
     const char *why = NULL;
-    if (worker_tls_record_open(t->taken, &t->slot->aead, record, len, plain, &type, &n, &why)) {
+    if (worker_tls_record_open(&t->keys.rec, &t->slot->aead, record, len, plain, &type, &n, &why)) {
         ERR_clear_error();
         return WORKER_ERR_TLS;
     }
