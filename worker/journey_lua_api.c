@@ -326,22 +326,36 @@ static int l_group_end(lua_State *L)
 
 /* Lua, so that fn may yield (http inside a group): a C function cannot yield across the call
  * it makes. Errors in fn pass through unrecorded, as a declarative group's do. */
+#define STR_(x) #x
+#define STR(x) STR_(x)
 const char worker_lua_prelude[] =
     "local p = ...\n"
     "local begin, finish = p.group_begin, p.group_end\n"
     "function group(name, fn, ...)\n"
     "  local g, t0 = begin(name, fn)\n"
     "  return finish(g, t0, fn(...))\n"
+    "end\n"
+    "local take, nap = p.feed_take, sleep\n"
+    "function feed(name)\n"
+    "  for _ = 1, " STR(WORKER_LUA_FEED_WAIT_MS) " / " STR(WORKER_LUA_FEED_POLL_MS) " do\n"
+    "    local row = take(name, false)\n"
+    "    if row then return row end\n"
+    "    nap(" STR(WORKER_LUA_FEED_POLL_MS) ")\n"
+    "  end\n"
+    "  return take(name, true)\n"
     "end\n";
 
 /* feed(name): the feeder's next row for this user, as a {column = value} table, taken as a
- * feed step takes it (its mode and order; ${name.column} sees it too). An exhausted feeder
- * whose on_exhausted stops the user (or the run) stops the user here. */
-static int l_feed(lua_State *L)
+ * feed step takes it (its mode and order; ${name.column} sees it too). This is its private
+ * half, feed_take(name, last) (worker_lua_prelude): false while the leader's lease is on its
+ * way, and the prelude sleeps and asks again; on the last try it fails the iteration. An
+ * exhausted feeder whose on_exhausted stops the user (or the run) stops the user here. */
+static int l_feed_take(lua_State *L)
 {
     worker_user_t *u = worker_lua_current(L, "feed");
     const lc_program_t *p = prog_of(u);
     const char *name = luaL_checkstring(L, 1);
+    bool last = lua_toboolean(L, 2);
     uint32_t f = 0;
     while (f < p->n_feeders && strcmp(p->feeders[f].name, name) != 0)
         f++;
@@ -349,13 +363,17 @@ static int l_feed(lua_State *L)
         return worker_lua_error(L, "feed: no feeder named \"%.128s\" (the scenario's "
                                 "\"feeders\" are those a script may feed from)", name);
     enum worker_take got = worker_journey_take_row(u, f);
+    if (got == WORKER_TAKE_WAIT && !last) {
+        lua_pushboolean(L, 0);
+        return 1;
+    }
     if (got != WORKER_TAKE_ROW) {
         char text[256];
-        /* A script cannot wait inside feed(): its iteration fails, the next one tries again. */
         snprintf(text, sizeof text, got == WORKER_TAKE_WAIT
-                     ? "feed: feeder %.128s has no row in hand yet (the leader's lease is on its "
-                       "way): the iteration fails"
-                     : "feed: feeder %.128s is exhausted: the user stops", name);
+                     ? "feed: feeder %.128s had no row in hand for %u ms (the leader's lease "
+                       "did not come): the iteration fails"
+                     : "feed: feeder %.128s is exhausted: the user stops", name,
+                 (unsigned)WORKER_LUA_FEED_WAIT_MS);
         u->js->lua->exit = got == WORKER_TAKE_WAIT ? WORKER_LUA_EXIT_FAIL : WORKER_LUA_EXIT_USER;
         return lc_lua_abort(L, text);
     }
@@ -375,7 +393,7 @@ const lc_lua_host_fn_t worker_lua_host_fns[] = {
     {NULL, "sleep", l_sleep, LC_LUA_HOST_YIELDS},
     {NULL, "check", l_check, 0},
     {NULL, "fail", l_fail, 0},
-    {NULL, "feed", l_feed, 0},
+    {NULL, "feed_take", l_feed_take, LC_LUA_HOST_PRIVATE},
     {NULL, "group_begin", l_group_begin, LC_LUA_HOST_PRIVATE},
     {NULL, "group_end", l_group_end, LC_LUA_HOST_PRIVATE},
 };

@@ -16,6 +16,10 @@
 #include "user.h"
 
 #define WORKER_LUA_SLEEP_MAX_MS 3600000u
+/* feed() waits for a leased row this long at most, asking again every POLL ms (plain
+ * numbers: the Lua prelude spells them). */
+#define WORKER_LUA_FEED_WAIT_MS 10000
+#define WORKER_LUA_FEED_POLL_MS 20
 
 /* What a user's coroutine is waiting for. */
 enum worker_lua_wait { WORKER_LUA_IDLE, WORKER_LUA_HTTP, WORKER_LUA_SLEEP };

@@ -323,6 +323,40 @@ static void test_feed_exhausted(void **state)
     journey_run_close(&f);
 }
 
+/* A leased feeder: its first lease (one row) goes to the iteration's start, the second comes
+ * 60 ms later, while the script's feed() wants it: feed() waits and returns that row (a
+ * script used to fail its iteration then), as a feed step waits. */
+static void on_late_lease(uv_timer_t *t)
+{
+    assert_true(worker_stock_add(t->data, 1, 1, true));
+}
+
+static void test_feed_waits_for_a_lease(void **state)
+{
+    (void)state;
+    journey_run_t f = {0};
+    journey_run_open_script(&f, 1,
+                            "function f(u) local row = feed(\\\"acc\\\") "
+                            "check(row.user == \\\"bob\\\", \\\"leased row\\\") end",
+                            "'feeders':{'acc':{'rows':[{'user':'ann'},{'user':'bob'}],"
+                            "'order':'sequential'}},"
+                            "'journeys':[{'name':'j','steps':[{'lua':'f'}]}]");
+    assert_int_equal(worker_plan_lease_feeds(f.plan), 0);
+    assert_non_null(f.plan->feeds[0].stock);
+    assert_true(worker_stock_add(f.plan->feeds[0].stock, 0, 1, false));
+    uv_timer_t lease;
+    assert_int_equal(uv_timer_init(&f.e->loop, &lease), 0);
+    lease.data = f.plan->feeds[0].stock;
+    assert_int_equal(uv_timer_start(&lease, on_late_lease, 60, 0), 0);
+    uint64_t t0 = uv_hrtime();
+    journey_run_users(&f, 1);
+    assert_true((uv_hrtime() - t0) / 1000000u >= 55);
+    assert_checks_passed(&f, 1);
+    assert_int_equal(ep_stats(&f, "lua f")->errors[WORKER_ERR_SCRIPT], 0);
+    uv_close((uv_handle_t *)&lease, NULL);
+    journey_run_close(&f);
+}
+
 /* math.random: the same seed and user, the same numbers; another seed, others. */
 static void random_line(const char *seed, char *out, size_t len)
 {
@@ -529,6 +563,7 @@ int main(void)
         cmocka_unit_test(test_redirects),
         cmocka_unit_test(test_request_head_group_feed_fail),
         cmocka_unit_test(test_feed_exhausted),
+        cmocka_unit_test(test_feed_waits_for_a_lease),
         cmocka_unit_test(test_random_per_user),
         cmocka_unit_test(test_memory_cap_fails_one_user),
         cmocka_unit_test(test_script_cpu_ms),
