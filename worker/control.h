@@ -168,8 +168,9 @@ bool worker_control_lost(worker_control_t *ctl, uint64_t run, uint64_t batches,
 /* The leader's answer to a FeedRequest: its rows into the run's stock; an answer to nothing
  * outstanding (a duplicate), of an unknown run or feeder, or larger than asked is ignored. */
 void worker_control_feed_lease(worker_control_t *ctl, const Lc__FeedLease *l);
-/* control_feed.c, for control.c: the stocks' timer; a new run's leased feeders (under a
- * master only). */
+/* control_feed.c, for control.c: the stocks' timer (initialized here; it ticks only while
+ * some run has a leased feeder); a new run's leased feeders (under a master only), which
+ * start it. */
 void worker_control_feed_start(worker_control_t *ctl);
 int worker_control_feed_plan(worker_control_t *ctl, worker_plan_t *p);
 /* Changes the stats interval. */

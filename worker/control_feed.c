@@ -7,7 +7,6 @@
 #include "control.h"
 #include "lc_log.h"
 
-
 static void ask(worker_control_t *ctl, const worker_run_t *r, uint32_t f, worker_stock_t *s)
 {
     s->asked_ms = uv_now(ctl->loop);
@@ -15,15 +14,18 @@ static void ask(worker_control_t *ctl, const worker_run_t *r, uint32_t f, worker
         ctl->hooks->feed_request(ctl->hooks_arg, r->id, f, s->asked_seq, s->asked_count);
 }
 
-static void look_at_run(worker_control_t *ctl, worker_run_t *r)
+/* Looks at the run's leased feeders; returns whether it has any. */
+static bool look_at_run(worker_control_t *ctl, worker_run_t *r)
 {
     const worker_plan_t *p = r->plan;
     uint64_t now = uv_now(ctl->loop);
+    bool leased = false;
     for (uint32_t f = 0; p->program != NULL && f < p->program->n_feeders; f++) {
         worker_stock_t *s = p->feeds[f].stock;
         bool retry;
         if (s == NULL)
             continue;
+        leased = true;
         bool per_user = p->program->feeders[f].mode == LC_FEED_PER_USER;
         uint32_t want = worker_stock_look(s, r->users, per_user, now, &retry);
         if (want > 0) {
@@ -33,14 +35,19 @@ static void look_at_run(worker_control_t *ctl, worker_run_t *r)
         if (want > 0 || retry)
             ask(ctl, r, f, s);
     }
+    return leased;
 }
 
+/* Ticks while some run has a leased feeder: a worker without one never wakes for them. */
 static void on_feed_timer(uv_timer_t *t)
 {
     worker_control_t *ctl = t->data;
+    bool leased = false;
     for (worker_run_t *r = ctl->runs; r != NULL; r = r->next)
         if (r->state != WORKER_RUN_FINAL && !r->removed)
-            look_at_run(ctl, r);
+            leased |= look_at_run(ctl, r);
+    if (!leased)
+        uv_timer_stop(t);
 }
 
 void worker_control_feed_start(worker_control_t *ctl)
@@ -48,13 +55,20 @@ void worker_control_feed_start(worker_control_t *ctl)
     assert(ctl != NULL && ctl->loop != NULL);
     uv_timer_init(ctl->loop, &ctl->feed_timer);
     ctl->feed_timer.data = ctl;
-    uv_timer_start(&ctl->feed_timer, on_feed_timer, WORKER_STOCK_LOOK_MS,
-                   WORKER_STOCK_LOOK_MS);
 }
 
 int worker_control_feed_plan(worker_control_t *ctl, worker_plan_t *p)
 {
-    return ctl->batches ? worker_plan_lease_feeds(p) : 0; /* --local: the whole table */
+    if (!ctl->batches)
+        return 0; /* --local: the whole table */
+    int rv = worker_plan_lease_feeds(p);
+    bool leased = false;
+    for (uint32_t f = 0; rv == 0 && p->program != NULL && f < p->program->n_feeders; f++)
+        leased |= p->feeds[f].stock != NULL;
+    if (leased && !uv_is_active((uv_handle_t *)&ctl->feed_timer))
+        uv_timer_start(&ctl->feed_timer, on_feed_timer, WORKER_STOCK_LOOK_MS,
+                       WORKER_STOCK_LOOK_MS);
+    return rv;
 }
 
 /* Why lease l cannot be put in stock, or NULL (stock set). */

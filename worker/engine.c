@@ -253,7 +253,6 @@ void engine_run_user_idle(engine_run_t *r, worker_user_t *u)
  * (retiring, or kept by a rescale) stay theirs. */
 static void share_ids(engine_run_t *r, const worker_msg_t *m)
 {
-    r->user_base = m->user_base;
     if (worker_user_ids_share(&r->ids, m->user_base, m->users) != 0) {
         lc_error("engine", "msg=\"out of memory for user ids: the share keeps its old ones\" "
                  "run=%llu", (unsigned long long)r->id);

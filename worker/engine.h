@@ -33,8 +33,8 @@ typedef struct engine_run_s {
     uint32_t active;           /* users not retiring: the ones "running" (open: the pool) */
     uint32_t live;             /* users not yet freed */
     uint32_t target;           /* users this engine should run (open: the pool's bound) */
-    uint64_t user_base;        /* the share's ${user_id}s follow it (Assign.user_base) */
-    worker_user_ids_t ids;     /* the ${user_id}s this engine hands its users (user_ids.h) */
+    worker_user_ids_t ids;     /* the ${user_id}s this engine hands its users (user_ids.h;
+                                * ids.base is the share's Assign.user_base) */
     double spawn_rate;         /* users/s for this engine; <= 0: all at once */
     uint64_t spawn_t0;         /* loop time spawning (re)started */
     uint32_t spawned;          /* users spawned since spawn_t0 */
