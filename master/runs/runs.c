@@ -433,10 +433,46 @@ static void adopt_claim(runs_t *r, active_run_t *ar, fleet_worker_t *w, const Lc
         send_stop(r, ar->id, w->id, ar->reason);
 }
 
+/* The worker runs nothing of ar any more (lost, or back without it): its final stats will
+ * not come, and unless the run is stopping its users go to the fleet again. */
+static void forget_share(active_run_t *ar, assignment_t *a)
+{
+    a->final_done = true; /* it cannot send anything of this share any more */
+    if (ar->stopping)
+        return;
+    size_t i = (size_t)(a - ar->asg);
+    memmove(&ar->asg[i], &ar->asg[i + 1], (ar->n_asg - i - 1) * sizeof *ar->asg);
+    ar->n_asg--;
+}
+
+static bool hello_claims(const Lc__Hello *hello, uint64_t run)
+{
+    for (size_t i = 0; i < hello->n_running; i++)
+        if (hello->running[i]->run == run)
+            return true;
+    return false;
+}
+
+/* A worker back (a reconnection, or a restart with the same id: a StatefulSet's pod) without
+ * a share it held lost that share, as a lost worker does: before, the leader kept counting it
+ * as running and the run went on with fewer users than it had. */
+static void forget_unclaimed(runs_t *r, fleet_worker_t *w, const Lc__Hello *hello)
+{
+    for (active_run_t *ar = r->active; ar != NULL; ar = ar->next) {
+        assignment_t *a = runs_find_asg(ar, w->id);
+        if (a == NULL || a->final_done || hello_claims(hello, ar->id))
+            continue;
+        lc_warn("runs", "msg=\"worker came back without its share: its users are placed again\" "
+                "run=%llu worker=%s users=%u", (unsigned long long)ar->id, w->id, a->users);
+        forget_share(ar, a);
+    }
+}
+
 void runs_on_worker_join(runs_t *r, fleet_worker_t *w, const Lc__Hello *hello)
 {
     if (!r->leader)
         return;
+    forget_unclaimed(r, w, hello);
     for (size_t i = 0; i < hello->n_running; i++) {
         const Lc__RunLoad *claim = hello->running[i];
         active_run_t *ar = find_active(r, claim->run);
@@ -461,12 +497,9 @@ void runs_on_worker_lost(runs_t *r, fleet_worker_t *w)
         assignment_t *a = runs_find_asg(ar, w->id);
         if (a == NULL)
             continue;
-        a->final_done = true; /* it cannot send anything any more */
+        forget_share(ar, a);
         if (ar->stopping)
             continue;
-        size_t i = (size_t)(a - ar->asg);
-        memmove(&ar->asg[i], &ar->asg[i + 1], (ar->n_asg - i - 1) * sizeof *ar->asg);
-        ar->n_asg--;
         size_t connected;
         r->io.connected(r->io.arg, &connected);
         if (connected == 0)
