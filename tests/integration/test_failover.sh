@@ -2,7 +2,9 @@
 # Leader loss: target + 3 masters + 2 workers; kill -9 the leader 5 s into a
 # 20 s run. A new leader is elected within 3 s, the run finishes, and every
 # surviving master's history counts exactly the requests the target served;
-# the killed master, restarted, serves the same history.
+# the killed master, restarted, serves the same history. Each iteration of the users' journey
+# takes a row of a sequential feeder, leased by the leader: the new leader goes on from the
+# cursor the old one left in the replicated state, so no row is used twice.
 # With VICTIM=follower (test_follower_loss.sh) a follower is killed instead:
 # the leader stays, nothing visible changes for 10 s, then the run is stopped
 # (it ends as at its duration: Stop, then every final batch) and counts stay
@@ -26,10 +28,21 @@ API=$(api_of "$first")
 leader_is() { [ "$(leader_id)" = "$1" ]; }
 check "two workers joined the leader" wait_until 20 workers_connected 2
 
+# An iteration: its row's request, then 9 of "/" 25 ms apart (~4 iterations a second a user,
+# ~800 of the 900 rows in 20 s; lc_target counts up to 1000 distinct paths).
+ROWS=900
+csv=$(printf 'id\\n'; for i in $(seq 0 $((ROWS - 1))); do printf 'r%d\\n' "$i"; done)
+steps='{"name": "row", "path": "/row/${rows.id}"}'
+for _ in $(seq 1 9); do steps+=', {"think_ms": 25}, {"name": "home", "path": "/"}'; done
 cat >"$WORK/scenario.json" <<JSON
 {"name": "failover", "target": "http://127.0.0.1:$TARGET_PORT", "duration": "$DURATION",
- "users": 10, "spawn_rate": 100, "think_time_ms": 20, "tasks": [{"path": "/"}]}
+ "users": 10, "spawn_rate": 100,
+ "feeders": {"rows": {"csv": "$csv", "mode": "per_iteration", "order": "sequential",
+                      "on_exhausted": "stop_user"}},
+ "journeys": [{"name": "j", "steps": [$steps]}]}
 JSON
+row_counts() { target_requests '[.by_path | to_entries[] | select(.key | startswith("/row/")) | .value]'; }
+rows_used() { row_counts | jq 'length'; }
 id=$(submit_run "$WORK/scenario.json")
 check "run created" [ -n "$id" -a "$id" != null ]
 wait_until 10 run_state_is "$id" running
@@ -37,6 +50,7 @@ sleep 5
 victim=$first
 if [ "$VICTIM" = follower ]; then victim=$(( first % 3 + 1 )); fi
 closes_before=$(cat "$WORK/worker-1.log" "$WORK/worker-2.log" | grep -c 'closing master connection' || true)
+rows_before=$(rows_used)
 killed_at=$(date +%s.%N)
 stop_proc "$(eval echo "\$PID_master_$victim")" KILL
 log "killed master $victim ($VICTIM)"
@@ -69,6 +83,10 @@ check "the run finishes under the new leader" wait_until 60 run_state_is "$id" f
 check "both workers back with the new leader" wait_until 10 workers_connected 2
 
 served=$(target_requests)
+counts=$(row_counts)
+check "rows were used after the leader's loss ($(jq length <<<"$counts") > $rows_before)" \
+    [ "$(jq length <<<"$counts")" -gt "$rows_before" ]
+check "no row was used twice across the leader change" jq -e 'length > 0 and all(. == 1)' <<<"$counts"
 for k in 1 2 3; do
     [ "$k" = "$first" ] && continue
     counted=$(curl -sf "$(api_of "$k")/api/v1/runs/$id" | jq .totals.requests)
