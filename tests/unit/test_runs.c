@@ -113,6 +113,35 @@ static void test_worker_lost_mid_run(void **state)
     assert_int_equal(count_proposals(fx, LC__COMMAND__CMD_RUN_FINISHED, "failed"), 1);
 }
 
+/* A worker back with its id but without its share (a restart: a StatefulSet's pod) lost it:
+ * the share's users are placed again, on it too, with a new generation. Before, the leader
+ * kept it as running them and the run went on 5 users short. */
+static void test_worker_back_without_its_share(void **state)
+{
+    fixture_t *fx = *state;
+    start_on_two(fx);
+    size_t sent_before = fx->n_sent;
+    fleet_worker_t *w2 = find(fx, "w2");
+    Lc__Hello hello;
+    lc__hello__init(&hello);
+    hello.worker_id = w2->id; /* runs nothing */
+    runs_on_worker_join(fx->runs, w2, &hello);
+    advance(fx, 100);
+    uint64_t gen = 0;
+    assert_true(fx->n_sent > sent_before);
+    assert_int_equal(assigned_users(fx, RUN, "w2", &gen) + assigned_users(fx, RUN, "w1", NULL), 10);
+    assert_true(assigned_users(fx, RUN, "w2", NULL) > 0);
+    assert_true(gen > 1);
+
+    /* Back with its share (a reconnection), it keeps it: nothing is sent again. */
+    sent_before = fx->n_sent;
+    Lc__RunLoad load, *loads[1];
+    hello_with(w2, &load, loads, &hello, gen, assigned_users(fx, RUN, "w2", NULL));
+    runs_on_worker_join(fx->runs, w2, &hello);
+    advance(fx, 100);
+    assert_int_equal(fx->n_sent, sent_before);
+}
+
 /* ---- a refusal ----------------------------------------------------------- */
 
 static void test_refusal_fails_the_run(void **state)
@@ -292,6 +321,7 @@ int main(void)
         cmocka_unit_test_setup_teardown(test_lifecycle, setup, teardown),
         cmocka_unit_test_setup_teardown(test_final_batch_missing_at_deadline, setup, teardown),
         cmocka_unit_test_setup_teardown(test_worker_lost_mid_run, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_worker_back_without_its_share, setup, teardown),
         cmocka_unit_test_setup_teardown(test_refusal_fails_the_run, setup, teardown),
         cmocka_unit_test_setup_teardown(test_adoption_keeps_workers_running, setup, teardown),
         cmocka_unit_test_setup_teardown(test_adopted_run_without_workers_fails, setup, teardown),
