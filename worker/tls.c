@@ -191,7 +191,6 @@ void worker_tls_free(worker_tls_t *t)
         return;
     for (size_t i = 0; i < WORKER_TLS_MAX_ENGINES; i++) {
         SSL_SESSION_free(t->slots[i].session);
-        worker_tls_aead_free(&t->slots[i].aead);
         free(t->slots[i].seal_buf);
         worker_slab_free(&t->slots[i].conns);
     }

@@ -303,6 +303,8 @@ static void tls_reset(worker_conn_t *c)
     if (t == NULL)
         return;
     SSL_free(t->ssl); /* and its BIO */
+    worker_tls_keyed_drop(&t->wctx);
+    worker_tls_keyed_drop(&t->rctx);
     OPENSSL_cleanse(&t->keys, sizeof t->keys);
     worker_tls_io_free(&t->io);
     free(t->out_rest);
@@ -313,6 +315,11 @@ static void tls_reset(worker_conn_t *c)
 static void tls_idle(worker_conn_t *c)
 {
     tls_conn_t *t = c->transport_state;
+    if (t != NULL && t->taken) { /* the keys stay; their contexts (~1 KiB each) go */
+        worker_tls_keyed_drop(&t->wctx);
+        worker_tls_keyed_drop(&t->rctx);
+        return;
+    }
     if (t == NULL || t->ssl == NULL)
         return;
     t->idle = true; /* also for the end of a read this comes from (pump_in) */

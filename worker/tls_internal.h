@@ -22,7 +22,6 @@ typedef struct worker_tls_slot_s {
     worker_tls_t *tls;
     SSL_SESSION *session;         /* the last session a server gave this engine */
     worker_stats_t *const *stats; /* the engine's counters of the run */
-    worker_tls_aead_t aead;       /* the records' ciphers once taken from OpenSSL */
     uint8_t *seal_buf;            /* a record being sealed: WORKER_TLS_RECORD_MAX_PLAIN + overhead */
     worker_slab_t conns;          /* the engine's tls_conn_t */
 } worker_tls_slot_t;
@@ -50,6 +49,7 @@ typedef struct tls_conn_s {
         worker_tls_seen_t seen;  /* while OpenSSL runs: its records counted, TLS 1.3's secrets */
         worker_tls_record_t rec; /* once taken over: the records' keys */
     } keys;
+    EVP_CIPHER_CTX *wctx, *rctx; /* taken over: keyed while busy, freed when idle */
     uint32_t skip;       /* taken over: bytes of a handshake message (a ticket) still to skip */
     bool ready;          /* handshake done */
     bool idle;           /* the owner waits long (tls_idle) and has written nothing since */

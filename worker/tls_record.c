@@ -45,28 +45,26 @@ static const char *const cipher_names[] = {
     [WORKER_TLS_CHACHA] = "ChaCha20-Poly1305",
 };
 
-/* The engine's context for the suite, keyed for the first time here. */
-static EVP_CIPHER_CTX *aead_ctx(worker_tls_aead_t *a, uint8_t aead)
+/* The direction's context: made and keyed with key on first use. */
+static EVP_CIPHER_CTX *keyed(EVP_CIPHER_CTX **ctx, uint8_t aead, const uint8_t *key, int enc)
 {
     assert(aead >= WORKER_TLS_AES128GCM && aead <= WORKER_TLS_CHACHA);
-    if (a->ctx[aead] != NULL)
-        return a->ctx[aead];
+    if (*ctx != NULL)
+        return *ctx;
     EVP_CIPHER *cipher = EVP_CIPHER_fetch(NULL, cipher_names[aead], NULL);
-    EVP_CIPHER_CTX *ctx = cipher != NULL ? EVP_CIPHER_CTX_new() : NULL;
-    if (ctx != NULL && EVP_CipherInit_ex2(ctx, cipher, NULL, NULL, 1, NULL) != 1) {
-        EVP_CIPHER_CTX_free(ctx);
-        ctx = NULL;
+    EVP_CIPHER_CTX *c = cipher != NULL ? EVP_CIPHER_CTX_new() : NULL;
+    if (c != NULL && EVP_CipherInit_ex2(c, cipher, key, NULL, enc, NULL) != 1) {
+        EVP_CIPHER_CTX_free(c);
+        c = NULL;
     }
     EVP_CIPHER_free(cipher); /* the context holds its own reference */
-    return a->ctx[aead] = ctx;
+    return *ctx = c;
 }
 
-void worker_tls_aead_free(worker_tls_aead_t *a)
+void worker_tls_keyed_drop(EVP_CIPHER_CTX **ctx)
 {
-    for (size_t i = 0; i < sizeof a->ctx / sizeof a->ctx[0]; i++) {
-        EVP_CIPHER_CTX_free(a->ctx[i]);
-        a->ctx[i] = NULL;
-    }
+    EVP_CIPHER_CTX_free(*ctx);
+    *ctx = NULL;
 }
 
 static void put_be64(uint8_t *p, uint64_t v)
@@ -101,13 +99,13 @@ static void aad12(const worker_tls_dir_t *d, uint8_t type, size_t plain_len, uin
     aad[11] = (uint8_t)(plain_len >> 8), aad[12] = (uint8_t)plain_len;
 }
 
-/* One AEAD pass over in[0..len) into out; enc: seal (writes the tag), else open (checks it). */
-static bool crypt(EVP_CIPHER_CTX *ctx, int enc, const uint8_t *key, const uint8_t nonce[12],
-                  const uint8_t *aad, size_t aad_len, const uint8_t *in, size_t len, uint8_t *out,
-                  uint8_t *tag)
+/* One AEAD pass over in[0..len) into out with the keyed ctx; enc: seal (writes the tag),
+ * else open (checks it). */
+static bool crypt(EVP_CIPHER_CTX *ctx, int enc, const uint8_t nonce[12], const uint8_t *aad,
+                  size_t aad_len, const uint8_t *in, size_t len, uint8_t *out, uint8_t *tag)
 {
     int n = 0, fin = 0;
-    if (EVP_CipherInit_ex2(ctx, NULL, key, nonce, enc, NULL) != 1 ||
+    if (EVP_CipherInit_ex2(ctx, NULL, NULL, nonce, enc, NULL) != 1 ||
         EVP_CipherUpdate(ctx, NULL, &n, aad, (int)aad_len) != 1)
         return false;
     if (!enc && EVP_CIPHER_CTX_ctrl(ctx, EVP_CTRL_AEAD_SET_TAG, TAG_LEN, tag) != 1)
@@ -121,14 +119,14 @@ static bool crypt(EVP_CIPHER_CTX *ctx, int enc, const uint8_t *key, const uint8_
 
 /* Seal */
 
-size_t worker_tls_record_seal(worker_tls_record_t *rec, worker_tls_aead_t *a, uint8_t type,
+size_t worker_tls_record_seal(worker_tls_record_t *rec, EVP_CIPHER_CTX **ctxp, uint8_t type,
                               const uint8_t *plain, size_t len, uint8_t *out)
 {
     assert(len <= WORKER_TLS_RECORD_MAX_PLAIN);
-    EVP_CIPHER_CTX *ctx = aead_ctx(a, rec->aead);
+    worker_tls_dir_t *d = &rec->w;
+    EVP_CIPHER_CTX *ctx = keyed(ctxp, rec->aead, d->key, 1);
     if (ctx == NULL)
         return 0;
-    worker_tls_dir_t *d = &rec->w;
     bool explicit = !rec->tls13 && rec->aead != WORKER_TLS_CHACHA;
     size_t body = (explicit ? 8 : 0) + len + (rec->tls13 ? 1 : 0) + TAG_LEN;
     uint8_t *hdr = out, *payload = out + WORKER_TLS_RECORD_HEADER + (explicit ? 8 : 0);
@@ -144,11 +142,11 @@ size_t worker_tls_record_seal(worker_tls_record_t *rec, worker_tls_aead_t *a, ui
     if (rec->tls13) {
         memmove(payload, plain, len);
         payload[len] = type; /* the inner content type, no padding */
-        ok = crypt(ctx, 1, d->key, nonce, hdr, WORKER_TLS_RECORD_HEADER, payload, len + 1,
-                   payload, payload + len + 1);
+        ok = crypt(ctx, 1, nonce, hdr, WORKER_TLS_RECORD_HEADER, payload, len + 1, payload,
+                   payload + len + 1);
     } else {
         aad12(d, type, len, aad);
-        ok = crypt(ctx, 1, d->key, nonce, aad, sizeof aad, plain, len, payload, payload + len);
+        ok = crypt(ctx, 1, nonce, aad, sizeof aad, plain, len, payload, payload + len);
     }
     if (!ok)
         return 0;
@@ -171,7 +169,7 @@ static int strip_inner(uint8_t *plain, size_t *len, uint8_t *type)
     return 0;
 }
 
-int worker_tls_record_open(worker_tls_record_t *rec, worker_tls_aead_t *a, const uint8_t *record,
+int worker_tls_record_open(worker_tls_record_t *rec, EVP_CIPHER_CTX **ctxp, const uint8_t *record,
                            size_t len, uint8_t *out, uint8_t *type, size_t *plain_len,
                            const char **why)
 {
@@ -187,11 +185,11 @@ int worker_tls_record_open(worker_tls_record_t *rec, worker_tls_aead_t *a, const
     if (rec->tls13 ? record[0] != WORKER_TLS_CT_DATA
                    : record[0] < WORKER_TLS_CT_ALERT || record[0] > WORKER_TLS_CT_DATA)
         return LC_EPROTO;
-    EVP_CIPHER_CTX *ctx = aead_ctx(a, rec->aead);
+    worker_tls_dir_t *d = &rec->r;
+    EVP_CIPHER_CTX *ctx = keyed(ctxp, rec->aead, d->key, 0);
     *why = "the cipher failed (out of memory)";
     if (ctx == NULL)
         return LC_EPROTO;
-    worker_tls_dir_t *d = &rec->r;
     const uint8_t *payload = record + WORKER_TLS_RECORD_HEADER + (explicit ? 8 : 0);
     size_t n = body - over;
     uint8_t nonce[12], aad[13], tag[TAG_LEN];
@@ -199,10 +197,10 @@ int worker_tls_record_open(worker_tls_record_t *rec, worker_tls_aead_t *a, const
     nonce_of(rec, d, record + WORKER_TLS_RECORD_HEADER, nonce);
     bool ok;
     if (rec->tls13) {
-        ok = crypt(ctx, 0, d->key, nonce, record, WORKER_TLS_RECORD_HEADER, payload, n, out, tag);
+        ok = crypt(ctx, 0, nonce, record, WORKER_TLS_RECORD_HEADER, payload, n, out, tag);
     } else {
         aad12(d, record[0], n, aad);
-        ok = crypt(ctx, 0, d->key, nonce, aad, sizeof aad, payload, n, out, tag);
+        ok = crypt(ctx, 0, nonce, aad, sizeof aad, payload, n, out, tag);
     }
     *why = "a record that fails authentication";
     if (!ok)

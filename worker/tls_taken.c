@@ -59,7 +59,7 @@ static int send_record(tls_conn_t *t, uint8_t type, const void *plain, size_t le
     if (slot->seal_buf == NULL &&
         (slot->seal_buf = malloc(WORKER_TLS_RECORD_MAX_PLAIN + WORKER_TLS_RECORD_OVERHEAD)) == NULL)
         return WORKER_ERR_ABORTED;
-    size_t n = worker_tls_record_seal(&t->keys.rec, &slot->aead, type, plain, len, slot->seal_buf);
+    size_t n = worker_tls_record_seal(&t->keys.rec, &t->wctx, type, plain, len, slot->seal_buf);
     if (n == 0) {
         ERR_clear_error();
         return WORKER_ERR_TLS;
@@ -92,6 +92,7 @@ static int send_key_update(tls_conn_t *t)
     }
     t->key_update_owed = false;
     int kind = send_record(t, WORKER_TLS_CT_HANDSHAKE, msg, sizeof msg);
+    worker_tls_keyed_drop(&t->wctx);
     if (kind == 0 && worker_tls_record_update(&t->keys.rec, &t->keys.rec.w) != 0)
         kind = WORKER_ERR_ABORTED;
     return kind;
@@ -145,6 +146,7 @@ static int on_handshake(tls_conn_t *t, const uint8_t *p, size_t n)
             /* It must end its record: what follows is under the new keys. */
             if (len != 1 || n != 5 || p[4] > 1)
                 return WORKER_ERR_TLS;
+            worker_tls_keyed_drop(&t->rctx);
             if (worker_tls_record_update(&t->keys.rec, &t->keys.rec.r) != 0)
                 return WORKER_ERR_ABORTED;
             return p[4] == 1 ? send_key_update(t) : 0;
@@ -166,7 +168,7 @@ static int on_record(worker_conn_t *c, tls_conn_t *t, const uint8_t *record, siz
     uint8_t *plain = (uint8_t *)c->rbuf + c->rbuf_len, type = 0;
     size_t n = 0;
     const char *why = NULL;
-    if (worker_tls_record_open(&t->keys.rec, &t->slot->aead, record, len, plain, &type, &n, &why)) {
+    if (worker_tls_record_open(&t->keys.rec, &t->rctx, record, len, plain, &type, &n, &why)) {
         ERR_clear_error();
         return WORKER_ERR_TLS;
     }

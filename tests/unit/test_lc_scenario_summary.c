@@ -74,7 +74,7 @@ static void test_open_model_tls(void **state)
     json_t *parts = json_object_get(sum, "bytes_per_idle_user_parts");
     /* No template: no request kept per user; https: an idle TLS connection. */
     assert_null(json_object_get(parts, "request")); /* rendered in the engine's buffer */
-    assert_int_equal(json_integer_value(json_object_get(parts, "tls")), 352);
+    assert_int_equal(json_integer_value(json_object_get(parts, "tls")), 368);
     json_decref(sum);
     lc_scenario_free(&s);
 }
@@ -89,7 +89,7 @@ static void test_tls_idle_connection(void **state)
           "\"think_time_ms\":[1000,2000],\"tasks\":[{\"path\":\"/\"}]}", &s);
     lc_idle_user_bytes_t b;
     lc_scenario_idle_user_bytes(&s, &b);
-    assert_int_equal(b.tls, 352);
+    assert_int_equal(b.tls, 368);
     assert_int_equal(b.total, b.user + b.allocator + b.libuv + b.tls);
     lc_scenario_free(&s);
 }

@@ -36,7 +36,7 @@
 #define IDLE_TLS_TAKEN_OPENSSL_MAX 256
 #define IDLE_TLS_BYTES_MAX (20 * 1024)
 /* common/lc_scenario_summary.c's estimate of an idle TLS connection. */
-_Static_assert(sizeof(tls_conn_t) <= 352, "TLS_IDLE_CONN_BYTES in lc_scenario_summary.c");
+_Static_assert(sizeof(tls_conn_t) <= 368, "TLS_IDLE_CONN_BYTES in lc_scenario_summary.c");
 #define IDLE_CONNS 16
 #define BIG_BODY (600u * 1024u)
 
