@@ -2,6 +2,7 @@
 #include "heap_trim.h"
 
 #include <assert.h>
+#include <stdbool.h>
 
 #ifdef __GLIBC__
 #include <malloc.h>
@@ -16,7 +17,10 @@ int worker_heap_trim_tick(worker_heap_trim_t *h)
     struct mallinfo2 m = mallinfo2(); /* every arena, the engines' too */
     if (m.fordblks < h->free_at_last)
         h->free_at_last = m.fordblks; /* reused: the next step counts from here */
-    if (m.fordblks < h->free_at_last + WORKER_HEAP_TRIM_STEP)
+    bool settled = m.fordblks == h->free_at_tick;
+    h->free_at_tick = m.fordblks;
+    if (m.fordblks < h->free_at_last + WORKER_HEAP_TRIM_STEP &&
+        !(settled && m.fordblks >= h->free_at_last + WORKER_HEAP_TRIM_TAIL))
         return 0;
     h->free_at_last = m.fordblks; /* trimmed pages still count as free */
     (void)malloc_trim(0);
