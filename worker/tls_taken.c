@@ -115,17 +115,20 @@ void worker_tls_taken_close(worker_conn_t *c, tls_conn_t *t)
 
 /* Opening */
 
-/* An alert: close_notify ends the server's side (the TCP close follows); another warning is
- * ignored; a fatal one fails the connection. */
+/* An alert: close_notify ends the server's side (the TCP close follows); user_canceled, and
+ * in TLS 1.2 any warning, is let pass; anything else fails the connection (RFC 8446 6). */
 static int on_alert(tls_conn_t *t, const uint8_t *p, size_t n)
 {
+    enum { WARNING = 1, CLOSE_NOTIFY = 0, USER_CANCELED = 90 };
     if (n != 2)
         return WORKER_ERR_TLS;
-    if (p[1] == 0) {
+    if (p[1] == CLOSE_NOTIFY) {
         t->peer_closed = true;
         return 0;
     }
-    return p[0] == 1 && !t->keys.rec.tls13 ? 0 : WORKER_ERR_TLS;
+    if (p[1] == USER_CANCELED || (p[0] == WARNING && !t->keys.rec.tls13))
+        return 0;
+    return WORKER_ERR_TLS;
 }
 
 /* TLS 1.3's post-handshake messages: tickets are skipped (the engine resumes with the session
