@@ -281,6 +281,11 @@ void batcher_flush(batcher_t *a)
             break; /* out of memory: tried again at the next flush */
 }
 
+uint64_t batcher_flush_due_in(const batcher_t *a)
+{
+    return uv_timer_get_due_in(&a->flush_timer);
+}
+
 bool batcher_busy(batcher_t *a, uint64_t run)
 {
     for (const queued_t *q = a->queue_head; q != NULL; q = q->next)

@@ -21,6 +21,8 @@ void batcher_close(batcher_t *a);
 void batcher_add(batcher_t *a, fleet_worker_t *w, Lc__Envelope *env);
 /* Proposes every queued batch now. */
 void batcher_flush(batcher_t *a);
+/* Milliseconds until the next flush proposes what is queued. */
+uint64_t batcher_flush_due_in(const batcher_t *a);
 /* True while batches of this run are queued or being committed. */
 bool batcher_busy(batcher_t *a, uint64_t run);
 /* Batches workers re-sent from their outbox that were already counted or in
