@@ -250,7 +250,16 @@ idle_rss() {
         stop_proc "$pid"
         return
     fi
-    sleep 2 # let the last responses and allocations settle (and the heap be trimmed)
+    # Connections are established before their handshakes and first answers are done: RSS is
+    # read once it has settled (the last responses in, the heap trimmed): two readings 1 s
+    # apart within 1 % (at most 30 s).
+    local prev=0 cur
+    for _ in $(seq 1 30); do
+        sleep 1
+        cur=$(rss_kib "$pid")
+        [ $(( (cur > prev ? cur - prev : prev - cur) * 100 )) -le "$cur" ] && break
+        prev=$cur
+    done
     IDLE_RSS=$(rss_kib "$pid")
     log "$name: $(established "$port") connections, VmRSS ${IDLE_RSS} KiB"
     stop_proc "$pid"
