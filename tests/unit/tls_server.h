@@ -1,7 +1,11 @@
 /* tls_server.h — for unit tests of the worker's TLS transport: an HTTPS/1.1 server on
  * 127.0.0.1 in threads of its own (blocking OpenSSL, a thread per connection) that answers
  * each request with its body echoed back ("ok" when it had none), keeps connections open
- * until stopped, and can read slowly from a small receive buffer. */
+ * until stopped, and can read slowly from a small receive buffer. Options for tests of what a
+ * server may do to the records (all off by default): its highest version and its suites, an
+ * answer of a given size, no TLS 1.3 tickets, ciphertext written 1 byte per TCP write, a TLS 1.3 KeyUpdate after
+ * each answer or right after the handshake, close_notify and a TCP close after some answers,
+ * and one answer's record tampered with. */
 #ifndef TESTS_UNIT_TLS_SERVER_H
 #define TESTS_UNIT_TLS_SERVER_H
 
@@ -16,6 +20,7 @@
 
 #include <arpa/inet.h>
 #include <netinet/in.h>
+#include <netinet/tcp.h>
 #include <sys/socket.h>
 #include <unistd.h>
 
@@ -31,6 +36,9 @@ typedef struct tls_server_conn_s {
     tls_server_t *srv;
     int fd;
     pthread_t thread;
+    int answers;      /* answered on this connection */
+    bool tamper_next; /* the next write's last byte (a record's tag) is flipped */
+    bool handshaken;  /* SSL_accept returned */
 } tls_server_conn_t;
 
 struct tls_server_s {
@@ -44,6 +52,31 @@ struct tls_server_s {
     tls_server_conn_t conns[TLS_SERVER_CONNS];
     int n_conns;
     int served;        /* requests answered */
+    /* Options, set before a client connects; 0 or NULL: off. */
+    int max_version;       /* e.g. TLS1_2_VERSION */
+    const char *ciphers;   /* TLS 1.2's cipher list */
+    const char *suites;    /* TLS 1.3's ciphersuites */
+    size_t answer_bytes;   /* a request without a body is answered with this many bytes */
+    bool byte_writes;      /* every write goes out 1 byte per send(), TCP_NODELAY */
+    int byte_pause_us;     /* and after the handshake, a pause after each byte */
+    bool key_update;       /* TLS 1.3: KeyUpdate (update_requested) after each answer */
+    bool key_update_early; /* TLS 1.3: KeyUpdate (update_requested) right after SSL_accept */
+    bool no_tickets;       /* TLS 1.3: no NewSessionTicket after the handshake */
+    bool key_update_before_body; /* TLS 1.3: KeyUpdate (update_requested) once a request's
+                                  * head is read, before its body (with read_delay_ms: while
+                                  * the client still writes it) */
+    int inject_after;      /* after this answer of a connection, inject_len raw bytes go to
+                            * the socket, outside TLS */
+    const void *inject;
+    size_t inject_len;
+    int close_after;       /* after this many answers on a connection: close_notify, then,
+                            * close_pause_ms later, the TCP connection shut */
+    int close_pause_ms;
+    int tamper_answer;     /* this answer of each connection (1: the first) has a record
+                            * whose tag is flipped */
+    int key_updates_received; /* TLS 1.3 KeyUpdates the clients sent */
+    int key_updates_sent;
+    int close_notifies;    /* connections a client ended with close_notify */
 };
 
 static inline void tls_server_sleep_ms(int ms)
@@ -74,8 +107,15 @@ static inline bool tls_server_read_head(SSL *ssl, char *head, size_t cap, size_t
         if (*have + 1 >= cap)
             return false;
         int n = SSL_read(ssl, head + *have, (int)(cap - 1 - *have));
-        if (n <= 0)
+        if (n <= 0) {
+            if (SSL_get_error(ssl, n) == SSL_ERROR_ZERO_RETURN) {
+                tls_server_conn_t *sc = SSL_get_app_data(ssl);
+                pthread_mutex_lock(&sc->srv->lock);
+                sc->srv->close_notifies++;
+                pthread_mutex_unlock(&sc->srv->lock);
+            }
             return false;
+        }
         *have += (size_t)n;
         head[*have] = '\0';
     }
@@ -87,6 +127,114 @@ static inline size_t tls_server_content_length(const char *head)
 {
     const char *p = strcasestr(head, "\r\ncontent-length:");
     return p != NULL ? strtoul(p + 17, NULL, 10) : 0;
+}
+
+/* What answer_bytes answers: the same pattern tls_server_pattern gives the test. */
+static inline void tls_server_pattern(char *b, size_t len)
+{
+    for (size_t i = 0; i < len; i++)
+        b[i] = (char)('A' + (i % 53 + i / 16384) % 26);
+}
+
+/* TLS 1.3: a KeyUpdate asking for the peer's, sent at once. */
+static inline bool tls_server_key_update(tls_server_conn_t *sc, SSL *ssl)
+{
+    if (SSL_version(ssl) != TLS1_3_VERSION)
+        return true;
+    if (SSL_key_update(ssl, SSL_KEY_UPDATE_REQUESTED) != 1 || SSL_do_handshake(ssl) != 1)
+        return false;
+    pthread_mutex_lock(&sc->srv->lock);
+    sc->srv->key_updates_sent++;
+    pthread_mutex_unlock(&sc->srv->lock);
+    return true;
+}
+
+/* The write BIO of byte_writes and tamper_answer: straight to the socket. */
+static inline int tls_server_bio_write(BIO *b, const char *data, int len)
+{
+    tls_server_conn_t *sc = BIO_get_data(b);
+    BIO_clear_retry_flags(b);
+    char *copy = NULL;
+    if (sc->tamper_next && sc->handshaken && len > 0) {
+        if ((copy = malloc((size_t)len)) == NULL)
+            return -1;
+        memcpy(copy, data, (size_t)len);
+        copy[len - 1] ^= 0x01;
+        data = copy;
+        sc->tamper_next = false;
+    }
+    int off = 0;
+    while (off < len) {
+        int step = sc->srv->byte_writes ? 1 : len - off;
+        ssize_t n = send(sc->fd, data + off, (size_t)step, MSG_NOSIGNAL);
+        if (n <= 0)
+            break;
+        off += (int)n;
+        if (sc->srv->byte_writes && sc->handshaken && sc->srv->byte_pause_us > 0) {
+            struct timespec ts = {0, (long)sc->srv->byte_pause_us * 1000L};
+            nanosleep(&ts, NULL);
+        }
+    }
+    free(copy);
+    return off == len ? len : -1;
+}
+
+static inline long tls_server_bio_ctrl(BIO *b, int cmd, long num, void *ptr)
+{
+    (void)b, (void)num, (void)ptr;
+    return cmd == BIO_CTRL_FLUSH ? 1 : 0;
+}
+
+static inline int tls_server_bio_create(BIO *b)
+{
+    BIO_set_init(b, 1);
+    return 1;
+}
+
+/* Counts the KeyUpdates that go by (OpenSSL's message callback). */
+static inline void tls_server_on_msg(int write_p, int version, int content_type,
+                                     const void *buf, size_t len, SSL *ssl, void *arg)
+{
+    (void)version, (void)arg;
+    const unsigned char *p = buf;
+    if (content_type != SSL3_RT_HANDSHAKE || len < 1 || p[0] != SSL3_MT_KEY_UPDATE || write_p)
+        return;
+    tls_server_conn_t *sc = SSL_get_app_data(ssl);
+    pthread_mutex_lock(&sc->srv->lock);
+    sc->srv->key_updates_received++;
+    pthread_mutex_unlock(&sc->srv->lock);
+}
+
+/* The options that shape a connection's SSL; false when one cannot be applied. */
+static inline bool tls_server_apply(tls_server_conn_t *sc, SSL *ssl, BIO_METHOD **meth)
+{
+    tls_server_t *srv = sc->srv;
+    SSL_set_app_data(ssl, sc);
+    SSL_set_msg_callback(ssl, tls_server_on_msg);
+    if (srv->max_version != 0 && SSL_set_max_proto_version(ssl, srv->max_version) != 1)
+        return false;
+    if (srv->ciphers != NULL && SSL_set_cipher_list(ssl, srv->ciphers) != 1)
+        return false;
+    if (srv->suites != NULL && SSL_set_ciphersuites(ssl, srv->suites) != 1)
+        return false;
+    if (srv->no_tickets && SSL_set_num_tickets(ssl, 0) != 1)
+        return false;
+    if (!srv->byte_writes && srv->tamper_answer == 0)
+        return true;
+    int one = 1;
+    setsockopt(sc->fd, IPPROTO_TCP, TCP_NODELAY, &one, sizeof one);
+    *meth = BIO_meth_new(BIO_TYPE_SOURCE_SINK, "tls_server write");
+    BIO *w = *meth != NULL ? BIO_new(*meth) : NULL;
+    if (w == NULL || BIO_meth_set_write(*meth, tls_server_bio_write) != 1 ||
+        BIO_meth_set_ctrl(*meth, tls_server_bio_ctrl) != 1 ||
+        BIO_meth_set_create(*meth, tls_server_bio_create) != 1) {
+        BIO_free(w);
+        return false;
+    }
+    BIO_set_init(w, 1);
+    BIO_set_data(w, sc);
+    SSL_set0_wbio(ssl, w);
+    return true;
 }
 
 /* Answers one request; false when the connection ended. */
@@ -106,20 +254,45 @@ static inline bool tls_server_serve_one(tls_server_conn_t *sc, SSL *ssl, char *h
     memcpy(body, head + head_len, early);
     memmove(head, head + head_len + early, *have - head_len - early);
     *have -= head_len + early;
+    if (sc->srv->key_update_before_body && !tls_server_key_update(sc, ssl)) {
+        free(body);
+        return false;
+    }
     if (sc->srv->read_delay_ms > 0)
         tls_server_sleep_ms(sc->srv->read_delay_ms);
     bool ok = tls_server_read_full(ssl, body + early, body_len - early);
-    if (body_len == 0)
+    if (body_len == 0 && sc->srv->answer_bytes > 0) {
+        free(body);
+        body_len = sc->srv->answer_bytes;
+        if ((body = malloc(body_len)) == NULL)
+            return false;
+        tls_server_pattern(body, body_len);
+    } else if (body_len == 0) {
         memcpy(body, "ok", body_len = 2);
+    }
+    if (sc->srv->tamper_answer > 0 && sc->answers + 1 == sc->srv->tamper_answer)
+        sc->tamper_next = true;
     char status[96];
     int n = snprintf(status, sizeof status, "HTTP/1.1 200 OK\r\nContent-Length: %zu\r\n\r\n",
                      body_len);
     ok = ok && SSL_write(ssl, status, n) == n && SSL_write(ssl, body, (int)body_len) == (int)body_len;
     free(body);
     if (ok) {
+        sc->answers++;
         pthread_mutex_lock(&sc->srv->lock);
         sc->srv->served++;
         pthread_mutex_unlock(&sc->srv->lock);
+    }
+    if (ok && sc->srv->key_update)
+        ok = tls_server_key_update(sc, ssl);
+    if (ok && sc->srv->inject_after > 0 && sc->answers == sc->srv->inject_after)
+        ok = send(sc->fd, sc->srv->inject, sc->srv->inject_len, MSG_NOSIGNAL) ==
+             (ssize_t)sc->srv->inject_len;
+    if (ok && sc->srv->close_after > 0 && sc->answers == sc->srv->close_after) {
+        (void)SSL_shutdown(ssl); /* close_notify */
+        tls_server_sleep_ms(sc->srv->close_pause_ms);
+        shutdown(sc->fd, SHUT_RDWR);
+        return false;
     }
     return ok;
 }
@@ -131,11 +304,18 @@ static inline void *tls_server_conn_main(void *arg)
     static const size_t cap = 16384;
     char *head = malloc(cap);
     size_t have = 0;
-    if (ssl != NULL && head != NULL && SSL_set_fd(ssl, sc->fd) == 1 && SSL_accept(ssl) == 1)
+    BIO_METHOD *meth = NULL;
+    bool up = ssl != NULL && head != NULL && SSL_set_fd(ssl, sc->fd) == 1 &&
+              tls_server_apply(sc, ssl, &meth) && SSL_accept(ssl) == 1;
+    sc->handshaken = up;
+    if (up && sc->srv->key_update_early)
+        up = tls_server_key_update(sc, ssl);
+    if (up)
         while (tls_server_serve_one(sc, ssl, head, cap, &have))
             ;
     free(head);
     SSL_free(ssl);
+    BIO_meth_free(meth);
     ERR_clear_error();
     return NULL;
 }
