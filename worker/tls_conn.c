@@ -180,6 +180,8 @@ static int open_ssl(tls_conn_t *t)
     SSL_set_app_data(t->ssl, t);
     t->io.seen = &t->keys.seen;
     t->keep_openssl = tls->keep_openssl;
+    if (!t->keep_openssl) /* a key update before the takeover keeps the records with OpenSSL */
+        SSL_set_msg_callback(t->ssl, worker_tls_conn_msg);
     if (tls->host[0] != '\0' && SSL_set_tlsext_host_name(t->ssl, tls->host) != 1)
         return -1;
     if (t->slot->session != NULL && SSL_set_session(t->ssl, t->slot->session) != 1)
@@ -337,6 +339,15 @@ void worker_tls_conn_keylog(const SSL *ssl, const char *line)
     tls_conn_t *t = SSL_get_app_data(ssl);
     if (t != NULL)
         worker_tls_seen_keylog(&t->keys.seen, line);
+}
+
+void worker_tls_conn_msg(int write_p, int version, int content_type, const void *buf,
+                         size_t len, SSL *ssl, void *arg)
+{
+    (void)write_p, (void)version, (void)arg;
+    tls_conn_t *t = SSL_get_app_data(ssl);
+    if (t != NULL)
+        worker_tls_seen_msg(&t->keys.seen, content_type, buf, len);
 }
 
 const worker_transport_ops_t worker_transport_tls = {

@@ -77,5 +77,8 @@ void worker_tls_taken_close(worker_conn_t *c, tls_conn_t *t);
 worker_tls_slot_t *worker_tls_conn_slot(const SSL *ssl);
 /* OpenSSL's keylog callback: notes TLS 1.3's traffic secrets for tls_record.h. */
 void worker_tls_conn_keylog(const SSL *ssl, const char *line);
+/* OpenSSL's message callback: notes a KeyUpdate that makes those secrets stale. */
+void worker_tls_conn_msg(int write_p, int version, int content_type, const void *buf,
+                         size_t len, SSL *ssl, void *arg);
 
 #endif

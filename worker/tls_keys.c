@@ -55,6 +55,13 @@ void worker_tls_seen_keylog(worker_tls_seen_t *seen, const char *line)
     seen->secret_len = (uint8_t)n;
 }
 
+void worker_tls_seen_msg(worker_tls_seen_t *seen, int content_type, const void *buf, size_t len)
+{
+    const uint8_t *p = buf;
+    if (content_type == SSL3_RT_HANDSHAKE && len >= 1 && p[0] == SSL3_MT_KEY_UPDATE)
+        seen->key_updated = true;
+}
+
 /* Key derivation */
 
 /* HKDF-Expand-Label(secret, label, "", len) of RFC 8446 7.1. */
@@ -151,7 +158,7 @@ static int take_tls12(worker_tls_record_t *rec, SSL *ssl, const char *digest)
 
 static int take_tls13(worker_tls_record_t *rec, const worker_tls_seen_t *seen, const char *digest)
 {
-    if (seen->secrets_seen != 3 || seen->secret_len == 0)
+    if (seen->secrets_seen != 3 || seen->secret_len == 0 || seen->key_updated)
         return LC_EINVAL;
     rec->digest = digest;
     rec->secret_len = seen->secret_len;

@@ -69,14 +69,19 @@ typedef struct worker_tls_seen_s {
     uint8_t client_secret[48], server_secret[48]; /* TLS 1.3's application traffic secrets */
     uint8_t secret_len;                           /* 0 until the keylog gave both */
     uint8_t secrets_seen;                         /* bit 0: client's, bit 1: server's */
+    bool key_updated; /* OpenSSL read or sent a TLS 1.3 KeyUpdate: the secrets are stale */
 } worker_tls_seen_t;
 
 /* Notes a line of OpenSSL's keylog callback: TLS 1.3's first application traffic secrets. */
 void worker_tls_seen_keylog(worker_tls_seen_t *seen, const char *line);
+/* Notes a message of OpenSSL's message callback (SSL_set_msg_callback): a KeyUpdate, read or
+ * sent, moves the traffic secrets past the keylog's, and the records can no longer be taken
+ * over (the keylog does not give the updated secrets). */
+void worker_tls_seen_msg(worker_tls_seen_t *seen, int content_type, const void *buf, size_t len);
 
 /* Takes ssl's records over: the suite, version and keys of the finished handshake and the
  * sequence numbers from seen. Returns 0; LC_EINVAL when the suite or version is not one of
- * ours or the secrets are missing (the connection stays with OpenSSL); LC_ENOMEM. */
+ * ours or the secrets are missing or stale (the connection stays with OpenSSL); LC_ENOMEM. */
 int worker_tls_record_take(worker_tls_record_t *rec, SSL *ssl, const worker_tls_seen_t *seen);
 
 /* TLS 1.3: the next keys of one direction from its secret (RFC 8446 7.2); the direction's

@@ -193,6 +193,15 @@ static void keylog(const SSL *ssl, const char *line)
         worker_tls_seen_keylog(&p->seen, line);
 }
 
+static void on_msg(int write_p, int version, int content_type, const void *buf, size_t len,
+                   SSL *ssl, void *arg)
+{
+    (void)write_p, (void)version, (void)arg;
+    pair_t *p = SSL_get_app_data(ssl);
+    if (p != NULL)
+        worker_tls_seen_msg(&p->seen, content_type, buf, len);
+}
+
 /* Moves every byte waiting from one memory BIO to another. */
 static size_t move_all(BIO *from, BIO *to)
 {
@@ -222,6 +231,7 @@ static void pair_init(pair_t *p, const suite_t *suite)
     SSL_CTX_set_session_cache_mode(p->cctx, SSL_SESS_CACHE_CLIENT |
                                                 SSL_SESS_CACHE_NO_INTERNAL_STORE);
     SSL_CTX_set_keylog_callback(p->cctx, keylog);
+    SSL_CTX_set_msg_callback(p->cctx, on_msg); /* as tls_conn.c: key updates noted */
     assert_int_equal(SSL_CTX_set_min_proto_version(p->cctx, suite->version), 1);
     assert_int_equal(SSL_CTX_set_max_proto_version(p->cctx, suite->version), 1);
     if (suite->version == TLS1_3_VERSION)
@@ -836,6 +846,47 @@ static void test_key_update_both_ways(void **state)
             key_updates(&SUITES[i]);
 }
 
+/* A key update OpenSSL already followed before the takeover: the keylog gave only the first
+ * traffic secrets, so the keys taken must not be those: the take refuses, or what it took
+ * works both ways. */
+static void update_before_take(const suite_t *s, bool server_side)
+{
+    snprintf(g_case, sizeof g_case, "TLS1.3 %s, %s key update before the takeover", s->name,
+             server_side ? "the server's" : "the client's");
+    pair_t p;
+    pair_init(&p, s);
+    pair_connect(&p, NULL);
+    client_read_nothing(&p);
+    if (server_side) {
+        CHECK(SSL_key_update(p.s, SSL_KEY_UPDATE_NOT_REQUESTED) == 1);
+        CHECK(SSL_write(p.s, "x", 1) == 1);
+        char b[8];
+        shuttle(&p);
+        CHECK(SSL_read(p.c, b, sizeof b) == 1);
+    } else {
+        CHECK(SSL_key_update(p.c, SSL_KEY_UPDATE_NOT_REQUESTED) == 1);
+        CHECK(SSL_write(p.c, "x", 1) == 1);
+        char b[8];
+        shuttle(&p);
+        CHECK(SSL_read(p.s, b, sizeof b) == 1);
+    }
+    int rv = take(&p);
+    if (rv == 0) {
+        ours_to_server(&p, (const uint8_t *)"after", 5);
+        server_to_ours(&p, (const uint8_t *)"after", 5, NULL);
+    } else {
+        CHECK(rv == LC_EINVAL);
+    }
+    pair_free(&p);
+}
+
+static void test_key_update_before_takeover(void **state)
+{
+    (void)state;
+    update_before_take(&SUITES[6], true);
+    update_before_take(&SUITES[6], false);
+}
+
 int main(void)
 {
     g_tally_method = BIO_meth_new(BIO_get_new_index() | BIO_TYPE_SOURCE_SINK, "tally");
@@ -850,6 +901,7 @@ int main(void)
         cmocka_unit_test(test_attacks_every_suite),
         cmocka_unit_test(test_take_refuses_other_suites),
         cmocka_unit_test(test_key_update_both_ways),
+        cmocka_unit_test(test_key_update_before_takeover),
     };
     int rv = cmocka_run_group_tests(tests, group_setup, group_teardown);
     BIO_meth_free(g_tally_method);

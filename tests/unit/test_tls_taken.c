@@ -2,10 +2,11 @@
  * from OpenSSL, end to end against a real OpenSSL server on 127.0.0.1 (tls_server.h): that
  * the takeover happens (the SSL object freed, what OpenSSL holds for the connection gone) and
  * that LOADWORKER_TLS_OPENSSL_RECORDS=1 prevents it; every AEAD suite of TLS 1.2 and 1.3 and
- * a CBC one (kept by OpenSSL); a server's TLS 1.3 KeyUpdate asking for ours, between answers
- * and while our request is still being written; answers written 1 byte per TCP write;
- * answers of several MB; the server's close_notify then its TCP close while idle, and ours
- * read by the server; bytes outside TLS and a tampered record. */
+ * a CBC one (kept by OpenSSL); a server's TLS 1.3 KeyUpdate asking for ours, between answers,
+ * right after the handshake (OpenSSL may follow it before the takeover) and while our request
+ * is still being written; answers written 1 byte per TCP write; answers of several MB; the
+ * server's close_notify then its TCP close while idle, and ours read by the server; bytes
+ * outside TLS and a tampered record. */
 #include <setjmp.h>
 #include <stdarg.h>
 #include <stddef.h>
@@ -384,6 +385,43 @@ static void test_key_update_between_answers(void **state)
     stop(f);
 }
 
+/* The server's KeyUpdate comes right after the handshake, after its tickets or (no_tickets)
+ * as the first record after the handshake, which OpenSSL then reads and follows before the
+ * records are taken over (TLS 1.3 waits for one record after the handshake). */
+static void key_update_right_after_handshake(fixture_t *f, bool no_tickets)
+{
+    start_server(f);
+    f->srv.key_update_early = true;
+    f->srv.no_tickets = no_tickets;
+    start_client(f, false);
+    client_t *cl = connect_client(f, 0, 0);
+    assert_true(run_until(f, &cl->done, 1));
+    run_for(f, 30);
+    again(f, cl);
+    run_for(f, 30);
+    again(f, cl);
+    if (cl->ok != 3)
+        fprintf(stderr, "after an early KeyUpdate: %d of 3 answers, last kind %d, taken %d\n",
+                cl->ok, cl->last_kind, taken(cl));
+    assert_int_equal(cl->ok, 3);
+    /* Followed by OpenSSL, the records stay with it (the keylog's secrets are stale); after
+     * the takeover (after the tickets, when they came in a read of their own) ours follow. */
+    if (no_tickets)
+        assert_true(!taken(cl) && tls_of(cl)->keep_openssl);
+    assert_int_equal(cl->closed, 0);
+    stop(f);
+}
+
+static void test_key_update_right_after_handshake(void **state)
+{
+    key_update_right_after_handshake(*state, false);
+}
+
+static void test_key_update_first_record_after_handshake(void **state)
+{
+    key_update_right_after_handshake(*state, true);
+}
+
 /* ---- Records cut anywhere ---- */
 
 static void test_one_byte_writes(void **state)
@@ -650,6 +688,8 @@ int main(void)
         T(test_takeover_frees_openssl),
         T(test_every_suite),
         T(test_key_update_between_answers),
+        T(test_key_update_right_after_handshake),
+        T(test_key_update_first_record_after_handshake),
         T(test_one_byte_writes),
         T(test_answer_of_several_mb),
         T(test_close_notify_while_idle),
