@@ -179,7 +179,10 @@ static int on_record(worker_conn_t *c, tls_conn_t *t, const uint8_t *record, siz
         return WORKER_ERR_TLS; /* a ticket cut short */
     switch (type) {
     case WORKER_TLS_CT_DATA:
-        worker_conn_feed(c, (const char *)plain, n);
+        /* An empty record (allowed: a padding of traffic) is no data: fed, it would close an
+         * idle connection as bytes nobody asked for. */
+        if (n > 0)
+            worker_conn_feed(c, (const char *)plain, n);
         return 0;
     case WORKER_TLS_CT_ALERT:
         return on_alert(t, plain, n);

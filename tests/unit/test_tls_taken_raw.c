@@ -3,9 +3,9 @@
  * send what OpenSSL never would, well authenticated: a ticket cut across records, its header
  * too; two tickets in one record; a KeyUpdate not ending its record; an unknown inner content
  * type; a fatal alert, a Finished after the handshake; TLS 1.2's HelloRequest and warning
- * alerts; answers cut into records of 1 byte. The first answer of a connection is plain
- * (TLS 1.3: OpenSSL reads the first record after the handshake); the second carries the
- * case. */
+ * alerts; answers cut into records of 1 byte, empty records, TLS 1.3 padding. The first
+ * answer of a connection is plain (TLS 1.3: OpenSSL reads the first record after the
+ * handshake); the second carries the case. */
 #include <setjmp.h>
 #include <signal.h>
 #include <stdarg.h>
@@ -549,6 +549,22 @@ static void answer_in_one_byte_records(raw_t *r)
     raw_send(r, WORKER_TLS_CT_DATA, ANSWER, ANSWER_LEN, 1);
 }
 
+static void empty_and_padded_records(raw_t *r)
+{
+    raw_send(r, WORKER_TLS_CT_DATA, "", 0, 16);
+    if (r->sv.tls13) {
+        /* "HTTP/1.1 " as application data, then 100 bytes of padding */
+        uint8_t padded[9 + 1 + 100] = {0};
+        memcpy(padded, "HTTP/1.1 ", 9);
+        padded[9] = WORKER_TLS_CT_DATA;
+        raw_send(r, 0, padded, sizeof padded, sizeof padded);
+        raw_send(r, WORKER_TLS_CT_DATA, ANSWER + 9, ANSWER_LEN - 9, 16384);
+    } else {
+        raw_answer(r);
+    }
+    raw_send(r, WORKER_TLS_CT_DATA, "", 0, 16);
+}
+
 static void hello_request(raw_t *r)
 {
     raw_send(r, WORKER_TLS_CT_HANDSHAKE, "\x00\x00\x00\x00", 4, 16);
@@ -609,6 +625,15 @@ static void test_key_updates(void **state)
              "a KeyUpdate with a message after it in its record");
 }
 
+/* Zero-length application data records (RFC 8446 5.1, RFC 5246 6.2.1: allowed), one after
+ * the answer, while the connection is idle; and TLS 1.3 padding. */
+static void test_empty_and_padded_records(void **state)
+{
+    fixture_t *f = *state;
+    run_case(f, TLS1_3_VERSION, empty_and_padded_records, ANSWERED, "empty and padded records");
+    run_case(f, TLS1_2_VERSION, empty_and_padded_records, ANSWERED, "empty records");
+}
+
 static void test_odd_records(void **state)
 {
     fixture_t *f = *state;
@@ -631,6 +656,7 @@ int main(void)
         T(test_tickets),
         T(test_ticket_header_across_records),
         T(test_key_updates),
+        T(test_empty_and_padded_records),
         T(test_odd_records),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
