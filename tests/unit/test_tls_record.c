@@ -4,7 +4,8 @@
  * the bytes the client's SSL read and wrote, and its keylog), and what we seal must come out
  * of the server's SSL_read, what the server's SSL_write sends must open here. Every AEAD suite
  * of TLS 1.2 (ECDSA and RSA) and TLS 1.3, full and resumed handshakes, records already
- * exchanged through OpenSSL before the takeover, tickets read by OpenSSL or left to us; TLS
+ * exchanged through OpenSSL before the takeover, tickets read by OpenSSL or left to us, a
+ * HelloRetryRequest (1.3), no extended master secret (1.2); TLS
  * 1.3 key updates both ways; and records an attacker changed, replayed, reflected or forged. */
 #include <setjmp.h>
 #include <stdarg.h>
@@ -136,6 +137,8 @@ typedef struct pair_s {
     worker_tls_seen_t seen;
     bool tally;        /* the BIO still tallies (until the takeover) */
     bool no_keylog;    /* leaves the secrets out of seen */
+    bool hrr;          /* TLS 1.3: the server wants another key share (HelloRetryRequest) */
+    bool no_ems;       /* TLS 1.2: no extended master secret */
     worker_tls_record_t rec;
     EVP_CIPHER_CTX *wctx, *rctx; /* our directions' keyed contexts (tls_record.h) */
 } pair_t;
@@ -259,6 +262,12 @@ static void pair_connect(pair_t *p, SSL_SESSION *session)
     SSL_set_accept_state(p->s);
     if (session != NULL)
         assert_int_equal(SSL_set_session(p->c, session), 1);
+    if (p->hrr) { /* the client's first key share is X25519's, which the server refuses */
+        assert_int_equal(SSL_set1_groups_list(p->c, "X25519:P-256"), 1);
+        assert_int_equal(SSL_set1_groups_list(p->s, "P-256"), 1);
+    }
+    if (p->no_ems)
+        SSL_set_options(p->c, SSL_OP_NO_EXTENDED_MASTER_SECRET);
     memset(&p->seen, 0, sizeof p->seen);
     p->tally = true;
     bool c_done = false, s_done = false;
@@ -287,6 +296,8 @@ static void pair_connect(pair_t *p, SSL_SESSION *session)
     const char *got = SSL_CIPHER_get_name(SSL_get_current_cipher(p->c));
     CHECK(strcmp(got, p->suite->name) == 0);
     CHECK(SSL_session_reused(p->c) == (session != NULL));
+    if (p->hrr)
+        CHECK(SSL_get_negotiated_group(p->c) == NID_X9_62_prime256v1);
 }
 
 static void pair_disconnect(pair_t *p)
@@ -497,9 +508,10 @@ static void test_tally_any_cut(void **state)
 
 /* ---- Round trips ---- */
 
-enum mode { FRESH, TICKETS_TO_US, RESUMED, AFTER_DATA };
+enum mode { FRESH, TICKETS_TO_US, RESUMED, AFTER_DATA, HRR, NO_EMS };
 static const char *const MODE_NAMES[] = {"fresh", "tickets left to us", "resumed",
-                                         "after application records"};
+                                         "after application records", "after a HelloRetryRequest",
+                                         "without extended master secret"};
 
 static void roundtrip(const suite_t *s, enum mode mode)
 {
@@ -507,6 +519,8 @@ static void roundtrip(const suite_t *s, enum mode mode)
              s->rsa ? "RSA" : "ECDSA", MODE_NAMES[mode]);
     pair_t p;
     pair_init(&p, s);
+    p.hrr = mode == HRR;
+    p.no_ems = mode == NO_EMS;
     SSL_SESSION *session = NULL;
     if (mode == RESUMED) {
         pair_connect(&p, NULL);
@@ -547,9 +561,10 @@ static void test_roundtrip_every_suite(void **state)
 {
     (void)state;
     for (size_t i = 0; i < N_SUITES; i++)
-        for (int mode = FRESH; mode <= AFTER_DATA; mode++)
-            if (mode != TICKETS_TO_US || SUITES[i].version == TLS1_3_VERSION)
-                roundtrip(&SUITES[i], (enum mode)mode);
+        for (int mode = FRESH; mode <= NO_EMS; mode++)
+            if ((mode != TICKETS_TO_US && mode != HRR) || SUITES[i].version == TLS1_3_VERSION)
+                if (mode != NO_EMS || SUITES[i].version == TLS1_2_VERSION)
+                    roundtrip(&SUITES[i], (enum mode)mode);
 }
 
 /* ---- Attacks ---- */
