@@ -51,6 +51,8 @@ typedef struct tls_conn_s {
     } keys;
     EVP_CIPHER_CTX *wctx, *rctx; /* taken over: keyed while busy, freed when idle */
     uint32_t skip;       /* taken over: bytes of a handshake message (a ticket) still to skip */
+    uint8_t hs_hdr[4];   /* taken over: a handshake message's header, cut across records */
+    uint8_t hs_have;
     bool ready;          /* handshake done */
     bool idle;           /* the owner waits long (tls_idle) and has written nothing since */
     bool failed;         /* a fatal TLS error: no close_notify */

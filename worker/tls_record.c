@@ -140,7 +140,8 @@ size_t worker_tls_record_seal(worker_tls_record_t *rec, EVP_CIPHER_CTX **ctxp, u
     nonce_of(rec, d, seq, nonce);
     bool ok;
     if (rec->tls13) {
-        memmove(payload, plain, len);
+        if (len > 0)
+            memmove(payload, plain, len);
         payload[len] = type; /* the inner content type, no padding */
         ok = crypt(ctx, 1, nonce, hdr, WORKER_TLS_RECORD_HEADER, payload, len + 1, payload,
                    payload + len + 1);
@@ -166,7 +167,7 @@ static int strip_inner(uint8_t *plain, size_t *len, uint8_t *type)
         return LC_EPROTO;
     *type = plain[n - 1];
     *len = n - 1;
-    return 0;
+    return *len <= WORKER_TLS_RECORD_MAX_PLAIN ? 0 : LC_EPROTO; /* record_overflow */
 }
 
 int worker_tls_record_open(worker_tls_record_t *rec, EVP_CIPHER_CTX **ctxp, const uint8_t *record,
@@ -208,6 +209,6 @@ int worker_tls_record_open(worker_tls_record_t *rec, EVP_CIPHER_CTX **ctxp, cons
     d->seq++;
     *plain_len = n;
     *type = record[0];
-    *why = "a record of padding only";
+    *why = "a record of padding only, or with more than 16 KiB of plaintext";
     return rec->tls13 ? strip_inner(out, plain_len, type) : 0;
 }

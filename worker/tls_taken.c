@@ -131,36 +131,54 @@ static int on_alert(tls_conn_t *t, const uint8_t *p, size_t n)
     return WORKER_ERR_TLS;
 }
 
-/* TLS 1.3's post-handshake messages: tickets are skipped (the engine resumes with the session
- * it has), a key update changes the server's keys and, when asked, ours. TLS 1.2's
- * HelloRequest is declined by ignoring it (RFC 5246 7.4.1.1). */
+/* One whole post-handshake message header (hs_hdr) and what of its body this record holds:
+ * a key update changes the server's keys and, when asked, ours; a ticket is skipped (the
+ * engine resumes with the session it has); TLS 1.2's HelloRequest is declined by ignoring
+ * it (RFC 5246 7.4.1.1). Returns 0 or an error kind; *used: the body bytes it took. */
+static int on_message(tls_conn_t *t, const uint8_t *p, size_t n, size_t *used)
+{
+    const uint8_t *h = t->hs_hdr;
+    size_t len = (size_t)h[1] << 16 | (size_t)h[2] << 8 | h[3];
+    *used = 0;
+    if (!t->keys.rec.tls13)
+        return h[0] == HS_HELLO_REQUEST && len == 0 ? 0 : WORKER_ERR_TLS;
+    if (h[0] == HS_KEY_UPDATE) {
+        /* Its body ends the record: what follows is under the new keys. */
+        if (len != 1 || n != 1 || p[0] > 1)
+            return WORKER_ERR_TLS;
+        *used = 1;
+        worker_tls_keyed_drop(&t->rctx);
+        if (worker_tls_record_update(&t->keys.rec, &t->keys.rec.r) != 0)
+            return WORKER_ERR_ABORTED;
+        return p[0] == 1 ? send_key_update(t) : 0;
+    }
+    if (h[0] != HS_NEW_SESSION_TICKET)
+        return WORKER_ERR_TLS;
+    t->skip = (uint32_t)len; /* the ticket's body, in this record and the next ones */
+    return 0;
+}
+
+/* A handshake record's bytes: messages whose headers and bodies may be cut across records
+ * (RFC 8446 5.1), in the order they come. */
 static int on_handshake(tls_conn_t *t, const uint8_t *p, size_t n)
 {
-    size_t skip = t->skip < n ? t->skip : n;
-    t->skip -= (uint32_t)skip;
-    p += skip, n -= skip;
     while (n > 0) {
-        if (n < 4)
-            return WORKER_ERR_TLS;
-        size_t len = (size_t)p[1] << 16 | (size_t)p[2] << 8 | p[3];
-        if (!t->keys.rec.tls13)
-            return p[0] == HS_HELLO_REQUEST && len == 0 && n == 4 ? 0 : WORKER_ERR_TLS;
-        if (p[0] == HS_KEY_UPDATE) {
-            /* It must end its record: what follows is under the new keys. */
-            if (len != 1 || n != 5 || p[4] > 1)
-                return WORKER_ERR_TLS;
-            worker_tls_keyed_drop(&t->rctx);
-            if (worker_tls_record_update(&t->keys.rec, &t->keys.rec.r) != 0)
-                return WORKER_ERR_ABORTED;
-            return p[4] == 1 ? send_key_update(t) : 0;
+        if (t->skip > 0) {
+            size_t k = t->skip < n ? t->skip : n;
+            t->skip -= (uint32_t)k;
+            p += k, n -= k;
+            continue;
         }
-        if (p[0] != HS_NEW_SESSION_TICKET)
-            return WORKER_ERR_TLS;
-        if (4 + len > n) { /* the ticket goes on in the next records */
-            t->skip = (uint32_t)(4 + len - n);
-            return 0;
-        }
-        p += 4 + len, n -= 4 + len;
+        while (t->hs_have < sizeof t->hs_hdr && n > 0)
+            t->hs_hdr[t->hs_have++] = *p++, n--;
+        if (t->hs_have < sizeof t->hs_hdr)
+            return 0; /* the header goes on in the next record */
+        t->hs_have = 0;
+        size_t used;
+        int kind = on_message(t, p, n, &used);
+        if (kind != 0)
+            return kind;
+        p += used, n -= used;
     }
     return 0;
 }
@@ -175,8 +193,8 @@ static int on_record(worker_conn_t *c, tls_conn_t *t, const uint8_t *record, siz
         ERR_clear_error();
         return WORKER_ERR_TLS;
     }
-    if (t->skip > 0 && type != WORKER_TLS_CT_HANDSHAKE)
-        return WORKER_ERR_TLS; /* a ticket cut short */
+    if ((t->skip > 0 || t->hs_have > 0) && type != WORKER_TLS_CT_HANDSHAKE)
+        return WORKER_ERR_TLS; /* a handshake message cut short */
     switch (type) {
     case WORKER_TLS_CT_DATA:
         /* An empty record (allowed: a padding of traffic) is no data: fed, it would close an
@@ -198,8 +216,9 @@ static size_t body_of(const uint8_t *hdr)
     return (size_t)hdr[3] << 8 | hdr[4];
 }
 
-/* Completes the record the last read left in io.kept from the head of *p. Returns 1 when it
- * is whole, 0 when more must come, -1 when its length is out of bounds. */
+/* Completes the record the last read left in io.kept from the head of *p (io.kept holds the
+ * header, or once the header is whole the record, at most). Returns 1 when it is whole, 0
+ * when more must come, -1 when its length is out of bounds, -2 when out of memory. */
 static int fill_kept(tls_conn_t *t, const uint8_t **p, size_t *left)
 {
     worker_tls_io_t *io = &t->io;
@@ -211,6 +230,12 @@ static int fill_kept(tls_conn_t *t, const uint8_t **p, size_t *left)
             return -1;
         if (io->kept_len == want) /* want covers the header at least */
             return 1;
+        if (io->kept_len == WORKER_TLS_RECORD_HEADER) { /* room for the body now */
+            char *more = realloc(io->kept, want);
+            if (more == NULL)
+                return -2;
+            io->kept = more;
+        }
         size_t n = want - io->kept_len < *left ? want - io->kept_len : *left;
         memcpy(io->kept + io->kept_len, *p, n);
         io->kept_len += n, *p += n, *left -= n;
@@ -226,11 +251,15 @@ static void drop_kept(worker_tls_io_t *io)
     io->kept_len = 0;
 }
 
-/* Keeps the start of a record the read cut (at most one record's worth). */
+/* Keeps the start of a record the read cut: room for its header, or for the whole record
+ * once its header is known. */
 static int keep_part(tls_conn_t *t, const uint8_t *p, size_t left)
 {
-    assert(t->io.kept == NULL && left < WORKER_TLS_RECORD_HEADER + WORKER_TLS_RECORD_MAX_BODY);
-    if ((t->io.kept = malloc(WORKER_TLS_RECORD_HEADER + WORKER_TLS_RECORD_MAX_BODY)) == NULL)
+    size_t room = left < WORKER_TLS_RECORD_HEADER ? WORKER_TLS_RECORD_HEADER
+                                                  : WORKER_TLS_RECORD_HEADER + body_of(p);
+    assert(t->io.kept == NULL && left < room &&
+           room <= WORKER_TLS_RECORD_HEADER + WORKER_TLS_RECORD_MAX_BODY);
+    if ((t->io.kept = malloc(room)) == NULL)
         return WORKER_ERR_ABORTED;
     memcpy(t->io.kept, p, left);
     t->io.kept_len = left;
@@ -245,7 +274,7 @@ int worker_tls_taken_read(worker_conn_t *c, tls_conn_t *t, const char *buf, size
     if (t->io.kept != NULL) {
         int whole = fill_kept(t, &p, &left);
         if (whole <= 0)
-            return whole < 0 ? WORKER_ERR_TLS : 0;
+            return whole == 0 ? 0 : whole == -1 ? WORKER_ERR_TLS : WORKER_ERR_ABORTED;
         kind = on_record(c, t, (const uint8_t *)t->io.kept, t->io.kept_len);
         drop_kept(&t->io);
     }

@@ -596,16 +596,10 @@ static void test_tickets(void **state)
     run_case(f, TLS1_3_VERSION, two_tickets_one_record, ANSWERED, "two tickets in a record");
 }
 
-/* RFC 8446 5.1: a handshake message may be cut anywhere across records, its header too.
- * Known to fail (tls_taken.c's on_handshake wants a message's 4-byte header whole in one
- * record): skipped unless LC_TEST_KNOWN_BUGS=1. */
+/* RFC 8446 5.1: a handshake message may be cut anywhere across records, its header too
+ * (tls_taken.c's on_handshake once wanted a message's 4-byte header whole in one record). */
 static void test_ticket_header_across_records(void **state)
 {
-    const char *known = getenv("LC_TEST_KNOWN_BUGS");
-    if (known == NULL || strcmp(known, "1") != 0) {
-        fprintf(stderr, "skipped: a known bug (set LC_TEST_KNOWN_BUGS=1 to run it)\n");
-        skip();
-    }
     run_case(*state, TLS1_3_VERSION, ticket_header_across_records, ANSWERED,
              "a ticket's header across records");
 }
