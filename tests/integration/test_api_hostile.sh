@@ -59,12 +59,12 @@ check "tenant tokens created" [ -n "$TA" -a -n "$TB" ]
 # A task name with a quote and a backslash: a label value to escape (control
 # bytes such as a newline are refused in names by the scenario parser).
 cat >"$WORK/a.json" <<JSON
-{"name": "run a", "tenant": "a", "target": "http://127.0.0.1:$TARGET_PORT", "duration": "3s",
+{"name": "run a", "tenant": "a", "target": "http://127.0.0.1:$TARGET_PORT", "duration": "1s",
  "users": 2, "think_time_ms": 20,
  "tasks": [{"name": "q\"uo\\\\te} x=\"1", "path": "/"}]}
 JSON
 cat >"$WORK/b.json" <<JSON
-{"name": "run b", "tenant": "b", "target": "http://127.0.0.1:$TARGET_PORT", "duration": "3s",
+{"name": "run b", "tenant": "b", "target": "http://127.0.0.1:$TARGET_PORT", "duration": "1s",
  "users": 2, "think_time_ms": 20, "tasks": [{"name": "plain", "path": "/"}]}
 JSON
 idA=$(curl -sf -X POST --data-binary @"$WORK/a.json" "$API/api/v1/runs" | jq -r .id)

@@ -14,7 +14,7 @@ errors_of() { jq -r --arg e "$2" --arg k "$3" '[.errors[] | select(.endpoint == 
 
 # 1. A journey that reads every coding; one step asks for none ([]), one gives its own list.
 cat >"$WORK/journey.json" <<JSON
-{"name": "codings", "target": "$T", "duration": "2s", "users": 2,
+{"name": "codings", "target": "$T", "duration": "1s", "users": 2,
  "compression": ["gzip", "br"],
  "journeys": [{"name": "j", "steps": [
    {"name": "gz", "path": "/gzip?size=4000", "expect": {"body_contains": "tok-4000"},
@@ -55,7 +55,7 @@ check "no other value was seen" \
 # 2. v1 tasks: the body checked is the decoded one; without compression nothing is asked.
 curl -sf -X POST "$T/__reset" >/dev/null
 cat >"$WORK/tasks.json" <<JSON
-{"name": "tasks", "target": "$T", "duration": "2s", "users": 2, "compression": ["br", "gzip"],
+{"name": "tasks", "target": "$T", "duration": "1s", "users": 2, "compression": ["br", "gzip"],
  "tasks": [{"name": "gz", "path": "/gzip?size=2000", "expect": {"body_contains": "\"coding\":\"gzip\""}},
            {"name": "br", "path": "/br?size=2000", "expect": {"body_contains": "tok-2000"}},
            {"name": "off", "path": "/gzip?size=10", "compression": [],

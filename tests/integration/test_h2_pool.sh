@@ -14,13 +14,14 @@ source "$(dirname "$0")/lib.sh"
 
 start_h2_targets "lim --http2 --h2-max-streams 3"
 
-# run NAME TARGET USERS C M BODY [EXTRA]: a 2 s local run over 2 engines through a pool of C
+# run NAME TARGET USERS C M BODY [EXTRA]: a RUN_MS local run over 2 engines through a pool of C
 # connections of M streams against TARGET (after its /__reset). Report in $WORK/NAME.json,
-# exit status in RC.
+# exit status in RC. The bounds below that depend on the duration are computed from RUN_MS.
+RUN_MS=1000
 run() {
     [ "$2" = closed ] || target_reset "$2"
     cat >"$WORK/$1.scenario.json" <<JSON
-{"name": "$1", "target": "http://127.0.0.1:$(target_port "$2")", "duration": "2s",
+{"name": "$1", "target": "http://127.0.0.1:$(target_port "$2")", "duration": "${RUN_MS}ms",
  "users": $3, "spawn_rate": 10000, ${7:-}
  "http2": {"mode": true, "pool": {"connections": $4, "max_streams": $5}}, $6}
 JSON
@@ -47,13 +48,15 @@ check "mixed: bodies arrived whole" \
     test "$(report_field mixed .totals.bytes)" -ge $(($(report_endpoint mixed big) * 20000))
 
 # (2) Multiplexed: 40 users on 4 connections of 10 streams, 50 ms answers. One stream per
-# connection could carry 4 * 2000 / 50 = 160 requests; 40 in flight carry ~1600.
+# connection could carry 4 * RUN_MS / 50 requests (80 in 1 s); 40 in flight carry ~40 * RUN_MS / 50.
 SLOW='"tasks": [{"name": "s", "path": "/s?latency_ms=50"}]'
+ONE_STREAM_EACH=$((4 * RUN_MS / 50)) ALL_SLOTS=$((40 * RUN_MS / 50))
 run mux h2 40 4 10 "$SLOW"
 requests=$(report_field mux .totals.requests)
 log "mux: exit $RC, requests $requests, p50 $(report_field mux .totals.latency_ms.p50) ms"
 check "mux: no failures" test "$RC" -eq 0 -a "$(report_field mux .totals.failures)" -eq 0
-check "mux: streams in flight together (requests $requests > 3 * 160)" test "$requests" -gt 480
+check "mux: streams in flight together (requests $requests > 3 * $ONE_STREAM_EACH)" \
+    test "$requests" -gt $((3 * ONE_STREAM_EACH))
 check "mux: exact" test "$requests" -eq "$(target_stats h2 .requests)"
 check "mux: 4 connections" test "$(target_stats h2 .h2.connections_total)" -eq 4
 
@@ -65,19 +68,22 @@ p50=$(report_field fifo .totals.latency_ms.p50)
 log "fifo: exit $RC, requests $requests, p50 $p50 ms, p99 $(report_field fifo .totals.latency_ms.p99) ms"
 check "fifo: no failures, exact" test "$RC" -eq 0 -a "$(report_field fifo .totals.failures)" -eq 0 \
     -a "$requests" -eq "$(target_stats h2 .requests)"
-check "fifo: 40 in flight at most (requests $requests <= 1600 + 40)" test "$requests" -le 1640
+check "fifo: 40 in flight at most (requests $requests <= $ALL_SLOTS + 40)" \
+    test "$requests" -le $((ALL_SLOTS + 40))
 check "fifo: the slot's wait is in the latency (p50 $p50 >= 90 ms)" \
     awk -v p="$p50" 'BEGIN { exit !(p >= 90) }'
 
 # (4) The server allows 3 streams per connection, below M = 10: at most 12 in flight (a stream
-# over its limit would be refused), so at most 12 * 2000 / 50 = 480 requests.
+# over its limit would be refused), so at most 12 * RUN_MS / 50 requests (240 in 1 s), and
+# more than 5 / 12 of that (what 2000 ms used to give: more than 200 of 480).
+LIM_MAX=$((12 * RUN_MS / 50))
 run lim lim 40 4 10 "$SLOW"
 requests=$(report_field lim .totals.requests)
 log "lim: exit $RC, requests $requests, errors $(jq -c .errors "$WORK/lim.json"), target $(target_stats lim -c .h2)"
 check "lim: no failures, nothing refused by the server" \
     test "$RC" -eq 0 -a "$(report_field lim .totals.failures)" -eq 0 -a "$(target_stats lim .h2.refused)" -eq 0
-check "lim: bounded by SETTINGS (200 < $requests <= 480 + 12)" \
-    test "$requests" -gt 200 -a "$requests" -le 492
+check "lim: bounded by SETTINGS ($((LIM_MAX * 5 / 12)) < $requests <= $LIM_MAX + 12)" \
+    test "$requests" -gt $((LIM_MAX * 5 / 12)) -a "$requests" -le $((LIM_MAX + 12))
 check "lim: exact" test "$requests" -eq "$(target_stats lim .requests)"
 
 # (5) GOAWAY after 20 streams of each connection: every request served (by the target's count)
@@ -114,7 +120,9 @@ expect_paths rst h2 ok=/ok
 check "rst: the connections were kept" test "$(target_stats h2 .h2.connections_total)" -eq 4
 
 # (7) A stream past request_timeout_ms is reset (timeout); its connection carries on.
-run tmo h2 4 2 10 '"tasks": [{"name": "t", "path": "/t?latency_ms=2000"}]' '"request_timeout_ms": 300,'
+# (2 s as before: at 1 s the stop lands 100 ms into the users' fourth 300 ms wait, and requests
+# it cuts count as aborted, not timeout; 2 s ends 200 ms into the seventh, which times out first.)
+RUN_MS=2000 run tmo h2 4 2 10 '"tasks": [{"name": "t", "path": "/t?latency_ms=2000"}]' '"request_timeout_ms": 300,'
 requests=$(report_field tmo .totals.requests)
 log "tmo: exit $RC, requests $requests, errors $(jq -c .errors "$WORK/tmo.json"), target $(target_stats h2 -c .h2)"
 check "tmo: every request timed out (about 4 users * 2000 / 300)" \

@@ -94,7 +94,7 @@ hw_bg() { hw "$@" >/dev/null & HW_JOBS+=($!); PIDS+=($!); }
 hw_all() { wait "${HW_JOBS[@]}" || true; HW_JOBS=(); }
 
 # R0: a short run of tenant a that finishes before the attacks.
-R0=$(create_run "$TA" "$(scenario a r0 3s 2 20)")
+R0=$(create_run "$TA" "$(scenario a r0 1s 2 20)")
 check "R0 created" [ -n "$R0" -a "$R0" != null ]
 check "R0 finishes" wait_until 30 state_is "$TA" "$R0" finished
 # R2: tenant b's run, running all along; one request, then an hour's think.
@@ -142,8 +142,9 @@ check "a forged refusal does not fail R1" state_is "$TA" "$R1" running
 check "a forged non-UTF-8 refusal does not fail R2" state_is "$TB" "$R2" running
 check "R2 still renders after the non-UTF-8 refusal" valid_json "$TB" "$R2"
 
-# A claim of R1 at generation 2^64-1 (3 s of heartbeats).
-hw claim --id evil-claim --run "$R1" --gen "$WRAP" --users 5 --hold 3 >/dev/null
+# A claim of R1 at generation 2^64-1 (3 s of heartbeats), beside the NaN heartbeats below
+# (its own connection and worker id; waited for with them).
+hw_bg claim --id evil-claim --run "$R1" --gen "$WRAP" --users 5 --hold 3
 
 # NaN/Inf CPU and a short non-UTF-8 name: listed while connected, /metrics valid.
 hw heartbeat-nan --id evil-nan --name-bytes 100 --hold 6 >"$WORK/nan.out" &
@@ -155,6 +156,7 @@ check "/api/v1/workers is valid JSON during NaN heartbeats" workers_valid
 check "/metrics is valid during NaN heartbeats" metrics_valid
 wait "$NAN_JOB" || true
 log "heartbeat-nan (short name): $(cat "$WORK/nan.out")"
+hw_all
 # The 10 KB non-UTF-8 name (the master may refuse such a Hello).
 hw heartbeat-nan --id evil-nan-long --hold 2 >/dev/null
 check "/api/v1/workers is valid JSON after a 10 KB non-UTF-8 name" workers_valid

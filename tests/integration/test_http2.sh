@@ -76,12 +76,12 @@ for attempt in 1 2 3; do
 done
 $nginx_up || { log "nginx did not start"; exit 1; }
 
-# run NAME URL HTTP2 [BODY]: a 2 s run of 8 users over 2 engines; BODY the scenario's
+# run NAME URL HTTP2 [BODY]: a 1 s run of 8 users over 2 engines; BODY the scenario's
 # tasks or journeys member. Report in $WORK/NAME.json, exit status in RC.
 run() {
     local body=${4:-'"tasks": [{"path": "/"}]'}
     cat >"$WORK/$1.scenario.json" <<JSON
-{"name": "$1", "target": "$2", "duration": "2s", "users": 8, "spawn_rate": 1000,
+{"name": "$1", "target": "$2", "duration": "1s", "users": 8, "spawn_rate": 1000,
  "http2": $3, "tls": {"ca_file": "ca.pem"}, $body}
 JSON
     RC=0

@@ -13,13 +13,13 @@ source "$(dirname "$0")/lib.sh"
 
 start_h2_targets
 
-# run NAME TARGET HTTP2 USERS BODY: a 2 s local run of USERS users over 2 engines against
+# run NAME TARGET HTTP2 USERS BODY: a 1 s local run of USERS users over 2 engines against
 # TARGET (after its /__reset); BODY is the scenario's tasks or journeys member. Report in
 # $WORK/NAME.json, exit status in RC.
 run() {
     target_reset "$2"
     cat >"$WORK/$1.scenario.json" <<JSON
-{"name": "$1", "target": "http://127.0.0.1:$(target_port "$2")", "duration": "2s",
+{"name": "$1", "target": "http://127.0.0.1:$(target_port "$2")", "duration": "1s",
  "users": $4, "spawn_rate": 1000, "http2": $3, $5}
 JSON
     RC=0

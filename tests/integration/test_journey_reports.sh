@@ -20,7 +20,7 @@ check "two workers connect" wait_until 15 workers_connected 2
 ITERS=12
 csv=$(printf 'n\\n'; for i in $(seq 1 $ITERS); do printf '%d\\n' "$i"; done)
 cat >"$WORK/journey.json" <<JSON
-{"name": "journey-reports", "target": "http://127.0.0.1:$TARGET_PORT", "duration": "3s",
+{"name": "journey-reports", "target": "http://127.0.0.1:$TARGET_PORT", "duration": "2s",
  "users": 4, "spawn_rate": 100,
  "feeders": {"it": {"csv": "$csv", "mode": "per_iteration", "on_exhausted": "stop_user"}},
  "journeys": [{"name": "buyer", "steps": [

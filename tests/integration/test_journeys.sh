@@ -15,7 +15,7 @@ check "two workers connect" wait_until 15 workers_connected 2
 USERS=8
 rows=$(for i in $(seq 1 $USERS); do printf '{"user": "user%d", "password": "pw%d"},' "$i" "$i"; done)
 cat >"$WORK/journey.json" <<JSON
-{"name": "journeys", "target": "http://127.0.0.1:$TARGET_PORT", "duration": "4s",
+{"name": "journeys", "target": "http://127.0.0.1:$TARGET_PORT", "duration": "2s",
  "users": $USERS, "spawn_rate": 100,
  "feeders": {"acc": {"rows": [${rows%,}], "mode": "per_user", "on_exhausted": "stop_user"}},
  "journeys": [{"name": "buyer",

@@ -54,7 +54,7 @@ end
 LUA
 USERS=6
 jq -n --rawfile s "$WORK/shop.lua" --arg t "$TARGET" --argjson users "$USERS" '{
-  name: "lua-shop", target: $t, duration: "4s", users: $users, spawn_rate: 100,
+  name: "lua-shop", target: $t, duration: "2s", users: $users, spawn_rate: 100,
   script: $s, script_cpu_ms: 50,
   journeys: [{name: "scripted",
     on_start: [{lua: "login", endpoints: ["login"]}],

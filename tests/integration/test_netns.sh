@@ -206,7 +206,7 @@ post_run() {
 
 # ---- run 1: through a follower, which names the leader's own address ----
 follower=$((leader % 3 + 1))
-scenario netns-1 5s >"$WORK/run1.json"
+scenario netns-1 3s >"$WORK/run1.json"
 answer=$(ccurl -s -o /dev/null -w '%{http_code} %{redirect_url}' --max-time 5 \
     -X POST --data-binary @"$WORK/run1.json" "$(api_of "$follower")/api/v1/runs" || true)
 log "POST to follower $follower: $answer"

@@ -29,7 +29,7 @@ reset_targets() {
 scenario() {
     cat >"$WORK/$1.json" <<JSON
 {"name": "$1", "target": "http://127.0.0.1:$A", "targets": {"auth": "http://127.0.0.2:$B"},
- "duration": "3s", "users": $2, "spawn_rate": 100,
+ "duration": "2s", "users": $2, "spawn_rate": 100,
  "journeys": [{"name": "two", "on_error": "continue",
    "on_start": [{"name": "a-cookie", "path": "/setcookie?a_side=1"},
                 {"name": "b-cookie", "origin": "auth", "path": "/setcookie?b_side=1"}],

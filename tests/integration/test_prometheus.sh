@@ -15,7 +15,7 @@ start_worker w2
 check "two workers joined" wait_until 15 workers_connected 2
 
 cat >"$WORK/scenario.json" <<JSON
-{"name": "prom \"quoted\" run", "target": "http://127.0.0.1:$TARGET_PORT", "duration": "6s",
+{"name": "prom \"quoted\" run", "target": "http://127.0.0.1:$TARGET_PORT", "duration": "4s",
  "users": 6, "think_time_ms": 20,
  "tasks": [{"name": "home", "path": "/", "weight": 2}, {"name": "item", "path": "/item", "weight": 1}]}
 JSON

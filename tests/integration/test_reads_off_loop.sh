@@ -31,7 +31,7 @@ EOF
 
 ids=()
 for k in 1 2 3 4 5 6; do
-    scenario "history-$k" 12s 40 >"$WORK/history-$k.json"
+    scenario "history-$k" 6s 40 >"$WORK/history-$k.json"
     ids+=("$(submit_run "$WORK/history-$k.json")")
 done
 for id in "${ids[@]}"; do

@@ -38,7 +38,7 @@ view() { jq -r "$2" "$WORK/$1.run.json"; }
 jqe() { jq -e "$@" >/dev/null; }
 
 # (1) Every threshold passes: exit 0, verdict pass, each result passed.
-scenario pass 3s '{"http_req_duration": ["p(95)<5000", "max<10000"],
+scenario pass 2s '{"http_req_duration": ["p(95)<5000", "max<10000"],
   "http_req_duration{endpoint:fast}": ["p(99)<150"],
   "http_req_failed": ["rate<0.01"], "http_reqs": ["count>10", "rate>1"], "p95_ms": 5000}'
 ctl_run pass
@@ -53,7 +53,7 @@ check "passing thresholds: the legacy p95_ms shows as p(95)<=5000" \
 check "passing thresholds: loadctl lists them as ok" grep -q '^  ok   http_reqs count>10' "$WORK/pass.out"
 
 # (2) p(95)<100 on the slow endpoint fails (200 ms each); on the fast one it passes.
-scenario slow 3s '{"http_req_duration{endpoint:slow}": ["p(95)<100"],
+scenario slow 2s '{"http_req_duration{endpoint:slow}": ["p(95)<100"],
   "http_req_duration{name:fast}": ["p(95)<100"]}'
 ctl_run slow
 check "failing latency threshold: loadctl exits 99" [ "$RC" = 99 ]

@@ -66,11 +66,11 @@ $nginx_up || { log "nginx did not start"; exit 1; }
 
 lines() { wc -l <"$1"; }
 
-# run NAME PORT TLS_JSON [USERS]: a 2 s run; the report in $WORK/NAME.json,
+# run NAME PORT TLS_JSON [USERS]: a 1 s run; the report in $WORK/NAME.json,
 # stderr in $WORK/NAME.log, the exit status in RC.
 run() {
     cat >"$WORK/$1.scenario.json" <<JSON
-{"name": "$1", "target": "https://127.0.0.1:$2", "duration": "2s",
+{"name": "$1", "target": "https://127.0.0.1:$2", "duration": "1s",
  "users": ${4:-10}, "spawn_rate": 1000, "tls": $3, "tasks": [{"path": "/"}]}
 JSON
     RC=0

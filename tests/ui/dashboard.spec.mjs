@@ -122,7 +122,14 @@ try {
     await page.waitForFunction(() => Number(document.querySelector('#run-charts svg.chart')?.dataset.points) >= 2,
       null, {timeout: 15000});
     const first = await chartPoints();
-    await page.waitForTimeout(3500);
+    // The charts take a point a second: wait (15 s at most) until the requests/s and users
+    // charts both have more points than at first, rather than a fixed 3.5 s; the checks below
+    // judge what is there then (a chart that does not grow fails them after the wait).
+    await page.waitForFunction(([requests, users]) => {
+      const svgs = document.querySelectorAll('#run-charts svg.chart');
+      return svgs.length === 4 && Number(svgs[0].dataset.points) > requests + 1 &&
+        Number(svgs[3].dataset.points) > users + 1;
+    }, [first[0]?.points ?? 0, first[3]?.points ?? 0], {timeout: 15000, polling: 100}).catch(() => {});
     const second = await chartPoints();
     console.log(`chart points: ${JSON.stringify(first)} then ${JSON.stringify(second)}`);
     check('four charts on the run page', second.length === 4);
