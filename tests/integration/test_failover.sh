@@ -30,7 +30,7 @@ leader_is() { [ "$(leader_id)" = "$1" ]; }
 check "two workers joined the leader" wait_until 20 workers_connected 2
 
 # An iteration: its row's request, then 9 of "/" 25 ms apart (~4 iterations a second a user,
-# ~800 of the 900 rows in 20 s; lc_target counts up to 1000 distinct paths).
+# ~600 of the 900 rows in 14 s; lc_target counts up to 1000 distinct paths).
 ROWS=900
 csv=$(printf 'id\\n'; for i in $(seq 0 $((ROWS - 1))); do printf 'r%d\\n' "$i"; done)
 steps='{"name": "row", "path": "/row/${rows.id}"}'
