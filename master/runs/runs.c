@@ -55,6 +55,7 @@ static void free_active(active_run_t *ar)
     free(ar->scenario_json);
     free(ar->asg);
     free(ar->gates);
+    free(ar->finals_back);
     free(ar);
 }
 
@@ -268,6 +269,36 @@ void runs_reschedule(runs_t *r)
     reschedule(r);
 }
 
+static bool final_back(const active_run_t *ar, const char *worker)
+{
+    for (size_t i = 0; i < ar->n_finals_back; i++)
+        if (strcmp(ar->finals_back[i], worker) == 0)
+            return true;
+    return false;
+}
+
+typedef struct {
+    const active_run_t *ar;
+    bool all;
+} finals_check_t;
+
+static bool check_final(void *arg, const char *worker)
+{
+    finals_check_t *fc = arg;
+    fc->all = final_back(fc->ar, worker);
+    return fc->all;
+}
+
+/* An adopted run none of whose workers holds a share here: whether every worker the state
+ * records a share for sent its final batch to this leader (so the history has all of it). */
+static bool all_shares_final(runs_t *r, const active_run_t *ar)
+{
+    finals_check_t fc = {.ar = ar, .all = ar->n_finals_back > 0};
+    if (!fc.all || store_assignments_each(r->store, ar->id, check_final, &fc) != 0)
+        return false;
+    return fc.all;
+}
+
 /* Advances one active run; returns false when it was removed. */
 static bool tick_run(runs_t *r, active_run_t *ar, uint64_t now)
 {
@@ -294,10 +325,15 @@ static bool tick_run(runs_t *r, active_run_t *ar, uint64_t now)
     if (!ar->started)
         return true;
     uint64_t wall = runs_now_wall(r);
-    if (wall >= ar->started_wall_ms + ar->sc.duration_ms && ar->adopted && ar->n_asg == 0)
-        /* Its workers never came back to this leader: what they counted since
-         * the change is not in the history, so the run cannot pass as finished. */
-        begin_stop(r, ar, LC_RUN_FAILED, "no worker reported the run after the leader change");
+    if (wall >= ar->started_wall_ms + ar->sc.duration_ms && ar->adopted && ar->n_asg == 0) {
+        /* Unless every worker of a recorded share sent its final batch to this leader, what
+         * they counted since the change is not in the history: the run cannot pass as
+         * finished. */
+        if (all_shares_final(r, ar))
+            begin_stop(r, ar, LC_RUN_FINISHED, "duration reached");
+        else
+            begin_stop(r, ar, LC_RUN_FAILED, "no worker reported the run after the leader change");
+    }
     else if (wall >= ar->started_wall_ms + ar->sc.duration_ms)
         begin_stop(r, ar, LC_RUN_FINISHED, "duration reached");
     char why[sizeof ar->reason];
@@ -560,8 +596,16 @@ void runs_on_final_committed(runs_t *r, uint64_t run, const char *worker_id)
 {
     active_run_t *ar = find_active(r, run);
     assignment_t *a = ar ? runs_find_asg(ar, worker_id) : NULL;
-    if (a != NULL)
+    if (a != NULL) {
         a->final_done = true;
+    } else if (ar != NULL && ar->adopted && !final_back(ar, worker_id)) {
+        char(*more)[FLEET_ID_MAX] =
+            realloc(ar->finals_back, (ar->n_finals_back + 1) * sizeof *ar->finals_back);
+        if (more == NULL)
+            return; /* the run then fails as if this final had not come: never passes short */
+        ar->finals_back = more;
+        snprintf(ar->finals_back[ar->n_finals_back++], FLEET_ID_MAX, "%s", worker_id);
+    }
 }
 
 runs_admission_t runs_admit_stats(runs_t *r, const fleet_worker_t *w, const Lc__StatsBatch *b)

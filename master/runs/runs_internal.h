@@ -55,6 +55,10 @@ typedef struct active_run_s {
     uint64_t thresholds_due_ms; /* monotonic: next abortOnFail evaluation */
     feed_gate_t *gates;       /* one per (worker, leased feeder) that asked */
     size_t n_gates;
+    /* Adopted: workers whose final batch committed on this leader without a share here
+     * (they stopped the share while no leader was there, and replayed it). */
+    char (*finals_back)[FLEET_ID_MAX];
+    size_t n_finals_back;
     struct active_run_s *next;
 } active_run_t;
 

@@ -91,6 +91,10 @@ int store_batch_applied(store_t *s, const char *worker, uint64_t run, uint64_t s
  * share: never assigned, taken back, or the run is over) or LC_EIO. */
 int store_assignment_get(store_t *s, uint64_t run, const char *worker, uint64_t *generation,
                          uint32_t *users);
+/* Calls each(arg, worker) for every worker with a recorded share of run, while each returns
+ * true. Returns 0 or LC_EIO. */
+int store_assignments_each(store_t *s, uint64_t run, bool (*each)(void *arg, const char *worker),
+                           void *arg);
 
 /* Feeder leases (LeaseRows) -------------------------------------------- */
 

@@ -65,3 +65,20 @@ int store_assignment_get(store_t *s, uint64_t run, const char *worker, uint64_t 
     store_cached_done(st);
     return rv;
 }
+
+int store_assignments_each(store_t *s, uint64_t run, bool (*each)(void *arg, const char *worker),
+                           void *arg)
+{
+    assert(each != NULL);
+    sqlite3_stmt *st = store_prepare(s, "SELECT worker FROM run_assignments WHERE run = ?"
+                                        " ORDER BY worker");
+    if (st == NULL)
+        return LC_EIO;
+    sqlite3_bind_int64(st, 1, (sqlite3_int64)run);
+    int rc;
+    while ((rc = sqlite3_step(st)) == SQLITE_ROW)
+        if (!each(arg, (const char *)sqlite3_column_text(st, 0)))
+            break;
+    sqlite3_finalize(st);
+    return rc == SQLITE_ROW || rc == SQLITE_DONE ? 0 : LC_EIO;
+}

@@ -223,6 +223,44 @@ static void test_adopted_run_without_workers_fails(void **state)
     assert_int_equal(count_proposals(fx, LC__COMMAND__CMD_RUN_FINISHED, "failed"), 1);
 }
 
+/* The workers stopped their shares while no leader was there (the orphan timeout) and
+ * replayed them to this one, finals included: with every recorded share's final in, the
+ * history is whole and the run finishes at its duration; with one missing it fails. */
+static void adopted_with_finals(fixture_t *fx, bool both)
+{
+    store_running(fx);
+    store_share(fx, "w1", 3, 5);
+    store_share(fx, "w2", 3, 5);
+    add_worker(fx, "w1", 100);
+    add_worker(fx, "w2", 100);
+    runs_on_leader(fx->runs, true);
+    runs_on_final_committed(fx->runs, RUN, "w1");
+    if (both)
+        runs_on_final_committed(fx->runs, RUN, "w2");
+    advance(fx, 10000);
+    assert_int_equal(count_proposals(fx, LC__COMMAND__CMD_RUN_STATE, "stopping"), 1);
+}
+
+static void test_adopted_run_whose_finals_came_back_finishes(void **state)
+{
+    fixture_t *fx = *state;
+    adopted_with_finals(fx, true);
+    assert_string_equal(fx->proposed[fx->n_proposed - 1].reason, "duration reached");
+    advance(fx, 100);
+    assert_int_equal(count_proposals(fx, LC__COMMAND__CMD_RUN_FINISHED, "finished"), 1);
+    assert_int_equal(count_proposals(fx, LC__COMMAND__CMD_RUN_FINISHED, "failed"), 0);
+}
+
+static void test_adopted_run_missing_a_final_fails(void **state)
+{
+    fixture_t *fx = *state;
+    adopted_with_finals(fx, false);
+    assert_string_equal(fx->proposed[fx->n_proposed - 1].reason,
+                        "no worker reported the run after the leader change");
+    advance(fx, 100);
+    assert_int_equal(count_proposals(fx, LC__COMMAND__CMD_RUN_FINISHED, "failed"), 1);
+}
+
 /* A worker reporting a run that is not active is told to stop it. */
 static void test_hello_with_unknown_run_is_stopped(void **state)
 {
@@ -325,6 +363,9 @@ int main(void)
         cmocka_unit_test_setup_teardown(test_refusal_fails_the_run, setup, teardown),
         cmocka_unit_test_setup_teardown(test_adoption_keeps_workers_running, setup, teardown),
         cmocka_unit_test_setup_teardown(test_adopted_run_without_workers_fails, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_adopted_run_whose_finals_came_back_finishes, setup,
+                                        teardown),
+        cmocka_unit_test_setup_teardown(test_adopted_run_missing_a_final_fails, setup, teardown),
         cmocka_unit_test_setup_teardown(test_hello_with_unknown_run_is_stopped, setup, teardown),
         cmocka_unit_test_setup_teardown(test_stop_before_start, setup, teardown),
         cmocka_unit_test_setup_teardown(test_follower_does_nothing, setup, teardown),
