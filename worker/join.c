@@ -12,6 +12,7 @@
 #include "health.h"
 #include "lc_clock.h"
 #include "lc_err.h"
+#include "lc_protocol.h"
 #include "lc_log.h"
 #include "lc_notify.h"
 #include "link.h"
@@ -57,7 +58,9 @@ static void send_hello(void *arg, const uint8_t *nonce, size_t nonce_len)
     worker_hello_t hello = {.worker_id = j->worker_id, .name = j->name,
                             .threads = j->opts->threads, .capacity = j->opts->capacity,
                             .secret = &j->opts->join_secret, .running = loads};
-    hello.n_running = worker_control_loads(&j->ctl, loads, WORKER_LINK_MAX_LOADS, true);
+    /* The most runs a master accepts in a Hello (it refuses the Hello otherwise); a master
+     * told of that many cannot tell which the worker left out, and keeps their shares. */
+    hello.n_running = worker_control_loads(&j->ctl, loads, LC_PROTOCOL_MAX_RUN_LOADS, true);
     worker_link_send_hello(&j->link, &hello, nonce, nonce_len);
 }
 

@@ -12,6 +12,7 @@
 #include "lc_clock.h"
 #include "lc_err.h"
 #include "lc_log.h"
+#include "lc_protocol.h"
 #include "lc_scenario.h"
 #include "lc_text.h"
 #include "run_verdict.h"
@@ -494,6 +495,8 @@ static bool hello_claims(const Lc__Hello *hello, uint64_t run)
  * as running and the run went on with fewer users than it had. */
 static void forget_unclaimed(runs_t *r, fleet_worker_t *w, const Lc__Hello *hello)
 {
+    if (hello->n_running >= LC_PROTOCOL_MAX_RUN_LOADS)
+        return; /* a full list may have left some out: nothing can be told from it */
     for (active_run_t *ar = r->active; ar != NULL; ar = ar->next) {
         assignment_t *a = runs_find_asg(ar, w->id);
         if (a == NULL || a->final_done || hello_claims(hello, ar->id))

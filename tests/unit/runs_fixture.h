@@ -19,7 +19,7 @@
 #include "store.h"
 
 #define RUN 1
-#define MAX_EVENTS 64
+#define MAX_EVENTS 256 /* a Hello of LC_PROTOCOL_MAX_RUN_LOADS unknown runs is answered with as many stops */
 #define MAX_WORKERS 4
 
 /* 10 users for 10 s; request timeout 2 s, so the final-stats wait is 7 s. */

@@ -1,6 +1,7 @@
 /* test_runs.c — the run controller (master/runs/runs.c): a run's life, workers lost or
  * refusing, adoption after a leader change, stop requests, followers and saturation
  * (runs_fixture.h); what a worker may speak for is in test_runs_admission.c. */
+#include "lc_protocol.h"
 #include "runs_fixture.h"
 
 /* ---- pending → running → stopping → finished ---------------------------- */
@@ -132,6 +133,24 @@ static void test_worker_back_without_its_share(void **state)
     assert_int_equal(assigned_users(fx, RUN, "w2", &gen) + assigned_users(fx, RUN, "w1", NULL), 10);
     assert_true(assigned_users(fx, RUN, "w2", NULL) > 0);
     assert_true(gen > 1);
+
+    /* A Hello listing as many runs as a master accepts, none of them this one, may have left
+     * it out: the share stays. */
+    sent_before = fx->n_sent;
+    Lc__RunLoad many[LC_PROTOCOL_MAX_RUN_LOADS], *many_p[LC_PROTOCOL_MAX_RUN_LOADS];
+    for (size_t i = 0; i < LC_PROTOCOL_MAX_RUN_LOADS; i++) {
+        lc__run_load__init(&many[i]);
+        many[i].run = RUN + 1000 + i;
+        many_p[i] = &many[i];
+    }
+    lc__hello__init(&hello);
+    hello.worker_id = w2->id;
+    hello.running = many_p;
+    hello.n_running = LC_PROTOCOL_MAX_RUN_LOADS;
+    runs_on_worker_join(fx->runs, w2, &hello);
+    advance(fx, 100);
+    for (size_t i = sent_before; i < fx->n_sent; i++) /* stops for the unknown runs only */
+        assert_true(fx->sent[i].stop && fx->sent[i].run != RUN);
 
     /* Back with its share (a reconnection), it keeps it: nothing is sent again. */
     sent_before = fx->n_sent;
