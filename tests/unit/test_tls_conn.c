@@ -23,6 +23,7 @@
 #include "test_certs.h"
 #include "tls.h"
 #include "tls_internal.h"
+#include "openssl_count.h"
 #include "tls_server.h"
 
 /* Issue 16's goal per idle TLS user is 8 KiB. OpenSSL 3.0's SSL object alone takes 7.6 KiB,
@@ -40,53 +41,6 @@ _Static_assert(sizeof(tls_conn_t) <= 368, "TLS_IDLE_CONN_BYTES in lc_scenario_su
 #define IDLE_CONNS 16
 #define BIG_BODY (600u * 1024u)
 
-/* Counting allocator: every OpenSSL block carries its size and whether the test's own
- * thread (the client's) allocated it, so the figure leaves the server's threads out. */
-typedef struct mem_hdr_s {
-    size_t size;
-    size_t counted;
-} mem_hdr_t;
-_Static_assert(sizeof(mem_hdr_t) == 16, "keeps malloc's alignment");
-
-static pthread_t client_thread;
-static long client_live; /* bytes the client thread holds */
-
-static void *count_malloc(size_t n, const char *file, int line)
-{
-    (void)file, (void)line;
-    mem_hdr_t *h = malloc(sizeof *h + n);
-    if (h == NULL)
-        return NULL;
-    h->size = n;
-    h->counted = pthread_equal(pthread_self(), client_thread);
-    if (h->counted)
-        __atomic_add_fetch(&client_live, (long)n, __ATOMIC_RELAXED);
-    return h + 1;
-}
-
-static void count_free(void *p, const char *file, int line)
-{
-    (void)file, (void)line;
-    if (p == NULL)
-        return;
-    mem_hdr_t *h = (mem_hdr_t *)p - 1;
-    if (h->counted)
-        __atomic_sub_fetch(&client_live, (long)h->size, __ATOMIC_RELAXED);
-    free(h);
-}
-
-static void *count_realloc(void *p, size_t n, const char *file, int line)
-{
-    if (p == NULL)
-        return count_malloc(n, file, line);
-    mem_hdr_t *old = (mem_hdr_t *)p - 1;
-    void *q = count_malloc(n, file, line);
-    if (q == NULL)
-        return NULL;
-    memcpy(q, p, old->size < n ? old->size : n);
-    count_free(p, file, line);
-    return q;
-}
 
 /* A client connection and what it heard. */
 typedef struct client_s {
@@ -239,7 +193,7 @@ static const char GET[] = "GET / HTTP/1.1\r\nHost: 127.0.0.1\r\n\r\n";
  * is busy, go at the end of that read (and of any read after, such as session tickets). */
 static long idle_bytes(fixture_t *f, int from, int n, unsigned first, bool own_slots)
 {
-    long before = client_live;
+    long before = openssl_count_live;
     for (int i = from; i < from + n; i++) {
         connect_client(f, i, own_slots ? first + (unsigned)(i - from) : first, GET);
         f->clients[i].idle_on_answer = true;
@@ -249,7 +203,7 @@ static long idle_bytes(fixture_t *f, int from, int n, unsigned first, bool own_s
     run_for(f, 100); /* session tickets and anything else after the answers */
     for (int i = from; i < from + n; i++)
         assert_int_equal(f->clients[i].closed, 0);
-    return (client_live - before) / n;
+    return (openssl_count_live - before) / n;
 }
 
 /* Idle bytes per connection: after full handshakes (a slot and session each), resumed. */
@@ -338,8 +292,7 @@ static void test_big_bodies_both_ways(void **state)
 int main(void)
 {
     /* Before OpenSSL allocates anything. */
-    client_thread = pthread_self();
-    if (CRYPTO_set_mem_functions(count_malloc, count_realloc, count_free) != 1) {
+    if (openssl_count_start() != 0) {
         fprintf(stderr, "CRYPTO_set_mem_functions failed: OpenSSL allocated already\n");
         return 1;
     }

@@ -28,57 +28,12 @@
 #include "test_certs.h"
 #include "tls.h"
 #include "tls_internal.h"
+#include "openssl_count.h"
 #include "tls_server.h"
 
 #define DEADLINE_S 8ull
 #define REQUEST_TIMEOUT_MS 3000
 
-/* Counting allocator (as test_tls_conn.c): the OpenSSL bytes the client's thread holds. */
-typedef struct mem_hdr_s {
-    size_t size;
-    size_t counted;
-} mem_hdr_t;
-_Static_assert(sizeof(mem_hdr_t) == 16, "keeps malloc's alignment");
-
-static pthread_t client_thread;
-static long client_live;
-
-static void *count_malloc(size_t n, const char *file, int line)
-{
-    (void)file, (void)line;
-    mem_hdr_t *h = malloc(sizeof *h + n);
-    if (h == NULL)
-        return NULL;
-    h->size = n;
-    h->counted = pthread_equal(pthread_self(), client_thread);
-    if (h->counted)
-        __atomic_add_fetch(&client_live, (long)n, __ATOMIC_RELAXED);
-    return h + 1;
-}
-
-static void count_free(void *p, const char *file, int line)
-{
-    (void)file, (void)line;
-    if (p == NULL)
-        return;
-    mem_hdr_t *h = (mem_hdr_t *)p - 1;
-    if (h->counted)
-        __atomic_sub_fetch(&client_live, (long)h->size, __ATOMIC_RELAXED);
-    free(h);
-}
-
-static void *count_realloc(void *p, size_t n, const char *file, int line)
-{
-    if (p == NULL)
-        return count_malloc(n, file, line);
-    mem_hdr_t *old = (mem_hdr_t *)p - 1;
-    void *q = count_malloc(n, file, line);
-    if (q == NULL)
-        return NULL;
-    memcpy(q, p, old->size < n ? old->size : n);
-    count_free(p, file, line);
-    return q;
-}
 
 /* A client connection and what it heard. */
 typedef struct client_s {
@@ -285,7 +240,7 @@ static long idle_bytes(fixture_t *f, bool openssl_records, int max_version)
     assert_true(run_until(f, &warm->done, 1));
     run_for(f, 50);
     again(f, warm);
-    long before = client_live;
+    long before = openssl_count_live;
     client_t *cl = connect_client(f, 1, 0); /* the same slot: a resumed handshake */
     assert_true(run_until(f, &cl->done, 1));
     run_for(f, 100); /* the tickets */
@@ -293,7 +248,7 @@ static long idle_bytes(fixture_t *f, bool openssl_records, int max_version)
     assert_true(answer_is(cl, "ok"));
     again(f, cl);
     assert_int_equal(cl->ok, 2);
-    long held = client_live - before;
+    long held = openssl_count_live - before;
     assert_true(taken(cl) == !openssl_records);
     assert_true(taken(warm) == !openssl_records);
     assert_true(f->stats.tls_resumed >= 1);
@@ -675,11 +630,10 @@ static void test_tampered_record(void **state)
 
 int main(void)
 {
-    client_thread = pthread_self();
     /* As worker/main.c; the server's threads write with write(2) to clients that may have
      * closed (a failed connection). */
     signal(SIGPIPE, SIG_IGN);
-    if (CRYPTO_set_mem_functions(count_malloc, count_realloc, count_free) != 1) {
+    if (openssl_count_start() != 0) {
         fprintf(stderr, "CRYPTO_set_mem_functions failed: OpenSSL allocated already\n");
         return 1;
     }
