@@ -9,6 +9,7 @@
 #include <openssl/err.h>
 
 #include "lc_err.h"
+#include "lc_log.h"
 #include "tls_internal.h"
 
 enum { HS_HELLO_REQUEST = 0, HS_NEW_SESSION_TICKET = 4, HS_KEY_UPDATE = 24 };
@@ -191,6 +192,8 @@ static int on_record(worker_conn_t *c, tls_conn_t *t, const uint8_t *record, siz
     const char *why = NULL;
     if (worker_tls_record_open(&t->keys.rec, &t->rctx, record, len, plain, &type, &n, &why)) {
         ERR_clear_error();
+        /* Counted as kind tls by the owner; why, at debug level (a peer can send many). */
+        lc_debug("tls", "msg=\"record refused\" why=\"%s\"", why);
         return WORKER_ERR_TLS;
     }
     if ((t->skip > 0 || t->hs_have > 0) && type != WORKER_TLS_CT_HANDSHAKE)
