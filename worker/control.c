@@ -27,8 +27,8 @@ static worker_run_t *find_run(worker_control_t *ctl, uint64_t id)
     return NULL;
 }
 
-int worker_control_init(worker_control_t *ctl, uv_loop_t *loop, unsigned n_engines,
-                        bool batches, const char *worker_id,
+int worker_control_init(worker_control_t *ctl, uv_loop_t *loop,
+                        const worker_engines_conf_t *engines, bool batches, const char *worker_id,
                         const worker_control_hooks_t *hooks, void *hooks_arg)
 {
     memset(ctl, 0, sizeof *ctl);
@@ -39,6 +39,8 @@ int worker_control_init(worker_control_t *ctl, uv_loop_t *loop, unsigned n_engin
     ctl->hooks = hooks;
     ctl->hooks_arg = hooks_arg;
     ctl->stats_interval_ms = 1000;
+    assert(engines != NULL && engines->count > 0);
+    unsigned n_engines = engines->count;
     if ((ctl->engines = calloc(n_engines, sizeof *ctl->engines)) == NULL)
         return LC_ENOMEM;
     if (worker_mailbox_init(&ctl->inbox, loop, on_inbox) != 0) {
@@ -55,7 +57,7 @@ int worker_control_init(worker_control_t *ctl, uv_loop_t *loop, unsigned n_engin
     }
     uint64_t entropy = uv_hrtime() ^ ((uint64_t)uv_os_getpid() << 32);
     for (unsigned i = 0; i < n_engines; i++) {
-        int rv = worker_engine_start(&ctl->engines[i], i, n_engines,
+        int rv = worker_engine_start(&ctl->engines[i], i, engines,
                                      entropy * 0x9E3779B97F4A7C15ULL + i, &ctl->inbox);
         if (rv != 0) {
             lc_error("control", "msg=\"cannot start engine thread\" engine=%u", i);
@@ -657,6 +659,14 @@ size_t worker_control_loads(const worker_control_t *ctl, Lc__RunLoad *out, size_
         }
     }
     return n;
+}
+
+uint64_t worker_control_polled_ns(const worker_control_t *ctl)
+{
+    uint64_t ns = 0;
+    for (unsigned i = 0; i < ctl->n_engines; i++)
+        ns += worker_engine_polled_ns(ctl->engines[i]);
+    return ns;
 }
 
 static void on_stats_timer(uv_timer_t *t)

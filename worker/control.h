@@ -134,10 +134,10 @@ struct worker_control_s {
 };
 
 
-/* Starts n_engines engine threads. batches: cut StatsBatches every
+/* Starts the engine threads. batches: cut StatsBatches every
  * stats_interval_ms. Returns 0 or an LC_ error. */
-int worker_control_init(worker_control_t *ctl, uv_loop_t *loop, unsigned n_engines,
-                        bool batches, const char *worker_id,
+int worker_control_init(worker_control_t *ctl, uv_loop_t *loop,
+                        const worker_engines_conf_t *engines, bool batches, const char *worker_id,
                         const worker_control_hooks_t *hooks, void *hooks_arg);
 /* The batch epoch of this start (worker_seq_epoch_next): batch seqs of
  * every run start past epoch << 32. Call before the first Assign. */
@@ -184,6 +184,8 @@ size_t worker_control_active(const worker_control_t *ctl);
  * users running) for runs preparing or running. Returns how many. */
 size_t worker_control_loads(const worker_control_t *ctl, Lc__RunLoad *out, size_t max,
                             bool assigned_users);
+/* How long the engines have polled without finding work so far, in ns (busy_poll.h). */
+uint64_t worker_control_polled_ns(const worker_control_t *ctl);
 /* Stops the engines and closes every handle; closed_cb runs at the end. */
 void worker_control_close(worker_control_t *ctl, void (*closed_cb)(worker_control_t *));
 

@@ -550,19 +550,26 @@ static void engine_main(void *arg)
     uv_unref((uv_handle_t *)&e->lag_timer); /* never what keeps the loop alive */
     e->lag_due_ns = uv_hrtime() + LAG_TICK_MS * 1000000ull;
     uv_timer_start(&e->lag_timer, lag_tick, LAG_TICK_MS, LAG_TICK_MS);
-    uv_run(&e->loop, UV_RUN_DEFAULT);
+    worker_busy_poll_run(&e->loop, &e->busy_poll);
     uv_loop_close(&e->loop);
     lc_extract_thread_cleanup(); /* this thread's PCRE2 match data and JIT stack */
 }
 
-int worker_engine_start(worker_engine_t **out, unsigned index, unsigned n_engines,
+uint64_t worker_engine_polled_ns(worker_engine_t *e)
+{
+    return atomic_load_explicit(&e->busy_poll.polled_ns, memory_order_relaxed);
+}
+
+int worker_engine_start(worker_engine_t **out, unsigned index, const worker_engines_conf_t *conf,
                         uint64_t seed, worker_mailbox_t *to_control)
 {
+    assert(conf != NULL && index < conf->count);
     worker_engine_t *e = calloc(1, sizeof *e);
     if (e == NULL)
         return LC_ENOMEM;
     e->index = index;
-    e->n_engines = n_engines;
+    e->n_engines = conf->count;
+    worker_busy_poll_init(&e->busy_poll, conf->busy_poll_us);
     e->rng = seed ? seed : 1;
     e->to_control = to_control;
     if (uv_loop_init(&e->loop) != 0) {

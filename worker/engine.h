@@ -10,6 +10,7 @@
 #include <uv.h>
 
 #include "bufpool.h"
+#include "busy_poll.h"
 #include "lc_buf.h"
 #include "mailbox.h"
 #include "pacer.h"
@@ -21,6 +22,12 @@
 
 typedef struct worker_user_s worker_user_t;
 typedef struct worker_engine_s worker_engine_t;
+
+/* What every engine of a worker is started with. */
+typedef struct {
+    unsigned count;        /* engines (threads) */
+    uint32_t busy_poll_us; /* the longest polling window of a loop (busy_poll.h); 0: none */
+} worker_engines_conf_t;
 
 /* This engine's part of one run. */
 typedef struct engine_run_s {
@@ -72,6 +79,7 @@ struct worker_engine_s {
     uint64_t lag_due_ns;       /* when its next tick is due (uv_hrtime) */
     _Atomic uint64_t lag_max_us; /* worst lateness since the last take */
     uv_check_t pass_check;     /* counts the loop's passes (after each poll) */
+    worker_busy_poll_t busy_poll; /* how the loop waits between bursts of work */
     uint8_t pass;              /* which pass this is, mod 256: see worker_user_wait_cb */
     lc_buf_t body_scratch; /* request bodies are rendered here first */
     lc_buf_t req_scratch;  /* templated requests are rendered here, sent from here */
@@ -79,8 +87,8 @@ struct worker_engine_s {
     char rbuf[WORKER_ENGINE_RBUF]; /* the read buffer of every connection */
 };
 
-/* Allocates an engine and starts its thread. Returns 0 or an LC_ error. */
-int worker_engine_start(worker_engine_t **out, unsigned index, unsigned n_engines,
+/* Allocates engine index of conf->count and starts its thread. Returns 0 or an LC_ error. */
+int worker_engine_start(worker_engine_t **out, unsigned index, const worker_engines_conf_t *conf,
                         uint64_t seed, worker_mailbox_t *to_control);
 /* Posts a message to the engine (any thread). */
 void worker_engine_post(worker_engine_t *e, worker_msg_t *m);
@@ -89,6 +97,10 @@ void worker_engine_stop(worker_engine_t *e);
 /* Frees the engine's scratch buffers and capture pool, once its loop ran its last pass
  * (worker_engine_stop does; tests that run an engine's loop themselves too). */
 void worker_engine_free_buffers(worker_engine_t *e);
+
+/* How long the engine's loop has polled without finding work, in ns (any thread): idle
+ * time, though it burns CPU (busy_poll.h). */
+uint64_t worker_engine_polled_ns(worker_engine_t *e);
 
 /* The engine's worst event-loop lag (how late a timer ran) since the last
  * call, in microseconds; any thread. */

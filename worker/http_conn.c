@@ -8,6 +8,7 @@
 #include <string.h>
 #include <strings.h>
 
+#include "busy_poll.h"
 #include "h2_session.h"
 #include "lc_err.h"
 #include "stats.h"
@@ -251,6 +252,7 @@ static void on_eof(worker_conn_t *c)
 static void on_read(uv_stream_t *s, ssize_t nread, const uv_buf_t *buf)
 {
     worker_conn_t *c = s->data;
+    worker_busy_poll_note_work();
     if (nread > 0)
         c->transport->read(c, buf->base, (size_t)nread);
     else if (nread == UV_EOF)
@@ -349,6 +351,7 @@ void worker_conn_send(worker_conn_t *c, const char *req, size_t len, bool head, 
                       uint32_t timeout_ms)
 {
     assert(c->state == WORKER_CONN_IDLE);
+    worker_busy_poll_note_work();
     c->state = WORKER_CONN_BUSY;
     c->head = head;
     c->capture = capture;

@@ -71,7 +71,8 @@ static void on_heartbeat(uv_timer_t *t)
         return;
     Lc__RunLoad loads[WORKER_LINK_MAX_LOADS];
     worker_heartbeat_t hb = {.time_ms = lc_wall_ms(),
-                             .cpu_percent = worker_cpu_percent(&j->cpu, j->opts->threads),
+                             .cpu_percent = worker_cpu_percent(&j->cpu, j->opts->threads,
+                                                              worker_control_polled_ns(&j->ctl)),
                              .rss_bytes = worker_rss_bytes(), .runs = loads};
     j->last_cpu_percent = hb.cpu_percent;
     hb.n_runs = worker_control_loads(&j->ctl, loads, WORKER_LINK_MAX_LOADS, false);
@@ -133,7 +134,7 @@ static void on_welcome(void *arg, const Lc__Welcome *w)
     end_orphan(j);
     j->heartbeat_ms = w->heartbeat_ms;
     worker_control_set_interval(&j->ctl, w->stats_interval_ms);
-    worker_cpu_init(&j->cpu);
+    worker_cpu_init(&j->cpu, worker_control_polled_ns(&j->ctl));
     uv_timer_start(&j->heartbeat_timer, on_heartbeat, j->heartbeat_ms, j->heartbeat_ms);
     if (!j->ready_notified) {
         char status[360];
@@ -410,7 +411,8 @@ static int serve(join_t *j, const worker_opts_t *o)
     if (uv_loop_init(&j->loop) != 0)
         return 1;
     init_handles(j);
-    int rv = worker_control_init(&j->ctl, &j->loop, o->threads, true, j->worker_id,
+    worker_engines_conf_t engines = {.count = o->threads, .busy_poll_us = o->busy_poll_us};
+    int rv = worker_control_init(&j->ctl, &j->loop, &engines, true, j->worker_id,
                                  &control_hooks, j);
     if (rv == 0)
         worker_control_set_seq_epoch(&j->ctl, epoch);

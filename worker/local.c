@@ -312,8 +312,10 @@ static int load_scenario(const char *path, bool trace, char **json, size_t *len,
 static int start(local_t *lc, const char *json, size_t len, const lc_scenario_t *sc)
 {
     char why[600];
-    int rv = worker_control_init(&lc->ctl, &lc->loop, lc->opts->trace ? 1 : lc->opts->threads,
-                                 false, "local", &local_hooks, lc);
+    worker_engines_conf_t engines = {.count = lc->opts->trace ? 1 : lc->opts->threads,
+                                     .busy_poll_us = lc->opts->busy_poll_us};
+    int rv = worker_control_init(&lc->ctl, &lc->loop, &engines, false, "local", &local_hooks,
+                                 lc);
     uv_timer_init(&lc->loop, &lc->trace_timer);
     lc->trace_timer.data = lc;
     if (rv == 0 && lc->opts->trace) {

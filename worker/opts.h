@@ -12,6 +12,7 @@ typedef struct worker_opts_s {
     const char *join;       /* --join host:port[,…] */
     const char *local;      /* --local scenario.json */
     unsigned threads;       /* engines */
+    uint32_t busy_poll_us;  /* --busy-poll-us: an engine's longest polling window (busy_poll.h) */
     uint32_t capacity;      /* users this worker can carry */
     const char *name;       /* --name, default the host name */
     const char *data_dir;   /* --data-dir */

@@ -209,22 +209,27 @@ static uint64_t cpu_us(void)
            (uint64_t)(ru.ru_utime.tv_usec + ru.ru_stime.tv_usec);
 }
 
-void worker_cpu_init(worker_cpu_t *c)
+void worker_cpu_init(worker_cpu_t *c, uint64_t polled_ns)
 {
     c->last_wall_ns = lc_mono_ns();
     c->last_cpu_us = cpu_us();
+    c->last_polled_ns = polled_ns;
 }
 
-double worker_cpu_percent(worker_cpu_t *c, unsigned threads)
+double worker_cpu_percent(worker_cpu_t *c, unsigned threads, uint64_t polled_ns)
 {
     uint64_t wall = lc_mono_ns(), cpu = cpu_us();
     double dwall_us = (double)(wall - c->last_wall_ns) / 1000.0;
     double dcpu = (double)(cpu - c->last_cpu_us);
+    double dpolled_us = (double)(polled_ns - c->last_polled_ns) / 1000.0;
     c->last_wall_ns = wall;
     c->last_cpu_us = cpu;
+    c->last_polled_ns = polled_ns;
     if (dwall_us <= 0 || threads == 0)
         return 0;
-    return dcpu / (dwall_us * threads) * 100.0;
+    /* Polling is timed by the wall clock, CPU by the kernel's ticks: never below 0. */
+    double busy = dcpu > dpolled_us ? dcpu - dpolled_us : 0;
+    return busy / (dwall_us * threads) * 100.0;
 }
 
 uint64_t worker_rss_bytes(void)

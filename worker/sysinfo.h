@@ -41,15 +41,18 @@ int worker_id_load(const char *data_dir, char out[33], char *errmsg, size_t errl
  * Returns 0 or LC_EIO with errmsg. */
 int worker_seq_epoch_next(const char *data_dir, uint64_t *out, char *errmsg, size_t errlen);
 
-/* Process CPU use between two calls. */
+/* Process CPU use between two calls, less the time engines polled without finding work. */
 typedef struct worker_cpu_s {
     uint64_t last_wall_ns;
     uint64_t last_cpu_us;
+    uint64_t last_polled_ns;
 } worker_cpu_t;
 
-void worker_cpu_init(worker_cpu_t *c);
-/* CPU seconds used since the last call / (wall seconds × threads) × 100. */
-double worker_cpu_percent(worker_cpu_t *c, unsigned threads);
+/* polled_ns: the engines' polled time so far (worker_control_polled_ns). */
+void worker_cpu_init(worker_cpu_t *c, uint64_t polled_ns);
+/* (CPU seconds used since the last call - seconds polled) / (wall seconds × threads) × 100:
+ * how busy the engines were, their polling for work that did not come left out. */
+double worker_cpu_percent(worker_cpu_t *c, unsigned threads, uint64_t polled_ns);
 /* Resident set size from /proc/self/statm; 0 when unknown. */
 uint64_t worker_rss_bytes(void);
 

@@ -13,7 +13,9 @@
 #        IDLE_USERS (15000), TLS_IDLE_USERS (IDLE_USERS), LOCUST_IDLE_USERS (IDLE_USERS),
 #        JOURNEY_IDLE_SPAWN (spawn rate of the idle journey users, 100000),
 #        BENCH_ONLY (plain | journeys | scripts: only that part, default all three;
-#        idle: plain's idle-memory lines alone; h2: its HTTP/2 lines alone),
+#        idle: plain's idle-memory lines alone; h2: its HTTP/2 lines alone;
+#        https: its HTTPS line alone), LC_WORKER_ARGS (more loadworker options for the
+#        throughput pairs, e.g. --busy-poll-us 0),
 #        and scripts.sh's SCRIPT_* settings
 source "$LC_SRC/tests/integration/lib.sh"
 source "$LC_SRC/tests/bench/journeys.sh"
@@ -132,7 +134,7 @@ JSON
 # generator CPU → "rps cpu_s requests failures tls_handshakes tls_resumed".
 run_lc() {
     local out cpu
-    out=$( { run_timed taskset -c "$GEN_CPU" "$LC_BIN/loadworker" --local "$1" --threads 1 --json --log-level warn; } 3>"$WORK/cpu")
+    out=$( { run_timed taskset -c "$GEN_CPU" "$LC_BIN/loadworker" --local "$1" --threads 1 ${LC_WORKER_ARGS:-} --json --log-level warn; } 3>"$WORK/cpu")
     cpu=$(cat "$WORK/cpu")
     jq -r --arg cpu "$cpu" '.totals | "\(.rps) \($cpu) \(.requests) \(.failures) \(.tls_handshakes) \(.tls_resumed)"' <<<"$out"
 }
@@ -474,6 +476,9 @@ elif only idle; then # BENCH_ONLY=idle: the idle-memory lines of the plain part 
 elif only h2; then # BENCH_ONLY=h2: the HTTP/2 lines of the plain part alone
     start_nginx
     compare_h2
+elif only https; then # BENCH_ONLY=https: the HTTPS line of the plain part alone
+    start_nginx
+    compare_https
 fi
 if only journeys; then
     journey_cpu

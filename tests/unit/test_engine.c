@@ -134,7 +134,8 @@ static void run_ramp(ramp_t *t)
         fail_msg("server: %s", err);
     int n = snprintf(doc, sizeof doc, scenario, lc_http_server_port(t->http));
     assert_true(n > 0 && (size_t)n < sizeof doc);
-    assert_int_equal(worker_control_init(&t->ctl, &t->loop, 2, false, "t", &hooks, t), 0);
+    worker_engines_conf_t engines = {.count = 2, .busy_poll_us = WORKER_BUSY_POLL_DEFAULT_US};
+    assert_int_equal(worker_control_init(&t->ctl, &t->loop, &engines, false, "t", &hooks, t), 0);
     worker_assign_t a = {.run = 1, .generation = 1, .users = USERS, .scenario_json = doc,
                          .scenario_len = (size_t)n, .user_base = BASE};
     if (worker_control_assign(&t->ctl, &a, err, sizeof err) != 0)

@@ -134,7 +134,8 @@ static void test_other_runs_not_held_while_a_script_loads(void **state)
     fx_t *f = calloc(1, sizeof *f);
     assert_non_null(f);
     assert_int_equal(uv_loop_init(&f->loop), 0);
-    assert_int_equal(worker_control_init(&f->ctl, &f->loop, 1, false, "t", &hooks, f), 0);
+    worker_engines_conf_t engines = {.count = 1};
+    assert_int_equal(worker_control_init(&f->ctl, &f->loop, &engines, false, "t", &hooks, f), 0);
     uv_timer_init(&f->loop, &f->step);
     uv_timer_init(&f->loop, &f->bound);
     f->step.data = f->bound.data = f;
