@@ -14,7 +14,7 @@
 #        JOURNEY_IDLE_SPAWN (spawn rate of the idle journey users, 100000),
 #        BENCH_ONLY (plain | journeys | scripts: only that part, default all three;
 #        idle: plain's idle-memory lines alone; h2: its HTTP/2 lines alone;
-#        https: its HTTPS line alone), LC_WORKER_ARGS (more loadworker options for the
+#        https: its HTTPS line alone; h2pool: its multiplexed HTTP/2 lines alone), LC_WORKER_ARGS (more loadworker options for the
 #        throughput pairs, e.g. --busy-poll-us 0),
 #        and scripts.sh's SCRIPT_* settings
 source "$LC_SRC/tests/integration/lib.sh"
@@ -479,6 +479,10 @@ elif only h2; then # BENCH_ONLY=h2: the HTTP/2 lines of the plain part alone
 elif only https; then # BENCH_ONLY=https: the HTTPS line of the plain part alone
     start_nginx
     compare_https
+elif only h2pool; then # BENCH_ONLY=h2pool: the multiplexed HTTP/2 lines alone
+    start_nginx
+    compare_h2_pool nginx-h2c-m "http://127.0.0.1:$NGINX_H2C_PORT/"
+    compare_h2_pool nginx-h2-m "https://127.0.0.1:$NGINX_H2_PORT/" '"tls": {"insecure": true},'
 fi
 if only journeys; then
     journey_cpu
