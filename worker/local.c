@@ -118,6 +118,9 @@ static void print_json(const worker_run_t *r, double secs, const local_t *lc, js
                              timeline);
     json_object_set_new(root, "verdict", json_string(verdict));
     json_object_set_new(root, "engine_loop_lag_ms_max", json_real((double)lag_max_us / 1000.0));
+    /* CPU the engines spent polling for work that had not come (busy_poll.h): idle time. */
+    json_object_set_new(root, "engine_polled_s",
+                        json_real((double)worker_control_polled_ns(&lc->ctl) / 1e9));
     if (r->plan->scenario.script != NULL)
         json_object_set_new(root, "checks", checks_json(s->checks));
     json_object_set_new(root, "thresholds", thresholds ? json_incref(thresholds) : json_array());

@@ -131,12 +131,13 @@ JSON
 }
 
 # run_lc FILE: loadworker --local on scenario FILE, one thread pinned to the
-# generator CPU → "rps cpu_s requests failures tls_handshakes tls_resumed".
+# generator CPU → "rps cpu_s requests failures tls_handshakes tls_resumed polled_s" (polled_s:
+# of cpu_s, the engine's polling for responses that had not come yet; busy_poll.h).
 run_lc() {
     local out cpu
     out=$( { run_timed taskset -c "$GEN_CPU" "$LC_BIN/loadworker" --local "$1" --threads 1 ${LC_WORKER_ARGS:-} --json --log-level warn; } 3>"$WORK/cpu")
     cpu=$(cat "$WORK/cpu")
-    jq -r --arg cpu "$cpu" '.totals | "\(.rps) \($cpu) \(.requests) \(.failures) \(.tls_handshakes) \(.tls_resumed)"' <<<"$out"
+    jq -r --arg cpu "$cpu" '(.engine_polled_s // 0) as $polled | .totals | "\(.rps) \($cpu) \(.requests) \(.failures) \(.tls_handshakes) \(.tls_resumed) \($polled)"' <<<"$out"
 }
 
 bench_lc() { # url [extra fields] → run_lc's line for a one-task scenario on url (LC_USERS users)
@@ -164,6 +165,10 @@ compare() { # name url [extra scenario fields for loadworker] [baseline: wrk | h
     local failed
     failed=$(awk '{ n += $4 } END { print n + 0 }' "$WORK/lc.txt")
     [ "$failed" = 0 ] || line+="  (loadworker failures: $failed)"
+    # How much of loadworker's CPU was polling for responses (busy_poll.h): counted above, as
+    # top would; it would have slept instead, at the cost of the target waking it.
+    line+=$(awk '{ printf "%s\n", $2 > 0 ? 100 * $7 / $2 : 0 }' "$WORK/lc.txt" | median |
+        awk '{ printf "  loadworker_cpu_polling=%.0f%%", $1 }')
     [ "$name" = nginx ] && NGINX_LC_RPS=$lc_rps
     echo "$line"
     SUMMARY+=("$line")

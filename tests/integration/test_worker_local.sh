@@ -83,6 +83,9 @@ check "report has the run JSON shape" jq_true \
 check "the timeline has each second's loop lag, and the run's worst" jq_true \
     '(.timeline | length) >= 2 and all(.timeline[]; .loop_lag_ms >= 0 and .loop_lag_ms < 1000) and
      .engine_loop_lag_ms_max == ([.timeline[].loop_lag_ms] | max)' "$WORK/report.json"
+check "the engines' polled time is reported, within what 2 threads could spend" jq_true \
+    '(.engine_polled_s | type) == "number" and .engine_polled_s >= 0 and
+     .engine_polled_s <= 2 * (.duration_s + 1)' "$WORK/report.json"
 
 # Thresholds, as with a master: 0 when they pass, 99 (as k6) when one fails.
 thresholds_run() { # thresholds_run THRESHOLDS_JSON: prints the exit code
