@@ -14,7 +14,8 @@
 #        JOURNEY_IDLE_SPAWN (spawn rate of the idle journey users, 100000),
 #        BENCH_ONLY (plain | journeys | scripts: only that part, default all three;
 #        idle: plain's idle-memory lines alone; h2: its HTTP/2 lines alone;
-#        https: its HTTPS line alone; h2pool: its multiplexed HTTP/2 lines alone), LC_WORKER_ARGS (more loadworker options for the
+#        https: its HTTPS line alone; h2pool: its multiplexed HTTP/2 lines alone;
+#        script-idle: the scripts part's idle line alone), LC_WORKER_ARGS (more loadworker options for the
 #        throughput pairs, e.g. --busy-poll-us 0),
 #        and scripts.sh's SCRIPT_* settings
 source "$LC_SRC/tests/integration/lib.sh"
@@ -499,6 +500,8 @@ if only scripts; then
     script_cpu
     script_idle
     script_many
+elif only script-idle; then # BENCH_ONLY=script-idle: the idle scripted user's line alone
+    script_idle
 fi
 machine_line
 echo

@@ -137,9 +137,9 @@ script_idle() {
     script_scenario "$WORK/sc_idle.json" bench-script-idle "$users" 150 "$SCRIPT_IDLE_LUA" "$SCRIPT_IDLE_STEPS" \
         "${JOURNEY_IDLE_SPAWN:-100000}"
     script_scenario "$WORK/sc_idle1.json" bench-script-idle 1 150 "$SCRIPT_IDLE_LUA" "$SCRIPT_IDLE_STEPS"
-    idle_rss lc_sidle "$TARGET_PORT" "$users" "$LC_BIN/loadworker" --local "$WORK/sc_idle.json" --threads 1 --log-level warn
+    idle_rss lc_sidle "$TARGET_PORT" "$users" "$LC_BIN/loadworker" --local "$WORK/sc_idle.json" --threads 1 ${LC_WORKER_ARGS:-} --log-level warn
     many=$IDLE_RSS
-    idle_rss lc_sidle1 "$TARGET_PORT" 1 "$LC_BIN/loadworker" --local "$WORK/sc_idle1.json" --threads 1 --log-level warn
+    idle_rss lc_sidle1 "$TARGET_PORT" 1 "$LC_BIN/loadworker" --local "$WORK/sc_idle1.json" --threads 1 ${LC_WORKER_ARGS:-} --log-level warn
     one=$IDLE_RSS
     if [ "$many" = 0 ] || [ "$one" = 0 ]; then
         line="script-idle  failed: the idle scripted users' connections did not all come up (see the log above)"
