@@ -515,7 +515,8 @@ static void on_inbox(uv_async_t *a)
 }
 
 /* A timer due every LAG_TICK_MS: how late it runs is how long a callback
- * waited behind others, which is also how late requests start. */
+ * waited behind others, which is also how late requests start. It also lets a quiet run's
+ * script sandbox collect its garbage (worker_lua_run_tick). */
 static void lag_tick(uv_timer_t *t)
 {
     worker_engine_t *e = t->loop->data;
@@ -526,6 +527,8 @@ static void lag_tick(uv_timer_t *t)
             atomic_store_explicit(&e->lag_max_us, lag_us, memory_order_relaxed);
     }
     e->lag_due_ns = now + LAG_TICK_MS * 1000000ull;
+    for (engine_run_t *r = e->runs; r != NULL; r = r->next)
+        worker_lua_run_tick(r->lua, uv_now(t->loop));
 }
 
 uint64_t worker_engine_take_lag_us(worker_engine_t *e)

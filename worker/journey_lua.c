@@ -125,6 +125,24 @@ void worker_lua_run_close(engine_run_t *r)
     r->lua = NULL;
 }
 
+void worker_lua_run_tick(worker_lua_run_t *lr, uint64_t now_ms)
+{
+    if (lr == NULL || lr->lua == NULL || !lr->ran_since_collect)
+        return;
+    if (now_ms - lr->last_run_ms < WORKER_LUA_QUIET_MS)
+        return;
+    assert(lr->current == NULL); /* a tick runs between coroutines */
+    lc_lua_collect(lr->lua);
+    lr->ran_since_collect = false;
+}
+
+/* A coroutine of the run starts or resumes now. */
+static void note_run(worker_lua_run_t *lr, const worker_user_t *u)
+{
+    lr->ran_since_collect = true;
+    lr->last_run_ms = uv_now(&u->run->engine->loop);
+}
+
 worker_user_t *worker_lua_current(lua_State *L, const char *fn)
 {
     worker_lua_run_t *lr = lc_lua_host_ud(lc_lua_from(L));
@@ -225,6 +243,7 @@ static int start(worker_lua_run_t *lr, worker_user_t *u, uint32_t step, char *er
     lu->step = step;
     lu->wait = WORKER_LUA_IDLE;
     lu->exit = WORKER_LUA_EXIT_NONE;
+    note_run(lr, u);
     lr->current = u;
     uint64_t was = lc_lua_rng_swap(lr->lua, lu->rng);
     int rv = lc_lua_start(lr->lua, lu->co, prog_of(u)->luas[step].fn, worker_lua_push_user, u,
@@ -256,6 +275,7 @@ static int resume(worker_user_t *u, lc_lua_push_cb push, void *ud, char *err, si
     worker_lua_user_t *lu = u->js->lua;
     assert(lr != NULL && lr->lua != NULL && lu != NULL && lu->co != NULL);
     lu->wait = WORKER_LUA_IDLE;
+    note_run(lr, u);
     lr->current = u;
     uint64_t was = lc_lua_rng_swap(lr->lua, lu->rng);
     int rv = lc_lua_resume(lr->lua, lu->co, push, ud, err, len);

@@ -31,6 +31,12 @@ void worker_lua_run_free(worker_lua_run_t *lr);
 int worker_lua_run_open(engine_run_t *r);
 /* After the run's last user is freed. */
 void worker_lua_run_close(engine_run_t *r);
+#define WORKER_LUA_QUIET_MS 1000
+/* Engine thread, on its tick (now_ms: the loop's time): once no coroutine of the run has run
+ * for WORKER_LUA_QUIET_MS, one full collection. LuaJIT collects in steps paid for by new
+ * allocations, so garbage made just before every user parked (in sleep(), say) would
+ * otherwise stay for as long as they wait. NULL is ignored. */
+void worker_lua_run_tick(worker_lua_run_t *lr, uint64_t now_ms);
 
 /* LC_OP_LUA: starts lua step `step` of the program in u's coroutine. True when the user goes
  * on with its next op at once (the function returned, or failed with on_error continue);

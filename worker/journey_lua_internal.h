@@ -49,6 +49,8 @@ typedef struct worker_lua_run_s {
     uint64_t run_id;
     worker_user_t *current; /* the user whose coroutine runs now, or NULL (between runs) */
     uint32_t errors_logged; /* script errors logged; past WORKER_LUA_ERRORS_LOGGED, counted */
+    bool ran_since_collect; /* a coroutine ran since the last full collection */
+    uint64_t last_run_ms;   /* loop time a coroutine last started or resumed */
     uint32_t n_cache;
     worker_lua_xcache_t cache[WORKER_LUA_XCACHE_MAX];
 } worker_lua_run_t;

@@ -549,6 +549,46 @@ static void test_bytes_per_parked_user(void **state)
     journey_run_close(&f);
 }
 
+/* Users that made garbage and parked in sleep(): the engine's tick collects it once the
+ * sandbox has been quiet for WORKER_LUA_QUIET_MS, not before, and only once. */
+#define JUNK_USERS 20
+
+static void test_quiet_sandbox_collected(void **state)
+{
+    (void)state;
+    journey_run_t f = {0};
+    journey_run_open_script(
+        &f, 1,
+        "local function junk() local t = {} "
+        "for i = 1, 3000 do t[i] = ([=[x]=]):rep(40) .. i end return #t end "
+        "function park(u) junk() sleep(60000) end",
+        "'script_cpu_ms':50,'journeys':[{'name':'j','steps':[{'lua':'park'}]}]");
+    f.plan->trace = NULL; /* many users, each for longer than one iteration */
+    worker_lua_run_t *lr = f.r->lua;
+    park_users(&f, JUNK_USERS);
+    assert_int_equal(ep_stats(&f, "lua park")->errors[WORKER_ERR_SCRIPT], 0);
+    assert_true(lr->ran_since_collect);
+    lc_lua_stats_t parked, now;
+    lc_lua_stats(lr->lua, &parked);
+    uint64_t last = lr->last_run_ms;
+    worker_lua_run_tick(lr, last + WORKER_LUA_QUIET_MS - 1); /* not quiet long enough */
+    lc_lua_stats(lr->lua, &now);
+    assert_int_equal(now.mem_used, parked.mem_used);
+    worker_lua_run_tick(lr, last + WORKER_LUA_QUIET_MS);
+    lc_lua_stats(lr->lua, &now);
+    print_message("      parked with garbage: %zu B of Lua heap; after the quiet collection: %zu B\n",
+                  parked.mem_used, now.mem_used);
+    /* At least the last user's 3,000 strings (~70 B each) were garbage still. */
+    assert_true(now.mem_used + 64 * 1024 < parked.mem_used);
+    assert_false(lr->ran_since_collect);
+    lc_lua_stats(lr->lua, &parked);
+    worker_lua_run_tick(lr, last + 10 * WORKER_LUA_QUIET_MS); /* nothing ran since */
+    lc_lua_stats(lr->lua, &now);
+    assert_int_equal(now.mem_used, parked.mem_used);
+    retire_users(&f);
+    journey_run_close(&f);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -569,6 +609,7 @@ int main(void)
         cmocka_unit_test(test_script_cpu_ms),
         cmocka_unit_test(test_lazy_parts_and_cookie_path),
         cmocka_unit_test(test_bytes_per_parked_user),
+        cmocka_unit_test(test_quiet_sandbox_collected),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
