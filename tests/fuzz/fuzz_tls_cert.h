@@ -15,6 +15,7 @@
 #include <unistd.h>
 
 #include "lc_tls_channel.h"
+#include "../support/self_signed.h"
 
 static bool fuzz_write_pem(const char *path, EVP_PKEY *key, X509 *cert)
 {
@@ -26,42 +27,6 @@ static bool fuzz_write_pem(const char *path, EVP_PKEY *key, X509 *cert)
     return fclose(f) == 0 && ok;
 }
 
-static X509 *fuzz_self_signed(EVP_PKEY *key)
-{
-    X509 *x = X509_new();
-    if (x == NULL)
-        return NULL;
-    X509_set_version(x, 2);
-    ASN1_INTEGER_set(X509_get_serialNumber(x), 1);
-    X509_gmtime_adj(X509_getm_notBefore(x), -3600);
-    X509_gmtime_adj(X509_getm_notAfter(x), 3600L * 24 * 365);
-    X509_set_pubkey(x, key);
-    X509_NAME *name = X509_get_subject_name(x);
-    X509_NAME_add_entry_by_txt(name, "CN", MBSTRING_ASC, (const unsigned char *)"localhost", -1,
-                               -1, 0);
-    X509_set_issuer_name(x, name);
-    X509V3_CTX v3;
-    X509V3_set_ctx_nodb(&v3);
-    X509V3_set_ctx(&v3, x, x, NULL, NULL, 0);
-    static const char *const exts[][2] = {{"basicConstraints", "critical,CA:TRUE"},
-                                          {"keyUsage", "digitalSignature,keyCertSign"},
-                                          {"subjectAltName", "DNS:localhost,IP:127.0.0.1"}};
-    for (size_t i = 0; i < sizeof exts / sizeof exts[0]; i++) {
-        X509_EXTENSION *e = X509V3_EXT_conf(NULL, &v3, exts[i][0], exts[i][1]);
-        if (e == NULL) {
-            X509_free(x);
-            return NULL;
-        }
-        X509_add_ext(x, e, -1);
-        X509_EXTENSION_free(e);
-    }
-    if (X509_sign(x, key, EVP_sha256()) == 0) {
-        X509_free(x);
-        return NULL;
-    }
-    return x;
-}
-
 /* A context of lc_tls_context_new (server or client) with the certificate
  * as its own, its key, and as the CA. NULL on failure (printed). */
 static SSL_CTX *fuzz_tls_context(bool server)
@@ -69,7 +34,7 @@ static SSL_CTX *fuzz_tls_context(bool server)
     char dir[] = "/tmp/lc-fuzz-tls-XXXXXX", cert[64], key[64], err[256];
     SSL_CTX *ctx = NULL;
     EVP_PKEY *pkey = EVP_EC_gen("P-256");
-    X509 *x = pkey ? fuzz_self_signed(pkey) : NULL;
+    X509 *x = pkey ? test_self_signed(pkey) : NULL;
     if (x == NULL || mkdtemp(dir) == NULL) {
         fprintf(stderr, "fuzz: cannot make a test certificate\n");
         goto done;
