@@ -79,12 +79,15 @@ stop_proc() {
 
 # free_port: a TCP port that nothing uses now and this test has not handed
 # out before. Below the kernel's ephemeral range (32768+), so outgoing
-# connections cannot take it between the check and the bind.
+# connections cannot take it between the check and the bind. Each test draws
+# from its own slice of 500 ports (by its name's checksum), so two tests that
+# ctest runs side by side rarely draw the same port between check and bind.
 # (Callers use $(free_port), a subshell: the ports handed out live in a file.)
+PORT_SLICE=$(( $(printf '%s' "$TEST_NAME" | cksum | cut -d' ' -f1) % 44 ))
 free_port() {
     local port
     for _ in $(seq 1 200); do
-        port=$((10000 + RANDOM % 22000))
+        port=$((10000 + PORT_SLICE * 500 + RANDOM % 500))
         grep -qx "$port" "$WORK/used-ports" 2>/dev/null && continue
         if ! ss -Htan "sport = :$port" | grep -q .; then
             echo "$port" >>"$WORK/used-ports"
