@@ -47,6 +47,11 @@
  * keeps nothing more, the engine's one session aside). A suite OpenSSL keeps (CBC) costs
  * ~17.6 KB instead. */
 #define TLS_IDLE_CONN_BYTES 368u
+/* An idle HTTP/2 session of a user's own, as worker/h2_mem.c counts it (malloc's usable sizes)
+ * once the frame buffer's and stream table's pages went back: nghttp2 1.52's session struct,
+ * HPACK tables with a request's and nginx's answer's headers, settings; plus worker_h2_t and
+ * malloc's headers. test_h2_mem keeps it at or above what it measures. */
+#define H2_IDLE_SESSION_BYTES 7000u
 
 /* What malloc takes for a request of n bytes. */
 static size_t malloc_chunk(size_t n)
@@ -74,13 +79,21 @@ void lc_scenario_idle_user_bytes(const lc_scenario_t *s, lc_idle_user_bytes_t *o
     out->libuv = connless ? 0 : LIBUV_FD_BYTES;
     if (s->url.tls && !connless)
         out->tls = TLS_IDLE_CONN_BYTES;
+    if (s->http2 != LC_HTTP2_OFF && s->h2_pool.connections == 0 && !s->close_idle_target)
+        out->h2 = H2_IDLE_SESSION_BYTES;
     if (s->program != NULL)
         out->journey = malloc_chunk(JOURNEY_STATE_BYTES) +
                        malloc_chunk(SESSION_HEADER_BYTES + s->program->n_vars * SESSION_SLOT_BYTES +
                                     s->program->n_feeders * sizeof(uint32_t));
     if (s->program != NULL && s->program->n_luas > 0)
         out->lua = malloc_chunk(LUA_USER_BYTES) + LUA_PARKED_HEAP_BYTES;
-    out->total = out->user + out->allocator + out->libuv + out->tls + out->journey + out->lua;
+    out->total = out->user + out->allocator + out->libuv + out->tls + out->h2 + out->journey +
+                 out->lua;
+}
+
+size_t lc_scenario_h2_session_bytes(void)
+{
+    return H2_IDLE_SESSION_BYTES;
 }
 
 size_t lc_scenario_lua_user_struct_bytes(void)
@@ -270,10 +283,10 @@ static json_t *script_json(const lc_scenario_t *s)
 
 static json_t *memory_parts_json(const lc_idle_user_bytes_t *b)
 {
-    return json_pack("{s:I,s:I,s:I,s:I,s:I,s:I}", "user", (json_int_t)b->user, "allocator",
+    return json_pack("{s:I,s:I,s:I,s:I,s:I,s:I,s:I}", "user", (json_int_t)b->user, "allocator",
                      (json_int_t)b->allocator, "libuv", (json_int_t)b->libuv, "tls",
                      (json_int_t)b->tls, "journey", (json_int_t)b->journey, "lua",
-                     (json_int_t)b->lua);
+                     (json_int_t)b->lua, "h2", (json_int_t)b->h2);
 }
 
 /* The users the scenario holds at most (the summary's "users"). */

@@ -20,6 +20,9 @@ typedef struct lc_idle_user_bytes_s {
     size_t allocator; /* malloc's overhead on the user's allocations */
     size_t libuv;     /* libuv's state for the open TCP handle outside the struct */
     size_t tls;       /* an idle TLS connection (https targets; none with an "http2" pool) */
+    size_t h2;        /* an idle HTTP/2 session of the user's own ("http2" true, or "auto" as if
+                       * the server picked h2; none with a pool): nghttp2's state once its
+                       * frame buffer and stream table went back (worker/h2_mem.h) */
     size_t journey;   /* journeys: the user's state (position, loop and group frames) and its
                        * session (variable slots, feeder rows), with malloc's overhead; the
                        * values, cookies and rows it holds are data, not counted here */
@@ -37,6 +40,8 @@ size_t lc_scenario_session_bytes(size_t n_vars, size_t n_feeders);
  * and the Lua heap a parked user takes, as the sandbox's allocator counts it. */
 size_t lc_scenario_lua_user_struct_bytes(void);
 size_t lc_scenario_lua_parked_heap_bytes(void);
+/* The constant behind `h2`, for test_h2_mem to hold against what an idle session holds. */
+size_t lc_scenario_h2_session_bytes(void);
 
 /* The summary, a new reference (NULL when out of memory). Its keys are only
  * ever added to (README, "Validating a scenario"):
@@ -49,7 +54,7 @@ size_t lc_scenario_lua_parked_heap_bytes(void);
  *   endpoints: [{name, method, path (the template, unrendered), weight}]
  *   thresholds: ["http_req_duration{endpoint:list} p(95)<500", …]
  *   bytes_per_idle_user: integer (lc_idle_user_bytes_t's total)
- *   bytes_per_idle_user_parts: {user, allocator, libuv, tls, journey, lua} (requests are rendered
+ *   bytes_per_idle_user_parts: {user, allocator, libuv, tls, journey, lua, h2} (requests are rendered
  *     into the engine's buffer, so an idle user holds none)
  *   journeys (v2 only): [{name, weight, pacing_ms, requests, lua_steps}]
  *   variables (v2 only): [names]

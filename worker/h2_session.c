@@ -8,6 +8,7 @@
 
 #include <nghttp2/nghttp2.h>
 
+#include "h2_mem.h"
 #include "h2_request.h"
 #include "lc_err.h"
 #include "stats.h"
@@ -17,6 +18,7 @@
 
 struct worker_h2_s {
     nghttp2_session *s;
+    worker_h2_mem_t mem;    /* the session's allocator's notes: its frame buffer */
     lc_buf_t req;           /* the request in flight, translated (h2_request.h); its body
                              * is sent from here; freed when its stream ends */
     size_t body_off, body_len;
@@ -182,7 +184,10 @@ static int new_session(worker_conn_t *c, worker_h2_t *h)
     nghttp2_session_callbacks_set_on_stream_close_callback(cbs, on_stream_close);
     /* A server may not push to a client that said ENABLE_PUSH 0; nor reserve streams. */
     nghttp2_option_set_max_reserved_remote_streams(opt, 0);
-    int rv = nghttp2_session_client_new2(&h->s, cbs, c, opt);
+    nghttp2_mem mem = worker_h2_mem(&h->mem);
+    h->mem.creating = true;
+    int rv = nghttp2_session_client_new3(&h->s, cbs, c, opt, &mem);
+    h->mem.creating = false;
     nghttp2_option_del(opt);
     nghttp2_session_callbacks_del(cbs);
     return rv == 0 ? 0 : LC_ENOMEM;
@@ -292,6 +297,17 @@ bool worker_h2_take_end(worker_conn_t *c, int *kind, int *status)
     *kind = h->end_kind;
     *status = h->status;
     return true;
+}
+
+size_t worker_h2_idle(worker_conn_t *c)
+{
+    worker_h2_t *h = c->h2;
+    assert(h != NULL);
+    /* Nothing to send means the last frame was taken whole: the frame buffer is dead. The
+     * client preface and first SETTINGS went out with worker_h2_open's flush. */
+    if (c->state != WORKER_CONN_IDLE || nghttp2_session_want_write(h->s))
+        return 0;
+    return worker_h2_mem_release(&h->mem);
 }
 
 bool worker_h2_reusable(const worker_conn_t *c)

@@ -47,6 +47,9 @@ bool worker_h2_take_end(worker_conn_t *c, int *kind, int *status);
  * processed: GOAWAY below it, or REFUSED_STREAM, so it may be sent again); reset by the
  * server; or reset by nghttp2 for a malformed response (parse). */
 int worker_h2_end_kind(uint32_t error_code, bool peer_reset, bool final_headers);
+/* c is idle and will wait a while: when the session has nothing to send, its frame buffer's
+ * pages go back to the kernel (h2_mem.h). Returns the bytes given back. */
+size_t worker_h2_idle(worker_conn_t *c);
 /* Whether the session can carry another request: no GOAWAY, stream ids left. */
 bool worker_h2_reusable(const worker_conn_t *c);
 

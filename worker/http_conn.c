@@ -79,7 +79,11 @@ static void idle_from_now(worker_conn_t *c)
 
 void worker_conn_idle(worker_conn_t *c)
 {
-    if (c->state == WORKER_CONN_IDLE && c->transport != NULL && c->transport->idle != NULL)
+    if (c->state != WORKER_CONN_IDLE)
+        return;
+    if (c->h2 != NULL)
+        (void)worker_h2_idle(c);
+    if (c->transport != NULL && c->transport->idle != NULL)
         c->transport->idle(c);
 }
 

@@ -15,6 +15,7 @@
 #        BENCH_ONLY (plain | journeys | scripts: only that part, default all three;
 #        idle: plain's idle-memory lines alone; h2: its HTTP/2 lines alone;
 #        https: its HTTPS line alone; h2pool: its multiplexed HTTP/2 lines alone;
+#        idle-h2c: the idle h2c line beside h2load's alone;
 #        script-idle: the scripts part's idle line alone), LC_WORKER_ARGS (more loadworker options for the
 #        throughput pairs, e.g. --busy-poll-us 0),
 #        and scripts.sh's SCRIPT_* settings
@@ -350,6 +351,30 @@ bench_idle_tls() {
     SUMMARY+=("$line")
 }
 
+# HTTP/2 users (h2c, a connection each) thinking 30 s against lc_target --http2: loadworker's
+# RSS per idle user as bench_idle measures it, next to h2load's per connection, each of its
+# connections waiting on one stream that the target answers in 60 s.
+bench_idle_h2c() {
+    local n=$TLS_IDLE_USERS lc_b h2load_b line port slow
+    start h2c_fast taskset -c "$TARGET_CPU" "$LC_BIN/lc_target" --listen 127.0.0.1:0 --port-file "$WORK/h2c_fast.port" --quiet --http2
+    start h2c_slow taskset -c "$TARGET_CPU" "$LC_BIN/lc_target" --listen 127.0.0.1:0 --port-file "$WORK/h2c_slow.port" --quiet --http2 --latency-ms 60000
+    wait_until 10 test -s "$WORK/h2c_fast.port" && wait_until 10 test -s "$WORK/h2c_slow.port"
+    port=$(cat "$WORK/h2c_fast.port") slow=$(cat "$WORK/h2c_slow.port")
+    lc_idle_pair lc_idle_h2c "$port" "$n" "http://127.0.0.1:$port" '"think_time_ms": 30000, "http2": true,'
+    lc_b=$(per_conn_bytes "$PAIR_MANY" "$PAIR_ONE" "$n")
+    local lc_kib="$PAIR_MANY KiB vs $PAIR_ONE KiB" h2load_many
+    idle_rss h2load_idle "$slow" "$n" h2load -t1 -c"$n" -n"$n" -m1 "http://127.0.0.1:$slow/"
+    h2load_many=$IDLE_RSS
+    idle_rss h2load_idle1 "$slow" 1 h2load -t1 -c1 -n1 -m1 "http://127.0.0.1:$slow/"
+    h2load_b=$(per_conn_bytes "$h2load_many" "$IDLE_RSS" "$n")
+    stop_proc "$PID_h2c_fast"
+    stop_proc "$PID_h2c_slow"
+    printf -v line 'idle-h2c     bytes_per_idle_h2c_user=%s (loadworker, %s users: %s)  h2load_bytes_per_connection=%s (%s KiB vs %s KiB)  ratio=%s' \
+        "$lc_b" "$n" "$lc_kib" "$h2load_b" "$h2load_many" "$IDLE_RSS" "$(ratio "$lc_b" "$h2load_b")"
+    echo "$line"
+    SUMMARY+=("$line")
+}
+
 # have_locust: whether Debian's locust runs (its script imports the module
 # with /usr/bin/python3, which need not be the python3 on PATH); else sets
 # LOCUST_MISSING to why not.
@@ -473,12 +498,16 @@ if only plain; then
     compare_h2
     bench_idle
     bench_idle_tls
+    bench_idle_h2c
     locust_line
     decode_line
 elif only idle; then # BENCH_ONLY=idle: the idle-memory lines of the plain part alone
     start_nginx
     bench_idle
     bench_idle_tls
+    bench_idle_h2c
+elif only idle-h2c; then # BENCH_ONLY=idle-h2c: the idle h2c line alone, beside h2load's
+    bench_idle_h2c
 elif only h2; then # BENCH_ONLY=h2: the HTTP/2 lines of the plain part alone
     start_nginx
     compare_h2

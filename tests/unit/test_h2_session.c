@@ -1,8 +1,8 @@
 /* test_h2_session.c — a connection speaking HTTP/2 (worker/h2_session.c through
  * worker/http_conn.c) to an nghttp2 server session in memory: what the server receives,
  * status, kept headers and body of the answers, several requests on one session, an
- * interim 1xx, a body bigger than the default window, and RST_STREAM, GOAWAY and garbage
- * classified. */
+ * interim 1xx, a body bigger than the default window, RST_STREAM, GOAWAY and garbage
+ * classified, and an idle connection's frame buffer given back. */
 #include <setjmp.h>
 #include <stdarg.h>
 #include <stddef.h>
@@ -277,6 +277,34 @@ static void test_requests_and_answers(void **state)
     harness_free(h);
 }
 
+/* A connection told it idles gives its frame buffer's pages back (not while a request is in
+ * flight), and its next requests reach the server as before. */
+static void test_idle_releases_frame_buffer(void **state)
+{
+    (void)state;
+    harness_t *h = harness_new(SERVE);
+    send_request(h, get_req);
+    await_done(h, 1);
+    assert_true(worker_h2_idle(&h->conn) >= 16 * 1024);
+    for (int i = 2; i <= 4; i++) {
+        h->srv_seen[0] = '\0';
+        worker_conn_want_headers(&h->conn, &want);
+        worker_conn_send(&h->conn, get_req, strlen(get_req), false, true, 30000);
+        assert_int_equal(h->conn.state, WORKER_CONN_BUSY);
+        assert_int_equal(worker_h2_idle(&h->conn), 0); /* busy: kept */
+        pump(h);
+        await_done(h, i);
+        assert_string_equal(h->srv_seen, ":method=GET;:scheme=http;:authority=t.example:8080;"
+                                     ":path=/a?b=1;user-agent=lc;cookie=s=1;");
+        assert_int_equal(h->seen.result.kind, WORKER_KIND_OK);
+        assert_int_equal(h->seen.result.status, 201);
+        worker_conn_idle(&h->conn); /* as a user's long think does */
+    }
+    assert_int_equal(h->requests, 4);
+    assert_int_equal(h->seen.closed, 0);
+    harness_free(h);
+}
+
 /* An interim 103's headers are not the answer's. */
 static void test_interim_response(void **state)
 {
@@ -385,7 +413,7 @@ int main(void)
         cmocka_unit_test(test_requests_and_answers), cmocka_unit_test(test_interim_response),
         cmocka_unit_test(test_big_body_and_window),  cmocka_unit_test(test_reset_stream),
         cmocka_unit_test(test_goaway_refuses),       cmocka_unit_test(test_goaway_after_answer),
-        cmocka_unit_test(test_garbage),
+        cmocka_unit_test(test_garbage),               cmocka_unit_test(test_idle_releases_frame_buffer),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

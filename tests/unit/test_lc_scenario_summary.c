@@ -50,7 +50,7 @@ static void test_closed_model(void **state)
              "\"thresholds\":[\"http_req_failed rate<=0.01\","
              "\"http_req_duration{endpoint:list} p(95)<500\"],"
              "\"bytes_per_idle_user\":%zu,\"bytes_per_idle_user_parts\":{\"user\":%zu,"
-             "\"allocator\":%zu,\"libuv\":%zu,\"tls\":0,\"journey\":0,\"lua\":0}}",
+             "\"allocator\":%zu,\"libuv\":%zu,\"tls\":0,\"journey\":0,\"lua\":0,\"h2\":0}}",
              b.total, b.user, b.allocator, b.libuv);
     assert_string_equal(text, want);
     free(text);
@@ -107,6 +107,34 @@ static void test_pool_users_hold_no_connection(void **state)
     assert_int_equal(b.tls, 0);
     assert_int_equal(b.libuv, 0);
     assert_int_equal(b.total, b.user + b.allocator);
+    lc_scenario_free(&s);
+}
+
+/* A user's own HTTP/2 connection counts an idle session ("auto" too: the server may pick h2);
+ * one closed when idle (close_idle_target) holds none. */
+static void test_own_h2_session(void **state)
+{
+    (void)state;
+    static const char *const with[] = {"true", "\"auto\""};
+    for (size_t i = 0; i < 2; i++) {
+        char text[256];
+        snprintf(text, sizeof text, "{\"name\":\"t\",\"target\":\"https://shop.example\","
+                 "\"duration\":10,\"http2\":%s,\"tasks\":[{\"path\":\"/\"}]}", with[i]);
+        lc_scenario_t s;
+        parse(text, &s);
+        lc_idle_user_bytes_t b;
+        lc_scenario_idle_user_bytes(&s, &b);
+        assert_int_equal(b.h2, lc_scenario_h2_session_bytes());
+        assert_int_equal(b.total, b.user + b.allocator + b.libuv + b.tls + b.h2);
+        lc_scenario_free(&s);
+    }
+    lc_scenario_t s;
+    parse("{\"name\":\"t\",\"target\":\"https://shop.example\",\"duration\":10,\"http2\":true,"
+          "\"close_idle_target\":true,\"tasks\":[{\"path\":\"/\"}]}", &s);
+    lc_idle_user_bytes_t b;
+    lc_scenario_idle_user_bytes(&s, &b);
+    assert_int_equal(b.h2, 0);
+    assert_int_equal(b.tls, 0);
     lc_scenario_free(&s);
 }
 
@@ -231,6 +259,7 @@ int main(void)
         cmocka_unit_test(test_open_model_tls),
         cmocka_unit_test(test_tls_idle_connection),
         cmocka_unit_test(test_pool_users_hold_no_connection),
+        cmocka_unit_test(test_own_h2_session),
         cmocka_unit_test(test_user_struct_matches_the_worker),
         cmocka_unit_test(test_journey_structs_match_the_worker),
         cmocka_unit_test(test_variables_and_where_set),
