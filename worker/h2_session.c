@@ -208,6 +208,9 @@ int worker_h2_open(worker_conn_t *c, bool tls)
     static const nghttp2_settings_entry settings[] = {
         {NGHTTP2_SETTINGS_ENABLE_PUSH, 0},
         {NGHTTP2_SETTINGS_INITIAL_WINDOW_SIZE, WORKER_H2_WINDOW},
+        /* No table of the server's response headers: what nginx and others index there
+         * (Date, Server… again with every response) would grow an idle user by ~12 KB. */
+        {NGHTTP2_SETTINGS_HEADER_TABLE_SIZE, WORKER_H2_HEADER_TABLE},
     };
     /* The client preface goes out with this first SETTINGS. */
     int rv = nghttp2_submit_settings(h->s, NGHTTP2_FLAG_NONE, settings,
@@ -308,6 +311,12 @@ size_t worker_h2_idle(worker_conn_t *c)
     if (c->state != WORKER_CONN_IDLE || nghttp2_session_want_write(h->s))
         return 0;
     return worker_h2_mem_release(&h->mem);
+}
+
+size_t worker_h2_held_bytes(const worker_conn_t *c)
+{
+    assert(c->h2 != NULL);
+    return c->h2->mem.live;
 }
 
 bool worker_h2_reusable(const worker_conn_t *c)

@@ -18,6 +18,12 @@ typedef struct worker_h2_s worker_h2_t;
 /* The receive windows we announce, stream and connection (as h2load's default): a load
  * generator reads as fast as it can, so flow control should never be what it waits for. */
 #define WORKER_H2_WINDOW ((1u << 30) - 1u)
+/* The table of response headers a user's own connection keeps for HPACK (SETTINGS_HEADER_
+ * TABLE_SIZE): none. Servers index headers they resend with every response (nginx: Server,
+ * Date, Content-Type…), and at the default 4,096 the table's entries cost an idle connection
+ * ~12 KB once full; without it responses carry those headers as literals, a few dozen bytes. A
+ * shared pool's connections (h2_mux.c) keep the default, as h2load does. */
+#define WORKER_H2_HEADER_TABLE 0u
 
 /* Starts HTTP/2 on c (its transport can carry bytes): c->h2 is the session; the preface and
  * SETTINGS are written. tls: the :scheme is https. Returns 0 or a worker_err_kind. */
@@ -50,6 +56,8 @@ int worker_h2_end_kind(uint32_t error_code, bool peer_reset, bool final_headers)
 /* c is idle and will wait a while: when the session has nothing to send, its frame buffer's
  * pages go back to the kernel (h2_mem.h). Returns the bytes given back. */
 size_t worker_h2_idle(worker_conn_t *c);
+/* The bytes c's session holds (h2_mem.h's live: released pages included). */
+size_t worker_h2_held_bytes(const worker_conn_t *c);
 /* Whether the session can carry another request: no GOAWAY, stream ids left. */
 bool worker_h2_reusable(const worker_conn_t *c);
 

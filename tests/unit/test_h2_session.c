@@ -28,6 +28,7 @@ enum server_mode {
     RESET,        /* RST_STREAM INTERNAL_ERROR */
     REFUSE,       /* GOAWAY below the stream: never processed */
     SERVE_LAST,   /* SERVE, then GOAWAY at the stream: no more on this connection */
+    SERVE_DATED,  /* 200 with a Date and an ETag of their own in each answer, as nginx's */
 };
 
 #define BIG_BODY (3u << 20)
@@ -95,6 +96,17 @@ static void respond(harness_t *h, int32_t id)
     nghttp2_data_provider small = {.read_callback = read_small};
     nghttp2_data_provider large = {.read_callback = read_big};
     switch (h->mode) {
+    case SERVE_DATED: {
+        char date[64], etag[32];
+        snprintf(date, sizeof date, "Sat, 05 Dec 2026 08:%02d:%02d GMT", h->requests / 60,
+                 h->requests % 60);
+        snprintf(etag, sizeof etag, "\"%08x\"", (unsigned)h->requests * 2654435761u);
+        nghttp2_nv dated[] = {NV(":status", "200"), NV("server", "nginx/1.22.1"),
+                              {(uint8_t *)"date", (uint8_t *)date, 4, strlen(date), 0},
+                              {(uint8_t *)"etag", (uint8_t *)etag, 4, strlen(etag), 0}};
+        assert_int_equal(nghttp2_submit_response(h->server, id, dated, 4, NULL), 0);
+        break;
+    }
     case SERVE_EARLY:
         assert_int_equal(nghttp2_submit_headers(h->server, NGHTTP2_FLAG_NONE, id, NULL, early, 2,
                                                 NULL), 0);
@@ -305,6 +317,29 @@ static void test_idle_releases_frame_buffer(void **state)
     harness_free(h);
 }
 
+/* The connection asks for no table of response headers (SETTINGS_HEADER_TABLE_SIZE 0): the
+ * server's encoder then indexes nothing, and what the session holds stays the same over 200
+ * answers that each carry a new Date and ETag (at the default 4,096 it would grow). */
+static void test_no_response_header_table(void **state)
+{
+    (void)state;
+    harness_t *h = harness_new(SERVE_DATED);
+    assert_int_equal(nghttp2_session_get_remote_settings(h->server,
+                                                         NGHTTP2_SETTINGS_HEADER_TABLE_SIZE),
+                     WORKER_H2_HEADER_TABLE);
+    send_request(h, get_req);
+    await_done(h, 1);
+    size_t held = worker_h2_held_bytes(&h->conn);
+    for (int i = 2; i <= 200; i++) {
+        send_request(h, get_req);
+        await_done(h, i);
+        assert_int_equal(h->seen.result.kind, WORKER_KIND_OK);
+        assert_int_equal(h->seen.result.status, 200);
+    }
+    assert_int_equal(worker_h2_held_bytes(&h->conn), held);
+    harness_free(h);
+}
+
 /* An interim 103's headers are not the answer's. */
 static void test_interim_response(void **state)
 {
@@ -414,6 +449,7 @@ int main(void)
         cmocka_unit_test(test_big_body_and_window),  cmocka_unit_test(test_reset_stream),
         cmocka_unit_test(test_goaway_refuses),       cmocka_unit_test(test_goaway_after_answer),
         cmocka_unit_test(test_garbage),               cmocka_unit_test(test_idle_releases_frame_buffer),
+        cmocka_unit_test(test_no_response_header_table),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
