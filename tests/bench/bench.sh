@@ -15,7 +15,8 @@
 #        BENCH_ONLY (plain | journeys | scripts: only that part, default all three;
 #        idle: plain's idle-memory lines alone; h2: its HTTP/2 lines alone;
 #        https: its HTTPS line alone; h2pool: its multiplexed HTTP/2 lines alone;
-#        idle-h2c: the idle h2c line beside h2load's alone;
+#        idle-h2c: the idle h2c line beside h2load's alone; idle-busy: idle users after
+#        IDLE_BUSY_REQUESTS (30) requests each, IDLE_BUSY_USERS (2000) of them, alone;
 #        script-idle: the scripts part's idle line alone), LC_WORKER_ARGS (more loadworker options for the
 #        throughput pairs, e.g. --busy-poll-us 0),
 #        and scripts.sh's SCRIPT_* settings
@@ -124,11 +125,13 @@ bench_h2load() {
     echo "${rps:-0} $cpu ${req:-0}"
 }
 
-# scenario FILE URL USERS DURATION_S [EXTRA_FIELDS]: a one-task scenario.
+# scenario FILE URL USERS DURATION_S [EXTRA_FIELDS]: a one-task scenario (SCENARIO_BODY set:
+# that in place of the task, e.g. journeys).
 scenario() {
+    local body='"tasks": [{"path": "/"}]'
     cat >"$1" <<JSON
 {"name": "bench", "target": "$2", "duration": "${4}s", "users": $3,
- "spawn_rate": 100000, ${5:-} "tasks": [{"path": "/"}]}
+ "spawn_rate": 100000, ${5:-} ${SCENARIO_BODY:-$body}}
 JSON
 }
 
@@ -375,6 +378,29 @@ bench_idle_h2c() {
     SUMMARY+=("$line")
 }
 
+# Idle users after activity: each makes IDLE_BUSY_REQUESTS (30) requests 50 ms apart, then
+# waits 60 s; loadworker's RSS per user as bench_idle measures it (IDLE_BUSY_USERS, 2000, against
+# one), for HTTP/1.1 and HTTP/2 (a connection each), plain and over TLS, against nginx. What a
+# connection keeps from its traffic (an HPACK table, heap pages its requests left pinned)
+# shows here and not in the lines above, whose users made one request.
+bench_idle_busy() {
+    local n=${IDLE_BUSY_USERS:-2000} reps=${IDLE_BUSY_REQUESTS:-30} line="idle-busy   " v url port extra
+    for v in h1 h1tls h2c h2tls; do
+        case $v in
+        h1) url="http://127.0.0.1:$NGINX_PORT" port=$NGINX_PORT extra='' ;;
+        h1tls) url="https://127.0.0.1:$NGINX_TLS_PORT" port=$NGINX_TLS_PORT extra='"tls": {"insecure": true},' ;;
+        h2c) url="http://127.0.0.1:$NGINX_H2C_PORT" port=$NGINX_H2C_PORT extra='"http2": true,' ;;
+        h2tls) url="https://127.0.0.1:$NGINX_H2_PORT" port=$NGINX_H2_PORT extra='"http2": true, "tls": {"insecure": true},' ;;
+        esac
+        SCENARIO_BODY='"journeys": [{"name": "busy", "steps": [{"repeat": '"$reps"', "steps": [{"path": "/"}, {"think_ms": 50}]}, {"think_ms": 60000}]}]' \
+            lc_idle_pair "lc_busy_$v" "$port" "$n" "$url" "$extra"
+        line+=" ${v}=$(per_conn_bytes "$PAIR_MANY" "$PAIR_ONE" "$n")"
+    done
+    line+="  (bytes per idle user after $reps requests, $n users against one)"
+    echo "$line"
+    SUMMARY+=("$line")
+}
+
 # have_locust: whether Debian's locust runs (its script imports the module
 # with /usr/bin/python3, which need not be the python3 on PATH); else sets
 # LOCUST_MISSING to why not.
@@ -499,6 +525,7 @@ if only plain; then
     bench_idle
     bench_idle_tls
     bench_idle_h2c
+    bench_idle_busy
     locust_line
     decode_line
 elif only idle; then # BENCH_ONLY=idle: the idle-memory lines of the plain part alone
@@ -506,6 +533,10 @@ elif only idle; then # BENCH_ONLY=idle: the idle-memory lines of the plain part 
     bench_idle
     bench_idle_tls
     bench_idle_h2c
+    bench_idle_busy
+elif only idle-busy; then # BENCH_ONLY=idle-busy: idle users after 30 requests alone
+    start_nginx
+    bench_idle_busy
 elif only idle-h2c; then # BENCH_ONLY=idle-h2c: the idle h2c line alone, beside h2load's
     bench_idle_h2c
 elif only h2; then # BENCH_ONLY=h2: the HTTP/2 lines of the plain part alone
