@@ -172,7 +172,7 @@ compare() { # name url [extra scenario fields for loadworker] [baseline: wrk | h
     [ "$failed" = 0 ] || line+="  (loadworker failures: $failed)"
     # How much of loadworker's CPU was polling for responses (busy_poll.h): counted above, as
     # top would; it would have slept instead, at the cost of the target waking it.
-    line+=$(awk '{ printf "%s\n", $2 > 0 ? 100 * $7 / $2 : 0 }' "$WORK/lc.txt" | median |
+    line+=$(awk '{ printf "%s\n", ($2 > 0 ? 100 * $7 / $2 : 0) }' "$WORK/lc.txt" | median |
         awk '{ printf "  loadworker_cpu_polling=%.0f%%", $1 }')
     [ "$name" = nginx ] && NGINX_LC_RPS=$lc_rps
     echo "$line"
