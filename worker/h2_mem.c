@@ -28,19 +28,21 @@ static void *take_paged(worker_h2_mem_t *m, worker_h2_mem_block_t *b, size_t n)
     return p;
 }
 
-/* The block at p, when it is one of the two, back to the pool; true then. */
-static bool give_paged(worker_h2_mem_t *m, void *p)
+/* The big block at p, or NULL when p is an ordinary one. */
+static worker_h2_mem_block_t *paged_block(worker_h2_mem_t *m, const void *p)
 {
-    worker_h2_mem_block_t *b = p == m->framebuf.at ? &m->framebuf
-                               : p == m->table.at  ? &m->table
-                                                   : NULL;
-    if (p == NULL || b == NULL)
-        return false;
+    if (p == NULL)
+        return NULL;
+    return p == m->framebuf.at ? &m->framebuf : p == m->table.at ? &m->table : NULL;
+}
+
+/* Big block b back to the pool. */
+static void give_paged(worker_h2_mem_t *m, worker_h2_mem_block_t *b)
+{
     assert(m->live >= b->len);
     m->live -= b->len;
     worker_page_pool_give(b->at, b->len);
     *b = (worker_h2_mem_block_t){0};
-    return true;
 }
 
 static void *alloc_block(size_t n, worker_h2_mem_t *m)
@@ -53,7 +55,10 @@ static void *alloc_block(size_t n, worker_h2_mem_t *m)
 static void mem_free(void *p, void *user)
 {
     worker_h2_mem_t *m = user;
-    if (p == NULL || give_paged(m, p))
+    worker_h2_mem_block_t *b = paged_block(m, p);
+    if (b != NULL)
+        give_paged(m, b);
+    if (p == NULL || b != NULL)
         return;
     size_t n = malloc_usable_size(p);
     assert(m->live >= n);
@@ -88,12 +93,12 @@ static void *mem_realloc(void *p, size_t n, void *user)
         mem_free(p, m);
         return NULL;
     }
-    if (p == m->framebuf.at || p == m->table.at) {
-        size_t had = p == m->framebuf.at ? m->framebuf.len : m->table.len;
+    worker_h2_mem_block_t *b = paged_block(m, p);
+    if (b != NULL) {
         void *q = counted(m, malloc(n));
         if (q != NULL) {
-            memcpy(q, p, had < n ? had : n);
-            give_paged(m, p);
+            memcpy(q, p, b->len < n ? b->len : n);
+            give_paged(m, b);
         }
         return q;
     }
@@ -114,6 +119,17 @@ nghttp2_mem worker_h2_mem(worker_h2_mem_t *m)
                          .free = mem_free,
                          .calloc = mem_calloc,
                          .realloc = mem_realloc};
+}
+
+int worker_h2_mem_client_new(nghttp2_session **out, const nghttp2_session_callbacks *cbs,
+                             void *user, const nghttp2_option *opt, worker_h2_mem_t *m)
+{
+    assert(out != NULL && !m->creating);
+    nghttp2_mem mem = worker_h2_mem(m); /* copied into the session */
+    m->creating = true;
+    int rv = nghttp2_session_client_new3(out, cbs, user, opt, &mem);
+    m->creating = false;
+    return rv;
 }
 
 static size_t whole_pages(const worker_h2_mem_block_t *b)

@@ -28,12 +28,15 @@ typedef struct worker_h2_mem_s {
     worker_h2_mem_block_t table;
     size_t live;           /* bytes the session holds (malloc's usable sizes, the big
                             * blocks' lengths), released pages included */
-    bool creating;         /* the session is being created: watch for its big blocks */
+    bool creating;         /* inside worker_h2_mem_client_new: watch for the big blocks */
 } worker_h2_mem_t;
 
-/* The allocator to create a session with (nghttp2_session_client_new3, which copies it):
- * malloc's, m being the place to note the big blocks in. Set m->creating around the creation
- * call. m must outlive the session. */
+/* A client session (nghttp2_session_client_new3's arguments) whose allocator is m's: malloc's,
+ * the two big blocks from the page pool, noted in m. m must outlive the session, which must be
+ * freed on the thread that made it. Returns nghttp2's result (0 or NGHTTP2_ERR_NOMEM). */
+int worker_h2_mem_client_new(nghttp2_session **out, const nghttp2_session_callbacks *cbs,
+                             void *user, const nghttp2_option *opt, worker_h2_mem_t *m);
+/* The allocator itself, noting in m; outside worker_h2_mem_client_new it takes no big block. */
 nghttp2_mem worker_h2_mem(worker_h2_mem_t *m);
 /* The session has nothing to send and has sent everything it had (nghttp2_session_want_write
  * false after the last nghttp2_session_mem_send returned 0), so the frame buffer's contents

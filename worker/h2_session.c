@@ -18,7 +18,7 @@
 
 struct worker_h2_s {
     nghttp2_session *s;
-    worker_h2_mem_t mem;    /* the session's allocator's notes: its frame buffer */
+    worker_h2_mem_t mem;    /* the session's allocator's notes: its big blocks, its bytes */
     lc_buf_t req;           /* the request in flight, translated (h2_request.h); its body
                              * is sent from here; freed when its stream ends */
     size_t body_off, body_len;
@@ -184,10 +184,7 @@ static int new_session(worker_conn_t *c, worker_h2_t *h)
     nghttp2_session_callbacks_set_on_stream_close_callback(cbs, on_stream_close);
     /* A server may not push to a client that said ENABLE_PUSH 0; nor reserve streams. */
     nghttp2_option_set_max_reserved_remote_streams(opt, 0);
-    nghttp2_mem mem = worker_h2_mem(&h->mem);
-    h->mem.creating = true;
-    int rv = nghttp2_session_client_new3(&h->s, cbs, c, opt, &mem);
-    h->mem.creating = false;
+    int rv = worker_h2_mem_client_new(&h->s, cbs, c, opt, &h->mem);
     nghttp2_option_del(opt);
     nghttp2_session_callbacks_del(cbs);
     return rv == 0 ? 0 : LC_ENOMEM;
@@ -209,7 +206,7 @@ int worker_h2_open(worker_conn_t *c, bool tls)
         {NGHTTP2_SETTINGS_ENABLE_PUSH, 0},
         {NGHTTP2_SETTINGS_INITIAL_WINDOW_SIZE, WORKER_H2_WINDOW},
         /* No table of the server's response headers: what nginx and others index there
-         * (Date, Server… again with every response) would grow an idle user by ~12 KB. */
+         * (Date, Server… again with every response) would grow an idle user by ~10 KB. */
         {NGHTTP2_SETTINGS_HEADER_TABLE_SIZE, WORKER_H2_HEADER_TABLE},
     };
     /* The client preface goes out with this first SETTINGS. */

@@ -21,7 +21,7 @@ typedef struct worker_h2_s worker_h2_t;
 /* The table of response headers a user's own connection keeps for HPACK (SETTINGS_HEADER_
  * TABLE_SIZE): none. Servers index headers they resend with every response (nginx: Server,
  * Date, Content-Type…), and at the default 4,096 the table's entries cost an idle connection
- * ~12 KB once full; without it responses carry those headers as literals, a few dozen bytes. A
+ * ~10 KB once full; without it responses carry those headers as literals, a few dozen bytes. A
  * shared pool's connections (h2_mux.c) keep the default, as h2load does. */
 #define WORKER_H2_HEADER_TABLE 0u
 

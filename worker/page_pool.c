@@ -24,12 +24,8 @@ static char *chunk_next, *chunk_end; /* the newest mapping's bytes never handed 
 
 size_t worker_page_size(void)
 {
-    static size_t page;
-    if (page == 0) {
-        long p = sysconf(_SC_PAGESIZE);
-        page = p > 0 ? (size_t)p : 4096u;
-    }
-    return page;
+    long p = sysconf(_SC_PAGESIZE); /* from the auxiliary vector: no system call */
+    return p > 0 ? (size_t)p : 4096u;
 }
 
 static size_t pages_of(size_t bytes)
