@@ -1,4 +1,4 @@
-/* h2_mem.c — nghttp2 allocations through malloc, the two big blocks from the page pool. */
+/* h2_mem.c — nghttp2 allocations through malloc, the big blocks from the page pool. */
 #include "h2_mem.h"
 
 #include <assert.h>
@@ -17,49 +17,120 @@ static void *counted(worker_h2_mem_t *m, void *p)
     return p;
 }
 
-/* n bytes from the page pool, noted in b and counted. */
-static void *take_paged(worker_h2_mem_t *m, worker_h2_mem_block_t *b, size_t n)
+/* The pages block b spans (it starts on one), in bytes. */
+static size_t spanned(const worker_h2_mem_block_t *b)
 {
-    void *p = worker_page_pool_take(n);
-    if (p == NULL)
-        return NULL;
-    *b = (worker_h2_mem_block_t){.at = p, .len = n};
-    m->live += n;
-    return p;
+    size_t page = worker_page_size();
+    return (b->len + page - 1) / page * page;
 }
 
 /* The big block at p, or NULL when p is an ordinary one. */
 static worker_h2_mem_block_t *paged_block(worker_h2_mem_t *m, const void *p)
 {
-    if (p == NULL)
-        return NULL;
-    return p == m->framebuf.at ? &m->framebuf : p == m->table.at ? &m->table : NULL;
+    for (int i = 0; p != NULL && i < WORKER_H2_MEM_BLOCKS; i++)
+        if (m->block[i].at == p)
+            return &m->block[i];
+    return NULL;
 }
 
 /* Big block b back to the pool. */
 static void give_paged(worker_h2_mem_t *m, worker_h2_mem_block_t *b)
 {
-    assert(m->live >= b->len);
-    m->live -= b->len;
+    assert(m->live >= spanned(b));
+    m->live -= spanned(b);
     worker_page_pool_give(b->at, b->len);
     *b = (worker_h2_mem_block_t){0};
 }
 
-static void *alloc_block(size_t n, worker_h2_mem_t *m)
+/* Each block carved from the spare room starts with its length. */
+#define CARVED_HEAD 16u
+
+static size_t carved_size(size_t n)
 {
-    if (m->creating && m->framebuf.at == NULL && n >= WORKER_H2_MEM_FRAMEBUF_MIN)
-        return take_paged(m, &m->framebuf, n);
-    return counted(m, malloc(n));
+    return CARVED_HEAD + ((n + 15u) & ~(size_t)15u);
+}
+
+static bool is_carved(const worker_h2_mem_t *m, const void *p)
+{
+    const char *c = p;
+    return p != NULL && m->spare != NULL && c >= m->spare && c < m->spare + m->spare_len;
+}
+
+/* n bytes from the spare room while the session is being created, or NULL when they do not
+ * fit (or the session exists). The room is zeros, and is never handed out twice. */
+static void *carve(worker_h2_mem_t *m, size_t n)
+{
+    if (!m->creating || n > m->spare_len || carved_size(n) > m->spare_len - m->spare_used)
+        return NULL;
+    char *at = m->spare + m->spare_used;
+    memcpy(at, &n, sizeof n);
+    m->spare_used += carved_size(n);
+    m->live += carved_size(n);
+    return at + CARVED_HEAD;
+}
+
+/* The length carved block p was asked with. */
+static size_t carved_len(const void *p)
+{
+    size_t n;
+    memcpy(&n, (const char *)p - CARVED_HEAD, sizeof n);
+    return n;
+}
+
+/* Carved block p is free: its room stays used (the session frees these when it ends). */
+static void uncarve(worker_h2_mem_t *m, const void *p)
+{
+    assert(m->live >= carved_size(carved_len(p)));
+    m->live -= carved_size(carved_len(p));
+}
+
+/* Which big block an allocation of n bytes (zeroed: a calloc) is while the session is being
+ * created, or WORKER_H2_MEM_BLOCKS for an ordinary one. */
+static worker_h2_mem_which_t which_block(const worker_h2_mem_t *m, size_t n, bool zeroed)
+{
+    if (!m->creating)
+        return WORKER_H2_MEM_BLOCKS;
+    worker_h2_mem_which_t w = WORKER_H2_MEM_BLOCKS;
+    if (!zeroed && n == WORKER_H2_MEM_HPACK_RING)
+        w = m->block[WORKER_H2_MEM_DEFLATE_RING].at == NULL ? WORKER_H2_MEM_DEFLATE_RING
+                                                             : WORKER_H2_MEM_INFLATE_RING;
+    else if (zeroed && n >= WORKER_H2_MEM_TABLE_MIN)
+        w = WORKER_H2_MEM_STREAMS;
+    else if (n >= WORKER_H2_MEM_FRAMEBUF_MIN)
+        w = WORKER_H2_MEM_FRAMEBUF;
+    return w != WORKER_H2_MEM_BLOCKS && m->block[w].at == NULL ? w : WORKER_H2_MEM_BLOCKS;
+}
+
+/* n bytes (zeroed ones if asked), from the page pool for a big block, else from malloc. */
+static void *alloc_block(worker_h2_mem_t *m, size_t n, bool zeroed)
+{
+    worker_h2_mem_which_t w = which_block(m, n, zeroed);
+    if (w == WORKER_H2_MEM_BLOCKS) {
+        void *p = carve(m, n);
+        return p != NULL ? p : counted(m, zeroed ? calloc(1, n) : malloc(n));
+    }
+    void *p = worker_page_pool_take(n); /* the pool's blocks come zeroed */
+    if (p == NULL)
+        return NULL;
+    m->block[w] = (worker_h2_mem_block_t){.at = p, .len = n};
+    m->live += spanned(&m->block[w]);
+    return p;
 }
 
 static void mem_free(void *p, void *user)
 {
     worker_h2_mem_t *m = user;
     worker_h2_mem_block_t *b = paged_block(m, p);
-    if (b != NULL)
-        give_paged(m, b);
-    if (p == NULL || b != NULL)
+    if (p == NULL)
         return;
+    if (b != NULL) {
+        give_paged(m, b);
+        return;
+    }
+    if (is_carved(m, p)) {
+        uncarve(m, p);
+        return;
+    }
     size_t n = malloc_usable_size(p);
     assert(m->live >= n);
     m->live -= n;
@@ -68,37 +139,34 @@ static void mem_free(void *p, void *user)
 
 static void *mem_malloc(size_t n, void *user)
 {
-    return alloc_block(n, user);
+    return alloc_block(user, n, false);
 }
 
 static void *mem_calloc(size_t count, size_t size, void *user)
 {
-    worker_h2_mem_t *m = user;
     if (size != 0 && count > SIZE_MAX / size)
         return NULL;
-    size_t n = count * size;
-    if (m->creating && m->table.at == NULL && n >= WORKER_H2_MEM_TABLE_MIN)
-        return take_paged(m, &m->table, n); /* the pool's blocks come zeroed */
-    return counted(m, calloc(count, size));
+    return alloc_block(user, count * size, true);
 }
 
-/* nghttp2 creates its buffers by reallocating NULL. A big block that is resized (nghttp2 1.52
- * never resizes these) moves to malloc and is forgotten. */
+/* nghttp2 creates its buffers by reallocating NULL. A big or carved block that is resized
+ * (nghttp2 1.52 never resizes these) moves to malloc and is forgotten. */
 static void *mem_realloc(void *p, size_t n, void *user)
 {
     worker_h2_mem_t *m = user;
     if (p == NULL)
-        return alloc_block(n, m);
+        return alloc_block(m, n, false);
     if (n == 0) {
         mem_free(p, m);
         return NULL;
     }
     worker_h2_mem_block_t *b = paged_block(m, p);
-    if (b != NULL) {
+    if (b != NULL || is_carved(m, p)) { /* to malloc */
+        size_t had = b != NULL ? b->len : carved_len(p);
         void *q = counted(m, malloc(n));
         if (q != NULL) {
-            memcpy(q, p, b->len < n ? b->len : n);
-            give_paged(m, b);
+            memcpy(q, p, had < n ? had : n);
+            mem_free(p, m);
         }
         return q;
     }
@@ -109,6 +177,12 @@ static void *mem_realloc(void *p, size_t n, void *user)
     assert(m->live >= was);
     m->live -= was;
     return counted(m, q);
+}
+
+void worker_h2_mem_init(worker_h2_mem_t *m, void *spare, size_t len)
+{
+    assert(m != NULL && ((uintptr_t)spare & 15u) == 0 && (spare != NULL || len == 0));
+    *m = (worker_h2_mem_t){.spare = spare, .spare_len = len};
 }
 
 nghttp2_mem worker_h2_mem(worker_h2_mem_t *m)
@@ -132,11 +206,6 @@ int worker_h2_mem_client_new(nghttp2_session **out, const nghttp2_session_callba
     return rv;
 }
 
-static size_t whole_pages(const worker_h2_mem_block_t *b)
-{
-    return b->len & ~(worker_page_size() - 1); /* the block starts on a page */
-}
-
 /* Whether the len bytes at p are all zero. */
 static bool all_zero(const void *p, size_t len)
 {
@@ -147,13 +216,30 @@ static bool all_zero(const void *p, size_t len)
     return any == 0;
 }
 
-size_t worker_h2_mem_release(worker_h2_mem_t *m)
+/* Ring b of an HPACK table that holds table_bytes: its pages go when the table is empty;
+ * untouched ones (all zeros: the kernel's zero page, nothing resident) need no call. */
+static size_t release_ring(const worker_h2_mem_block_t *b, size_t table_bytes)
 {
+    if (b->at == NULL || table_bytes > 0)
+        return 0;
+    return all_zero(b->at, spanned(b)) ? spanned(b) : worker_page_pool_drop(b->at, spanned(b));
+}
+
+size_t worker_h2_mem_release(worker_h2_mem_t *m, nghttp2_session *s)
+{
+    const worker_h2_mem_block_t *framebuf = &m->block[WORKER_H2_MEM_FRAMEBUF],
+                                *streams = &m->block[WORKER_H2_MEM_STREAMS];
     size_t given = 0;
-    if (m->framebuf.at != NULL)
-        given += worker_page_pool_drop(m->framebuf.at, whole_pages(&m->framebuf));
-    size_t table = m->table.at != NULL ? whole_pages(&m->table) : 0;
-    if (table > 0 && all_zero(m->table.at, table))
-        given += worker_page_pool_drop(m->table.at, table);
+    if (framebuf->at != NULL)
+        given += worker_page_pool_drop(framebuf->at, spanned(framebuf));
+    if (streams->at != NULL && all_zero(streams->at, spanned(streams)))
+        given += worker_page_pool_drop(streams->at, spanned(streams));
+    const worker_h2_mem_block_t *deflate = &m->block[WORKER_H2_MEM_DEFLATE_RING],
+                                *inflate = &m->block[WORKER_H2_MEM_INFLATE_RING];
+    if (deflate->at == NULL && inflate->at == NULL)
+        return given;
+    assert(s != NULL);
+    given += release_ring(deflate, nghttp2_session_get_hd_deflate_dynamic_table_size(s));
+    given += release_ring(inflate, nghttp2_session_get_hd_inflate_dynamic_table_size(s));
     return given;
 }

@@ -10,6 +10,7 @@
 
 #include "h2_mem.h"
 #include "h2_request.h"
+#include "page_pool.h"
 #include "lc_err.h"
 #include "stats.h"
 
@@ -184,18 +185,27 @@ static int new_session(worker_conn_t *c, worker_h2_t *h)
     nghttp2_session_callbacks_set_on_stream_close_callback(cbs, on_stream_close);
     /* A server may not push to a client that said ENABLE_PUSH 0; nor reserve streams. */
     nghttp2_option_set_max_reserved_remote_streams(opt, 0);
+    nghttp2_option_set_max_deflate_dynamic_table_size(opt, WORKER_H2_HEADER_TABLE);
     int rv = worker_h2_mem_client_new(&h->s, cbs, c, opt, &h->mem);
     nghttp2_option_del(opt);
     nghttp2_session_callbacks_del(cbs);
     return rv == 0 ? 0 : LC_ENOMEM;
 }
 
+/* The connection's HTTP/2 state lives in one page from the page pool: worker_h2_t first,
+ * then the room h2_mem carves the nghttp2 session struct and its small blocks from (h2_mem.h:
+ * out of the heap, where a TLS handshake's freed memory would be pinned around them). */
+#define HOME_HEAD ((sizeof(worker_h2_t) + 15u) & ~(size_t)15u)
+
 int worker_h2_open(worker_conn_t *c, bool tls)
 {
     assert(c->h2 == NULL);
-    worker_h2_t *h = calloc(1, sizeof *h);
+    size_t page = worker_page_size();
+    assert(HOME_HEAD < page);
+    worker_h2_t *h = worker_page_pool_take(page); /* zeros */
     if (h == NULL)
         return WORKER_ERR_ABORTED;
+    worker_h2_mem_init(&h->mem, (char *)h + HOME_HEAD, page - HOME_HEAD);
     h->tls = tls;
     c->h2 = h;
     if (new_session(c, h) != 0) {
@@ -205,8 +215,7 @@ int worker_h2_open(worker_conn_t *c, bool tls)
     static const nghttp2_settings_entry settings[] = {
         {NGHTTP2_SETTINGS_ENABLE_PUSH, 0},
         {NGHTTP2_SETTINGS_INITIAL_WINDOW_SIZE, WORKER_H2_WINDOW},
-        /* No table of the server's response headers: what nginx and others index there
-         * (Date, Server… again with every response) would grow an idle user by ~10 KB. */
+        /* No table of the server's response headers (h2_session.h). */
         {NGHTTP2_SETTINGS_HEADER_TABLE_SIZE, WORKER_H2_HEADER_TABLE},
     };
     /* The client preface goes out with this first SETTINGS. */
@@ -227,7 +236,7 @@ void worker_h2_close(worker_conn_t *c)
         return;
     nghttp2_session_del(h->s);
     lc_buf_free(&h->req);
-    free(h);
+    worker_page_pool_give(h, worker_page_size());
     c->h2 = NULL;
 }
 
@@ -307,7 +316,7 @@ size_t worker_h2_idle(worker_conn_t *c)
      * client preface and first SETTINGS went out with worker_h2_open's flush. */
     if (c->state != WORKER_CONN_IDLE || nghttp2_session_want_write(h->s))
         return 0;
-    return worker_h2_mem_release(&h->mem);
+    return worker_h2_mem_release(&h->mem, h->s);
 }
 
 size_t worker_h2_held_bytes(const worker_conn_t *c)

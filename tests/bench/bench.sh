@@ -15,7 +15,8 @@
 #        BENCH_ONLY (plain | journeys | scripts: only that part, default all three;
 #        idle: plain's idle-memory lines alone; h2: its HTTP/2 lines alone;
 #        https: its HTTPS line alone; h2pool: its multiplexed HTTP/2 lines alone;
-#        idle-h2c: the idle h2c line beside h2load's alone; idle-busy: idle users after
+#        idle-h2c: the idle h2c line beside h2load's alone; idle-h2tls: the idle
+#        HTTP/2-over-TLS line alone; idle-busy: idle users after
 #        IDLE_BUSY_REQUESTS (30) requests each, IDLE_BUSY_USERS (2000) of them, alone;
 #        script-idle: the scripts part's idle line alone), LC_WORKER_ARGS (more loadworker options for the
 #        throughput pairs, e.g. --busy-poll-us 0),
@@ -71,6 +72,7 @@ http {
     server {
         listen 127.0.0.1:$NGINX_PORT;
         location / { default_type text/plain; $body }
+        location = /nginx_status { stub_status; }
     }
     server {
         listen 127.0.0.1:$NGINX_TLS_PORT ssl;
@@ -241,19 +243,40 @@ established() { ss -Htn state established "( dport = :$1 )" | wc -l; }
 conns_at_least() { [ "$(established "$1")" -ge "$2" ]; }
 conns_none() { [ "$(established "$1")" -eq 0 ]; }
 
+# nginx's count of requests (stub_status), each reading counting itself: nginx_answers_from_now
+# notes where a phase starts, nginx_answered N whether N requests of the phase's were answered
+# since (NGINX_ANSWERED: how many).
+nginx_requests() {
+    curl -sf --max-time 5 "http://127.0.0.1:$NGINX_PORT/nginx_status" | awk 'NR == 3 { print $3 }'
+}
+nginx_answers_from_now() { NGINX_BASE=$(nginx_requests) NGINX_READINGS=1; }
+nginx_answered() {
+    local now; now=$(nginx_requests) || return 1
+    NGINX_READINGS=$((NGINX_READINGS + 1))
+    NGINX_ANSWERED=$((now - NGINX_BASE - NGINX_READINGS + 1))
+    [ "$NGINX_ANSWERED" -ge "$1" ]
+}
+
 # idle_rss NAME PORT CONNS CMD…: starts CMD on the generator CPU, waits until
-# CONNS connections to PORT are established (with IDLE_CLOSED set, then until
-# they are closed again), sets IDLE_RSS to CMD's RSS in KiB (0 when the
-# connections never came up), stops it.
+# CONNS connections to PORT are established (with NGINX_ANSWERS set, then until
+# nginx answered IDLE_ANSWERS (CONNS) requests: TLS handshakes end long after the connections
+# are up; with IDLE_CLOSED set, then until they are closed again), sets IDLE_RSS
+# to CMD's RSS in KiB (0 when the connections never came up), stops it.
 idle_rss() {
     local name=$1 port=$2 want=$3 pid
     shift 3
     IDLE_RSS=0
     wait_until 60 conns_none "$port" || log "$name: connections of the previous phase linger"
+    [ -z "${NGINX_ANSWERS:-}" ] || nginx_answers_from_now
     start "$name" taskset -c "$GEN_CPU" "$@"
     pid=$(eval "echo \$PID_$name")
     if ! wait_until 90 conns_at_least "$port" "$want"; then
         log "$name: only $(established "$port") of $want connections came up"
+        stop_proc "$pid"
+        return
+    fi
+    if [ -n "${NGINX_ANSWERS:-}" ] && ! wait_until 120 nginx_answered "${IDLE_ANSWERS:-$want}"; then
+        log "$name: nginx answered only $NGINX_ANSWERED of ${IDLE_ANSWERS:-$want} requests"
         stop_proc "$pid"
         return
     fi
@@ -279,14 +302,15 @@ idle_rss() {
 
 # lc_idle_pair NAME PORT USERS URL EXTRA_FIELDS: loadworker's RSS in KiB with USERS idle
 # users of a one-task scenario on URL in PAIR_MANY, with one user in PAIR_ONE. The users hold
-# a connection each, or with IDLE_CONNS set share that many (an HTTP/2 pool).
+# a connection each, or with IDLE_CONNS set share that many (an HTTP/2 pool). With NGINX_ANSWERS
+# set, RSS is read once nginx answered IDLE_EACH (1) requests per user.
 lc_idle_pair() {
     local name=$1 port=$2 n=$3 url=$4 extra=$5
     scenario "$WORK/$name.json" "$url" "$n" 120 "$extra"
     scenario "$WORK/${name}1.json" "$url" 1 120 "$extra"
-    idle_rss "$name" "$port" "${IDLE_CONNS:-$n}" "$LC_BIN/loadworker" --local "$WORK/$name.json" --threads 1 --log-level warn
+    IDLE_ANSWERS=$((n * ${IDLE_EACH:-1})) idle_rss "$name" "$port" "${IDLE_CONNS:-$n}" "$LC_BIN/loadworker" --local "$WORK/$name.json" --threads 1 --log-level warn
     PAIR_MANY=$IDLE_RSS
-    idle_rss "${name}1" "$port" "${IDLE_CONNS:-1}" "$LC_BIN/loadworker" --local "$WORK/${name}1.json" --threads 1 --log-level warn
+    IDLE_ANSWERS=${IDLE_EACH:-1} idle_rss "${name}1" "$port" "${IDLE_CONNS:-1}" "$LC_BIN/loadworker" --local "$WORK/${name}1.json" --threads 1 --log-level warn
     PAIR_ONE=$IDLE_RSS
 }
 
@@ -322,6 +346,7 @@ bench_idle() {
 # per idle user as bench_idle measures it, next to wrk's per TLS connection (a Lua delay()
 # of 30 s between requests), and the same for HTTP/2 over TLS (a connection per user).
 bench_idle_tls() {
+    local NGINX_ANSWERS=1 # idle_rss waits for every user's first answer
     local n=$TLS_IDLE_USERS think='"think_time_ms": 30000,' lc_many lc_one wrk_many wrk_one
     local h2_many h2_one lc_b wrk_b h2_b line url="https://127.0.0.1:$NGINX_TLS_PORT"
     lc_idle_pair lc_idle_tls "$NGINX_TLS_PORT" "$n" "$url" "$think \"tls\": {\"insecure\": true},"
@@ -350,6 +375,18 @@ bench_idle_tls() {
     h2_b=$(per_conn_bytes "$h2_many" "$h2_one" "$n")
     printf -v line 'idle-https   bytes_per_idle_tls_user=%s (loadworker, %s users: %s KiB vs 1 user: %s KiB; goal <= 8192)  with_close_idle_target=%s (%s)  wrk_bytes_per_tls_connection=%s (%s KiB vs %s KiB)  bytes_per_idle_h2_tls_user=%s (%s KiB vs %s KiB)  through_an_h2_pool=%s (%s)' \
         "$lc_b" "$n" "$lc_many" "$lc_one" "$closed_b" "$closed_kib" "$wrk_b" "$wrk_many" "$wrk_one" "$h2_b" "$h2_many" "$h2_one" "$pool_b" "$pool_kib"
+    echo "$line"
+    SUMMARY+=("$line")
+}
+
+# The HTTP/2-over-TLS line of bench_idle_tls alone (BENCH_ONLY=idle-h2tls), to measure it
+# again quickly: it varies more than the others (heap fragments after the handshakes).
+bench_idle_h2tls() {
+    local NGINX_ANSWERS=1 n=$TLS_IDLE_USERS line
+    lc_idle_pair lc_idle_h2 "$NGINX_H2_PORT" "$n" "https://127.0.0.1:$NGINX_H2_PORT" \
+        '"think_time_ms": 30000, "http2": true, "tls": {"insecure": true},'
+    printf -v line 'idle-h2tls   bytes_per_idle_h2_tls_user=%s (loadworker, %s users: %s KiB vs 1 user: %s KiB; goal <= 8192)' \
+        "$(per_conn_bytes "$PAIR_MANY" "$PAIR_ONE" "$n")" "$n" "$PAIR_MANY" "$PAIR_ONE"
     echo "$line"
     SUMMARY+=("$line")
 }
@@ -385,6 +422,8 @@ bench_idle_h2c() {
 # shows here and not in the lines above, whose users made one request.
 bench_idle_busy() {
     local n=${IDLE_BUSY_USERS:-2000} reps=${IDLE_BUSY_REQUESTS:-30} line="idle-busy   " v url port extra
+    # RSS is read once every request was answered: while they run it is several times higher.
+    local NGINX_ANSWERS=1 IDLE_EACH=${IDLE_BUSY_REQUESTS:-30}
     for v in h1 h1tls h2c h2tls; do
         case $v in
         h1) url="http://127.0.0.1:$NGINX_PORT" port=$NGINX_PORT extra='' ;;
@@ -537,6 +576,9 @@ elif only idle; then # BENCH_ONLY=idle: the idle-memory lines of the plain part 
 elif only idle-busy; then # BENCH_ONLY=idle-busy: idle users after 30 requests alone
     start_nginx
     bench_idle_busy
+elif only idle-h2tls; then # BENCH_ONLY=idle-h2tls: the idle HTTP/2-over-TLS line alone
+    start_nginx
+    bench_idle_h2tls
 elif only idle-h2c; then # BENCH_ONLY=idle-h2c: the idle h2c line alone, beside h2load's
     bench_idle_h2c
 elif only h2; then # BENCH_ONLY=h2: the HTTP/2 lines of the plain part alone

@@ -68,12 +68,18 @@ check "1 min points on every master, totals and percentiles unchanged" \
     wait_until 20 all_masters at_resolution 60
 log "run 1 at 1 min: $(facts 1 "$R1")"
 
-# A follower restarted now replays snapshot and log to the same answers.
+# A follower restarted now replays snapshot and log to the answers its peers give. Which
+# stage it finds depends on how long the restart takes: under ASan beside another test it has
+# taken more than the 1 min stage's 5 s (then it must show the history deleted, as they do).
 stop_proc "$PID_master_3"
 start_cluster_node 3
-# Generous bounds: under ASan, beside another test, the replay once took more than 20 s.
 wait_until 60 api_authorized "$(api_of 3)"
-check "a restarted master gives the same answers" wait_until 60 same_but 3 60
+same_as_peer() {
+    local mine theirs; mine=$(facts 3 "$R1") && theirs=$(facts 1 "$R1") || return 1
+    [ "$mine" = "$theirs" ] && [ "${mine%% *}" = "${BEFORE%% *}" ]
+}
+check "a restarted master gives the same answers as its peers" wait_until 60 same_as_peer
+log "restarted master 3 on run 1: $(facts 3 "$R1")"
 
 deleted() {
     local now; now=$(facts "$1" "$R1") || return 1
