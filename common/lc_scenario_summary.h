@@ -21,8 +21,8 @@ typedef struct lc_idle_user_bytes_s {
     size_t libuv;     /* libuv's state for the open TCP handle outside the struct */
     size_t tls;       /* an idle TLS connection (https targets; none with an "http2" pool) */
     size_t h2;        /* an idle HTTP/2 session of the user's own ("http2" true, or "auto" as if
-                       * the server picked h2; none with a pool): nghttp2's state once its
-                       * frame buffer and stream table went back (worker/h2_mem.h) */
+                       * the server picked h2; none with a pool): the page its state and
+                       * nghttp2's session struct are in (worker/h2_mem.h) */
     size_t journey;   /* journeys: the user's state (position, loop and group frames) and its
                        * session (variable slots, feeder rows), with malloc's overhead; the
                        * values, cookies and rows it holds are data, not counted here */

@@ -1,4 +1,5 @@
-/* h2_mem.c — nghttp2 allocations through malloc, the big blocks from the page pool. */
+/* h2_mem.c — nghttp2 allocations: the big blocks from the page pool, those made while the
+ * session is created carved from the caller's spare room, the rest through malloc. */
 #include "h2_mem.h"
 
 #include <assert.h>
@@ -7,6 +8,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "asan_poison.h"
 #include "page_pool.h"
 
 /* p, just allocated by malloc (or NULL), counted in m->live. */
@@ -60,9 +62,11 @@ static bool is_carved(const worker_h2_mem_t *m, const void *p)
  * fit (or the session exists). The room is zeros, and is never handed out twice. */
 static void *carve(worker_h2_mem_t *m, size_t n)
 {
-    if (!m->creating || n > m->spare_len || carved_size(n) > m->spare_len - m->spare_used)
+    if (!m->creating || n == 0 || n > m->spare_len ||
+        carved_size(n) > m->spare_len - m->spare_used)
         return NULL;
     char *at = m->spare + m->spare_used;
+    UNPOISON(at, CARVED_HEAD + n); /* the padding after it stays off limits */
     memcpy(at, &n, sizeof n);
     m->spare_used += carved_size(n);
     m->live += carved_size(n);
@@ -80,15 +84,22 @@ static size_t carved_len(const void *p)
 /* Carved block p is free: its room stays used (the session frees these when it ends). */
 static void uncarve(worker_h2_mem_t *m, const void *p)
 {
-    assert(m->live >= carved_size(carved_len(p)));
-    m->live -= carved_size(carved_len(p));
+    size_t n = carved_len(p);
+    assert(m->live >= carved_size(n));
+    m->live -= carved_size(n);
+    POISON((const char *)p - CARVED_HEAD, CARVED_HEAD + n); /* a second free is caught */
 }
+
+/* The big blocks are told apart by the sizes nghttp2 1.52 gives them (h2_mem.h): another
+ * version's stay malloc's, whatever their sizes, as releasing a block it uses otherwise would
+ * corrupt it. */
+#define KNOWN_LAYOUT (NGHTTP2_VERSION_NUM >> 8 == 0x0134)
 
 /* Which big block an allocation of n bytes (zeroed: a calloc) is while the session is being
  * created, or WORKER_H2_MEM_BLOCKS for an ordinary one. */
 static worker_h2_mem_which_t which_block(const worker_h2_mem_t *m, size_t n, bool zeroed)
 {
-    if (!m->creating)
+    if (!m->creating || !KNOWN_LAYOUT)
         return WORKER_H2_MEM_BLOCKS;
     worker_h2_mem_which_t w = WORKER_H2_MEM_BLOCKS;
     if (!zeroed && n == WORKER_H2_MEM_HPACK_RING)
@@ -183,6 +194,8 @@ void worker_h2_mem_init(worker_h2_mem_t *m, void *spare, size_t len)
 {
     assert(m != NULL && ((uintptr_t)spare & 15u) == 0 && (spare != NULL || len == 0));
     *m = (worker_h2_mem_t){.spare = spare, .spare_len = len};
+    if (spare != NULL)
+        POISON(spare, len); /* until carved */
 }
 
 nghttp2_mem worker_h2_mem(worker_h2_mem_t *m)
@@ -209,7 +222,8 @@ int worker_h2_mem_client_new(nghttp2_session **out, const nghttp2_session_callba
 /* Whether the len bytes at p are all zero. */
 static bool all_zero(const void *p, size_t len)
 {
-    const uint64_t *w = p; /* page-aligned, len a multiple of the page */
+    const uint64_t *w = p; /* page-aligned, len a multiple of 8 */
+    assert(len % sizeof *w == 0);
     uint64_t any = 0;
     for (size_t i = 0; i < len / sizeof *w; i++)
         any |= w[i];
@@ -222,7 +236,8 @@ static size_t release_ring(const worker_h2_mem_block_t *b, size_t table_bytes)
 {
     if (b->at == NULL || table_bytes > 0)
         return 0;
-    return all_zero(b->at, spanned(b)) ? spanned(b) : worker_page_pool_drop(b->at, spanned(b));
+    /* Only the block is read: the rest of its page is no one's (and off limits under ASan). */
+    return all_zero(b->at, b->len) ? spanned(b) : worker_page_pool_drop(b->at, spanned(b));
 }
 
 size_t worker_h2_mem_release(worker_h2_mem_t *m, nghttp2_session *s)
@@ -232,7 +247,7 @@ size_t worker_h2_mem_release(worker_h2_mem_t *m, nghttp2_session *s)
     size_t given = 0;
     if (framebuf->at != NULL)
         given += worker_page_pool_drop(framebuf->at, spanned(framebuf));
-    if (streams->at != NULL && all_zero(streams->at, spanned(streams)))
+    if (streams->at != NULL && all_zero(streams->at, streams->len))
         given += worker_page_pool_drop(streams->at, spanned(streams));
     const worker_h2_mem_block_t *deflate = &m->block[WORKER_H2_MEM_DEFLATE_RING],
                                 *inflate = &m->block[WORKER_H2_MEM_INFLATE_RING];

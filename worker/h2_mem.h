@@ -6,7 +6,9 @@
  * HPACK tables (1 KiB each, never written while their table may hold nothing). The session
  * struct (~2.9 KB) and the other blocks made while it is created are carved from spare room
  * the caller gives, the rest of the page its own state is in: made in the heap during a TLS
- * handshake they would sit among the handshake's memory and pin its pages once it is freed. */
+ * handshake they would sit among the handshake's memory and pin its pages once it is freed.
+ * What nghttp2 allocates later is malloc's (a request with a body leaves a 32-byte queue
+ * there until the session ends). Under ASan, room not handed out is poisoned. */
 #ifndef WORKER_H2_MEM_H
 #define WORKER_H2_MEM_H
 
@@ -19,7 +21,8 @@
  * one of each then, in this order: the encoder's ring, the decoder's ring, the stream table,
  * the frame buffer): a malloc of exactly HPACK_RING bytes is a ring (128 entry pointers, for
  * the default 4,096-byte table); a calloc of at least TABLE_MIN the stream map's table; an
- * allocation of at least FRAMEBUF_MIN the frame buffer. */
+ * allocation of at least FRAMEBUF_MIN the frame buffer. With another nghttp2 version every
+ * block is malloc's or carved: its sizes may mean other blocks. */
 #define WORKER_H2_MEM_HPACK_RING (128u * sizeof(void *))
 #define WORKER_H2_MEM_TABLE_MIN (4u * 1024u)
 #define WORKER_H2_MEM_FRAMEBUF_MIN (16u * 1024u)
@@ -50,9 +53,10 @@ typedef struct worker_h2_mem_s {
  * struct first) from the len bytes at spare (16-byte aligned, zeros, the caller's until the
  * session is freed) as far as they go. spare may be NULL (len 0): no carving. */
 void worker_h2_mem_init(worker_h2_mem_t *m, void *spare, size_t len);
-/* A client session (nghttp2_session_client_new3's arguments) whose allocator is m's: malloc's,
- * the big blocks from the page pool, small ones carved while there is room, noted in m. m must outlive the session, which must be
- * freed on the thread that made it. Returns nghttp2's result (0 or NGHTTP2_ERR_NOMEM). */
+/* A client session (nghttp2_session_client_new3's arguments) whose allocator is m's: the big
+ * blocks from the page pool, the others made meanwhile carved while there is room, then
+ * malloc's, all noted in m. m must outlive the session, which must be freed on the thread
+ * that made it. Returns nghttp2's result (0 or NGHTTP2_ERR_NOMEM). */
 int worker_h2_mem_client_new(nghttp2_session **out, const nghttp2_session_callbacks *cbs,
                              void *user, const nghttp2_option *opt, worker_h2_mem_t *m);
 /* The allocator itself, noting in m; outside worker_h2_mem_client_new it takes no big block. */
@@ -63,8 +67,9 @@ nghttp2_mem worker_h2_mem(worker_h2_mem_t *m);
  * touched). So do the stream table's pages when they hold only zeros (an exact copy comes
  * back when touched), and a ring's when its HPACK table holds nothing (a ring's slots past
  * the table's length are never read) and the ring was written. Returns the bytes that hold
- * nothing now: given back, or found never written. At most three system calls: for waits
- * of 100 ms and more, not after every response. s may be NULL when m knows no block. */
+ * nothing now: given back, or found never written. At most four system calls (one per
+ * block): for waits of 100 ms and more, not after every response. s may be NULL when m
+ * knows no ring. */
 size_t worker_h2_mem_release(worker_h2_mem_t *m, nghttp2_session *s);
 
 #endif

@@ -10,8 +10,8 @@
 
 #include "h2_mem.h"
 #include "h2_request.h"
-#include "page_pool.h"
 #include "lc_err.h"
+#include "page_pool.h"
 #include "stats.h"
 
 /* The highest stream id a client may open (RFC 9113 5.1.1): past it, a new connection. */

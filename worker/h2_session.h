@@ -57,8 +57,9 @@ bool worker_h2_take_end(worker_conn_t *c, int *kind, int *status);
  * processed: GOAWAY below it, or REFUSED_STREAM, so it may be sent again); reset by the
  * server; or reset by nghttp2 for a malformed response (parse). */
 int worker_h2_end_kind(uint32_t error_code, bool peer_reset, bool final_headers);
-/* c is idle and will wait a while: when the session has nothing to send, its frame buffer's
- * pages go back to the kernel (h2_mem.h). Returns the bytes given back. */
+/* c is idle and will wait a while: when the session has nothing to send, the pages of its
+ * frame buffer, and of its stream table and HPACK rings when they hold nothing, go back to
+ * the kernel (worker_h2_mem_release). Returns the bytes that hold nothing now. */
 size_t worker_h2_idle(worker_conn_t *c);
 /* The bytes c's session holds (h2_mem.h's live: released pages included). */
 size_t worker_h2_held_bytes(const worker_conn_t *c);

@@ -9,6 +9,8 @@
 #include <sys/mman.h>
 #include <unistd.h>
 
+#include "asan_poison.h"
+
 #define CHUNK_BYTES (2u << 20)
 
 /* The blocks of one size given back, as pointers kept outside the blocks (so that a free
@@ -33,10 +35,15 @@ static size_t pages_of(size_t bytes)
     return (bytes + worker_page_size() - 1) / worker_page_size();
 }
 
+/* A mapping of its own, without transparent huge pages: with them (THP "always") one write
+ * could make a whole 2 MiB resident, the pages never touched and those dropped included. */
 static void *map(size_t bytes)
 {
     void *p = mmap(NULL, bytes, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
-    return p == MAP_FAILED ? NULL : p;
+    if (p == MAP_FAILED)
+        return NULL;
+    (void)madvise(p, bytes, MADV_NOHUGEPAGE); /* advice: a kernel without THP refuses it */
+    return p;
 }
 
 size_t worker_page_pool_drop(void *p, size_t len)
@@ -53,6 +60,7 @@ static void *carve(size_t pages)
         char *chunk = map(CHUNK_BYTES); /* the old one's rest stays unused, never touched */
         if (chunk == NULL)
             return NULL;
+        POISON(chunk, CHUNK_BYTES); /* until handed out */
         chunk_next = chunk;
         chunk_end = chunk + CHUNK_BYTES;
     }
@@ -71,6 +79,8 @@ void *worker_page_pool_take(size_t bytes)
     free_list_t *fl = &free_lists[pages];
     void *p = fl->len > 0 ? fl->at[--fl->len] : carve(pages); /* given back: dropped, zeros */
     pthread_mutex_unlock(&pool_lock);
+    if (p != NULL)
+        UNPOISON(p, bytes); /* the rest of its last page stays off limits */
     return p;
 }
 
@@ -83,8 +93,10 @@ void worker_page_pool_give(void *p, size_t bytes)
         munmap(p, pages * worker_page_size());
         return;
     }
+    UNPOISON(p, pages * worker_page_size());
     if (worker_page_pool_drop(p, pages * worker_page_size()) == 0)
         memset(p, 0, pages * worker_page_size()); /* a take promises zeros */
+    POISON(p, pages * worker_page_size());
     pthread_mutex_lock(&pool_lock);
     free_list_t *fl = &free_lists[pages];
     if (fl->len == fl->cap) {

@@ -1,7 +1,9 @@
 /* page_pool.h — any thread: blocks of whole pages carved from large anonymous mappings, for
- * memory whose pages go back to the kernel while it is not needed (h2_mem.c's frame buffers
- * and stream tables). Unlike malloc'd aligned blocks they leave no fragments in the heap,
- * and unlike a mapping each they do not add one kernel map area per block. */
+ * memory whose pages go back to the kernel while it is not needed, or that must stay out of
+ * the heap (an HTTP/2 connection's page and nghttp2's big blocks: h2_session.c, h2_mem.c).
+ * Unlike malloc'd aligned blocks they leave no fragments in the heap, and unlike a mapping
+ * each they do not add one kernel map area per block. Under ASan a block is poisoned while
+ * it is not handed out, and so is the rest of its last page. */
 #ifndef WORKER_PAGE_POOL_H
 #define WORKER_PAGE_POOL_H
 

@@ -133,7 +133,7 @@ scenario() {
     local body='"tasks": [{"path": "/"}]'
     cat >"$1" <<JSON
 {"name": "bench", "target": "$2", "duration": "${4}s", "users": $3,
- "spawn_rate": 100000, ${5:-} ${SCENARIO_BODY:-$body}}
+ "spawn_rate": ${SPAWN_RATE:-100000}, ${5:-} ${SCENARIO_BODY:-$body}}
 JSON
 }
 
@@ -243,13 +243,18 @@ established() { ss -Htn state established "( dport = :$1 )" | wc -l; }
 conns_at_least() { [ "$(established "$1")" -ge "$2" ]; }
 conns_none() { [ "$(established "$1")" -eq 0 ]; }
 
-# nginx's count of requests (stub_status), each reading counting itself: nginx_answers_from_now
-# notes where a phase starts, nginx_answered N whether N requests of the phase's were answered
-# since (NGINX_ANSWERED: how many).
+# nginx's count of requests (stub_status: received; it answers each at once), each reading
+# counting itself: nginx_answers_from_now notes where a phase starts (a count that cannot be
+# read makes every wait fail), nginx_answered N whether N requests of the phase's came since
+# (NGINX_ANSWERED: how many).
 nginx_requests() {
     curl -sf --max-time 5 "http://127.0.0.1:$NGINX_PORT/nginx_status" | awk 'NR == 3 { print $3 }'
 }
-nginx_answers_from_now() { NGINX_BASE=$(nginx_requests) NGINX_READINGS=1; }
+nginx_answers_from_now() {
+    NGINX_READINGS=1
+    NGINX_BASE=$(nginx_requests)
+    [ -n "$NGINX_BASE" ] || { log "nginx's stub_status did not answer"; NGINX_BASE=999999999999; }
+}
 nginx_answered() {
     local now; now=$(nginx_requests) || return 1
     NGINX_READINGS=$((NGINX_READINGS + 1))
@@ -346,11 +351,16 @@ bench_idle() {
 # per idle user as bench_idle measures it, next to wrk's per TLS connection (a Lua delay()
 # of 30 s between requests), and the same for HTTP/2 over TLS (a connection per user).
 bench_idle_tls() {
-    local NGINX_ANSWERS=1 # idle_rss waits for every user's first answer
+    # idle_rss waits for every user's first answer. Users start 2,000 a second: all at once,
+    # 15,000 full handshakes (no session yet to resume) keep the one-core nginx past our
+    # handshake timeout, and a user that failed waits out its think time before it retries.
+    local NGINX_ANSWERS=1 SPAWN_RATE=2000
     local n=$TLS_IDLE_USERS think='"think_time_ms": 30000,' lc_many lc_one wrk_many wrk_one
     local h2_many h2_one lc_b wrk_b h2_b line url="https://127.0.0.1:$NGINX_TLS_PORT"
     lc_idle_pair lc_idle_tls "$NGINX_TLS_PORT" "$n" "$url" "$think \"tls\": {\"insecure\": true},"
     lc_many=$PAIR_MANY lc_one=$PAIR_ONE
+    # wrk's delay() holds even a connection's first request: its figure is read after that
+    # one, 30 s in, as ours after each user's first.
     echo 'function delay() return 30000 end' >"$WORK/think.lua"
     idle_rss wrk_idle_tls "$NGINX_TLS_PORT" "$n" wrk -t1 -c"$n" -d120s --timeout 60s -s "$WORK/think.lua" "$url/"
     wrk_many=$IDLE_RSS
@@ -382,7 +392,7 @@ bench_idle_tls() {
 # The HTTP/2-over-TLS line of bench_idle_tls alone (BENCH_ONLY=idle-h2tls), to measure it
 # again quickly: it varies more than the others (heap fragments after the handshakes).
 bench_idle_h2tls() {
-    local NGINX_ANSWERS=1 n=$TLS_IDLE_USERS line
+    local NGINX_ANSWERS=1 SPAWN_RATE=2000 n=$TLS_IDLE_USERS line # as bench_idle_tls
     lc_idle_pair lc_idle_h2 "$NGINX_H2_PORT" "$n" "https://127.0.0.1:$NGINX_H2_PORT" \
         '"think_time_ms": 30000, "http2": true, "tls": {"insecure": true},'
     printf -v line 'idle-h2tls   bytes_per_idle_h2_tls_user=%s (loadworker, %s users: %s KiB vs 1 user: %s KiB; goal <= 8192)' \

@@ -7,7 +7,7 @@
 source "$(dirname "$0")/lib.sh"
 
 start_target
-start_cluster 3 --history-full 3s --history-10s 7s --history-max 12s --acks-keep 2s
+start_cluster 3 --history-full 3s --history-10s 7s --history-max 30s --acks-keep 2s
 join_workers 1
 API=$(api_of "$(leader_id)")
 SHORT_S=12 # run 1: SHORT_S + 1 per-second points at most, in 2 of 10 s
@@ -68,24 +68,19 @@ check "1 min points on every master, totals and percentiles unchanged" \
     wait_until 20 all_masters at_resolution 60
 log "run 1 at 1 min: $(facts 1 "$R1")"
 
-# A follower restarted now replays snapshot and log to the answers its peers give. Which
-# stage it finds depends on how long the restart takes: under ASan beside another test it has
-# taken more than the 1 min stage's 5 s (then it must show the history deleted, as they do).
+# A follower restarted now replays snapshot and log to the same answers. The 1 min stage lasts
+# 23 s (7 s to 30 s of age): a restart under ASan beside another test has taken more than 10 s.
 stop_proc "$PID_master_3"
 start_cluster_node 3
 wait_until 60 api_authorized "$(api_of 3)"
-same_as_peer() {
-    local mine theirs; mine=$(facts 3 "$R1") && theirs=$(facts 1 "$R1") || return 1
-    [ "$mine" = "$theirs" ] && [ "${mine%% *}" = "${BEFORE%% *}" ]
-}
-check "a restarted master gives the same answers as its peers" wait_until 60 same_as_peer
+check "a restarted master gives the same answers" wait_until 20 same_but 3 60
 log "restarted master 3 on run 1: $(facts 3 "$R1")"
 
 deleted() {
     local now; now=$(facts "$1" "$R1") || return 1
     [ "$(field "$now" points)" = 0 ] && [ "${now%% *}" = "${BEFORE%% *}" ]
 }
-check "history deleted on every master, the run's totals kept" wait_until 20 all_masters deleted
+check "history deleted on every master, the run's totals kept" wait_until 40 all_masters deleted
 R2_NOW=$(facts 1 "$R2")
 log "run 2 meanwhile: $R2_NOW"
 check "the running run 2 is untouched: per-second points" \

@@ -10,11 +10,13 @@
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
+#include <string.h>
 #include <unistd.h>
 
 #include <cmocka.h>
 #include <nghttp2/nghttp2.h>
 
+#include "asan_poison.h"
 #include "h2_mem.h"
 #include "page_pool.h"
 #include "lc_scenario_summary.h"
@@ -98,7 +100,8 @@ static void pair_open(pair_t *p, bool no_tables)
     nghttp2_session_callbacks_del(cb);
     nghttp2_option_del(opt);
     nghttp2_settings_entry none = {NGHTTP2_SETTINGS_HEADER_TABLE_SIZE, 0};
-    assert_int_equal(nghttp2_submit_settings(p->client, NGHTTP2_FLAG_NONE, &none, no_tables), 0);
+    assert_int_equal(nghttp2_submit_settings(p->client, NGHTTP2_FLAG_NONE, &none, no_tables ? 1 : 0),
+                     0);
     assert_int_equal(nghttp2_submit_settings(p->server, NGHTTP2_FLAG_NONE, NULL, 0), 0);
     pump(p);
 }
@@ -291,12 +294,12 @@ static void test_idle_session_estimate(void **state)
 }
 
 /* Blocks made while the session is created are carved from the spare room as far as it
- * goes, then come from malloc; a carved block's room is not handed out again; one that
+ * goes (not one of 0 bytes), then come from malloc; a carved block's room is not handed out again; one that
  * grows moves to malloc with its contents; none is carved once the session exists. */
 static void test_carving(void **state)
 {
     (void)state;
-    _Alignas(16) char spare[256] = {0};
+    static _Alignas(16) char spare[256]; /* zeros; poisoned under ASan while not carved */
     worker_h2_mem_t m;
     worker_h2_mem_init(&m, spare, sizeof spare);
     nghttp2_mem mem = worker_h2_mem(&m);
@@ -311,12 +314,16 @@ static void test_carving(void **state)
     mem.free(a, mem.mem_user_data);
     assert_int_equal(m.spare_used, used);
     assert_int_equal(m.live, 0);
+    char *z = mem.malloc(0, mem.mem_user_data); /* nothing to carve: malloc's */
+    assert_true(z == NULL || z < spare || z >= spare + sizeof spare);
+    mem.free(z, mem.mem_user_data);
     m.creating = false;
     char *c = mem.malloc(16, mem.mem_user_data);
     assert_true(c < spare || c >= spare + sizeof spare);
     mem.free(c, mem.mem_user_data);
-    worker_h2_mem_init(&m, spare, sizeof spare);
+    UNPOISON(spare, sizeof spare);
     memset(spare, 0, sizeof spare);
+    worker_h2_mem_init(&m, spare, sizeof spare);
     m.creating = true;
     char *d = mem.malloc(64, mem.mem_user_data);
     m.creating = false;
@@ -328,6 +335,7 @@ static void test_carving(void **state)
     assert_int_equal(e[63], 'y');
     mem.free(e, mem.mem_user_data);
     assert_int_equal(m.live, 0);
+    UNPOISON(spare, sizeof spare);
 }
 
 /* Without a known buffer there is nothing to release; large blocks after creation are
