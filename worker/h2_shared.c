@@ -452,7 +452,10 @@ void worker_h2_shared_abort(worker_h2_shared_t *p, worker_user_t *u)
     if (q == NULL || !q->in_flight)
         return;
     pconn_t *pc = &p->pc[q->conn];
-    int kind = worker_h2_mux_cancel(pc->mux, &q->st, WORKER_ERR_ABORTED);
+    /* Past its request timeout, which the sweep has not seen yet (it looks every SWEEP_MS): a
+     * timeout, as it would have been a moment earlier. */
+    int why = q->st.deadline_ns <= uv_hrtime() ? WORKER_ERR_TIMEOUT : WORKER_ERR_ABORTED;
+    int kind = worker_h2_mux_cancel(pc->mux, &q->st, why);
     if (kind != 0)
         worker_conn_abort(&pc->conn, kind);
 }

@@ -37,7 +37,8 @@ int worker_h2_shared_send(worker_h2_shared_t *p, worker_user_t *u);
 /* u's queued request leaves the FIFO unsent (counted nowhere); false when it was in flight
  * (or u has none). */
 bool worker_h2_shared_unqueue(worker_h2_shared_t *p, worker_user_t *u);
-/* u's request in flight is reset; it ends as aborted. */
+/* u's request in flight is reset; it ends as aborted (as a timeout when it is past its request
+ * timeout, which the sweep had not seen yet). */
 void worker_h2_shared_abort(worker_h2_shared_t *p, worker_user_t *u);
 /* How many of the pool's connections are up. */
 uint32_t worker_h2_shared_connections(const worker_h2_shared_t *p);
