@@ -5,11 +5,11 @@
 
 #if defined(__SANITIZE_ADDRESS__)
 #include <sanitizer/asan_interface.h>
-#define POISON(p, n) ASAN_POISON_MEMORY_REGION((p), (n))
-#define UNPOISON(p, n) ASAN_UNPOISON_MEMORY_REGION((p), (n))
+#define WORKER_POISON(p, n) ASAN_POISON_MEMORY_REGION((p), (n))
+#define WORKER_UNPOISON(p, n) ASAN_UNPOISON_MEMORY_REGION((p), (n))
 #else
-#define POISON(p, n) ((void)(p), (void)(n))
-#define UNPOISON(p, n) ((void)(p), (void)(n))
+#define WORKER_POISON(p, n) ((void)(p), (void)(n))
+#define WORKER_UNPOISON(p, n) ((void)(p), (void)(n))
 #endif
 
 #endif

@@ -66,7 +66,7 @@ static void *carve(worker_h2_mem_t *m, size_t n)
         carved_size(n) > m->spare_len - m->spare_used)
         return NULL;
     char *at = m->spare + m->spare_used;
-    UNPOISON(at, CARVED_HEAD + n); /* the padding after it stays off limits */
+    WORKER_UNPOISON(at, CARVED_HEAD + n); /* the padding after it stays off limits */
     memcpy(at, &n, sizeof n);
     m->spare_used += carved_size(n);
     m->live += carved_size(n);
@@ -87,7 +87,7 @@ static void uncarve(worker_h2_mem_t *m, const void *p)
     size_t n = carved_len(p);
     assert(m->live >= carved_size(n));
     m->live -= carved_size(n);
-    POISON((const char *)p - CARVED_HEAD, CARVED_HEAD + n); /* a second free is caught */
+    WORKER_POISON((const char *)p - CARVED_HEAD, CARVED_HEAD + n); /* a second free is caught */
 }
 
 /* The big blocks are told apart by the sizes nghttp2 1.52 gives them (h2_mem.h): another
@@ -131,9 +131,9 @@ static void *alloc_block(worker_h2_mem_t *m, size_t n, bool zeroed)
 static void mem_free(void *p, void *user)
 {
     worker_h2_mem_t *m = user;
-    worker_h2_mem_block_t *b = paged_block(m, p);
     if (p == NULL)
         return;
+    worker_h2_mem_block_t *b = paged_block(m, p);
     if (b != NULL) {
         give_paged(m, b);
         return;
@@ -195,7 +195,7 @@ void worker_h2_mem_init(worker_h2_mem_t *m, void *spare, size_t len)
     assert(m != NULL && ((uintptr_t)spare & 15u) == 0 && (spare != NULL || len == 0));
     *m = (worker_h2_mem_t){.spare = spare, .spare_len = len};
     if (spare != NULL)
-        POISON(spare, len); /* until carved */
+        WORKER_POISON(spare, len); /* until carved */
 }
 
 nghttp2_mem worker_h2_mem(worker_h2_mem_t *m)

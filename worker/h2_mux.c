@@ -357,13 +357,13 @@ int worker_h2_mux_feed(worker_h2_mux_t *m, const char *data, size_t len)
     return kind;
 }
 
-int worker_h2_mux_cancel(worker_h2_mux_t *m, worker_h2_stream_t *st, int kind)
+int worker_h2_mux_cancel(worker_h2_mux_t *m, worker_h2_stream_t *st, int kind, uint64_t now_ns)
 {
     assert(st->id > 0);
     if (st->cancelled)
         return 0;
     st->cancelled = true;
-    st->cancel_kind = kind;
+    st->cancel_kind = st->deadline_ns <= now_ns ? WORKER_ERR_TIMEOUT : kind;
     int rv = nghttp2_submit_rst_stream(m->s, NGHTTP2_FLAG_NONE, st->id, NGHTTP2_CANCEL) == 0
                  ? flush(m)
                  : WORKER_ERR_ABORTED;

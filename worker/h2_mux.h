@@ -62,10 +62,11 @@ int worker_h2_mux_submit(worker_h2_mux_t *m, worker_h2_stream_t *st, const char 
 int worker_h2_mux_flush(worker_h2_mux_t *m);
 /* Bytes from the transport. Returns 0, or a worker_err_kind when the session is unusable. */
 int worker_h2_mux_feed(worker_h2_mux_t *m, const char *data, size_t len);
-/* Resets st (linked) with kind as its end's kind; it ends through stream_end (at the latest
- * when the connection closes). Returns 0, or a worker_err_kind when the connection is
- * unusable (the owner closes it). */
-int worker_h2_mux_cancel(worker_h2_mux_t *m, worker_h2_stream_t *st, int kind);
+/* Resets st (linked) with kind as its end's kind, or timeout when st is past its deadline at
+ * now_ns (worker_h2_mux_expire would have said so at its next call); it ends through
+ * stream_end (at the latest when the connection closes). Returns 0, or a worker_err_kind when
+ * the connection is unusable (the owner closes it). */
+int worker_h2_mux_cancel(worker_h2_mux_t *m, worker_h2_stream_t *st, int kind, uint64_t now_ns);
 /* Cancels as timeouts the streams whose deadline is before now_ns; returns as cancel. */
 int worker_h2_mux_expire(worker_h2_mux_t *m, uint64_t now_ns);
 /* Whether new streams may start: no GOAWAY either way, stream ids left. */

@@ -25,8 +25,8 @@ typedef struct worker_h2_s worker_h2_t;
  * For requests (our encoder's limit): without a table its 1 KiB ring is never written and
  * holds no memory (h2_mem.h), nor do entries; repeated request headers go as Huffman-coded
  * literals: a bare GET's HEADERS 44 bytes instead of 15, one with a session cookie and a
- * bearer token 147 instead of 78. A shared pool's connections
- * (h2_mux.c) keep the defaults, as h2load does: they are few. */
+ * bearer token 147 instead of 78. A shared pool's connections (h2_mux.c) keep the defaults,
+ * as h2load does: they are few. */
 #define WORKER_H2_HEADER_TABLE 0u
 
 /* Starts HTTP/2 on c (its transport can carry bytes): c->h2 is the session; the preface and

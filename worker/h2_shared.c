@@ -452,10 +452,9 @@ void worker_h2_shared_abort(worker_h2_shared_t *p, worker_user_t *u)
     if (q == NULL || !q->in_flight)
         return;
     pconn_t *pc = &p->pc[q->conn];
-    /* Past its request timeout, which the sweep has not seen yet (it looks every SWEEP_MS): a
-     * timeout, as it would have been a moment earlier. */
-    int why = q->st.deadline_ns <= uv_hrtime() ? WORKER_ERR_TIMEOUT : WORKER_ERR_ABORTED;
-    int kind = worker_h2_mux_cancel(pc->mux, &q->st, why);
+    /* One past its request timeout that the sweep (every SWEEP_MS) has not reached yet ends
+     * as a timeout: the mux tells by the clock. */
+    int kind = worker_h2_mux_cancel(pc->mux, &q->st, WORKER_ERR_ABORTED, uv_hrtime());
     if (kind != 0)
         worker_conn_abort(&pc->conn, kind);
 }

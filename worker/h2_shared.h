@@ -38,7 +38,7 @@ int worker_h2_shared_send(worker_h2_shared_t *p, worker_user_t *u);
  * (or u has none). */
 bool worker_h2_shared_unqueue(worker_h2_shared_t *p, worker_user_t *u);
 /* u's request in flight is reset; it ends as aborted (as a timeout when it is past its request
- * timeout, which the sweep had not seen yet). */
+ * timeout: worker_h2_mux_cancel). */
 void worker_h2_shared_abort(worker_h2_shared_t *p, worker_user_t *u);
 /* How many of the pool's connections are up. */
 uint32_t worker_h2_shared_connections(const worker_h2_shared_t *p);

@@ -60,7 +60,7 @@ static void *carve(size_t pages)
         char *chunk = map(CHUNK_BYTES); /* the old one's rest stays unused, never touched */
         if (chunk == NULL)
             return NULL;
-        POISON(chunk, CHUNK_BYTES); /* until handed out */
+        WORKER_POISON(chunk, CHUNK_BYTES); /* until handed out */
         chunk_next = chunk;
         chunk_end = chunk + CHUNK_BYTES;
     }
@@ -80,7 +80,7 @@ void *worker_page_pool_take(size_t bytes)
     void *p = fl->len > 0 ? fl->at[--fl->len] : carve(pages); /* given back: dropped, zeros */
     pthread_mutex_unlock(&pool_lock);
     if (p != NULL)
-        UNPOISON(p, bytes); /* the rest of its last page stays off limits */
+        WORKER_UNPOISON(p, bytes); /* the rest of its last page stays off limits */
     return p;
 }
 
@@ -93,10 +93,10 @@ void worker_page_pool_give(void *p, size_t bytes)
         munmap(p, pages * worker_page_size());
         return;
     }
-    UNPOISON(p, pages * worker_page_size());
+    WORKER_UNPOISON(p, pages * worker_page_size());
     if (worker_page_pool_drop(p, pages * worker_page_size()) == 0)
         memset(p, 0, pages * worker_page_size()); /* a take promises zeros */
-    POISON(p, pages * worker_page_size());
+    WORKER_POISON(p, pages * worker_page_size());
     pthread_mutex_lock(&pool_lock);
     free_list_t *fl = &free_lists[pages];
     if (fl->len == fl->cap) {

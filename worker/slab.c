@@ -28,7 +28,7 @@ void *worker_slab_take(worker_slab_t *s)
     assert(s->size > 0);
     void *obj = s->free;
     if (obj != NULL) {
-        UNPOISON(obj, s->size);
+        WORKER_UNPOISON(obj, s->size);
         memcpy(&s->free, obj, sizeof(void *));
     } else {
         if (s->fresh == 0) {
@@ -51,14 +51,14 @@ void worker_slab_give(worker_slab_t *s, void *obj)
         return;
     memcpy(obj, &s->free, sizeof(void *));
     s->free = obj;
-    POISON((char *)obj + sizeof(void *), s->size - sizeof(void *));
+    WORKER_POISON((char *)obj + sizeof(void *), s->size - sizeof(void *));
 }
 
 void worker_slab_free(worker_slab_t *s)
 {
     for (block_t *b = s->blocks, *next; b != NULL; b = next) {
         next = b->next;
-        UNPOISON(b->objects, s->size * s->per_block);
+        WORKER_UNPOISON(b->objects, s->size * s->per_block);
         free(b);
     }
     s->blocks = s->free = NULL;

@@ -372,8 +372,7 @@ bench_idle_tls() {
     IDLE_CLOSED=1 lc_idle_pair lc_idle_tls_closed "$NGINX_TLS_PORT" "$n" "$url" "$closed \"tls\": {\"insecure\": true},"
     local closed_b; closed_b=$(per_conn_bytes "$PAIR_MANY" "$PAIR_ONE" "$n")
     local closed_kib="$PAIR_MANY KiB vs $PAIR_ONE KiB"
-    local h2='"http2": true, "tls": {"insecure": true},'
-    lc_idle_pair lc_idle_h2 "$NGINX_H2_PORT" "$n" "https://127.0.0.1:$NGINX_H2_PORT" "$think $h2"
+    lc_idle_h2tls_pair "$n"
     h2_many=$PAIR_MANY h2_one=$PAIR_ONE
     # The same HTTP/2 users through a pool of one connection: an idle user holds none.
     local pool='"http2": {"mode": true, "pool": {"connections": 1}}, "tls": {"insecure": true},'
@@ -389,12 +388,18 @@ bench_idle_tls() {
     SUMMARY+=("$line")
 }
 
+# lc_idle_h2tls_pair USERS: lc_idle_pair for HTTP/2-over-TLS users (a connection each)
+# thinking 30 s against nginx.
+lc_idle_h2tls_pair() {
+    lc_idle_pair lc_idle_h2 "$NGINX_H2_PORT" "$1" "https://127.0.0.1:$NGINX_H2_PORT" \
+        '"think_time_ms": 30000, "http2": true, "tls": {"insecure": true},'
+}
+
 # The HTTP/2-over-TLS line of bench_idle_tls alone (BENCH_ONLY=idle-h2tls), to measure it
-# again quickly: it varies more than the others (heap fragments after the handshakes).
+# again quickly.
 bench_idle_h2tls() {
     local NGINX_ANSWERS=1 SPAWN_RATE=2000 n=$TLS_IDLE_USERS line # as bench_idle_tls
-    lc_idle_pair lc_idle_h2 "$NGINX_H2_PORT" "$n" "https://127.0.0.1:$NGINX_H2_PORT" \
-        '"think_time_ms": 30000, "http2": true, "tls": {"insecure": true},'
+    lc_idle_h2tls_pair "$n"
     printf -v line 'idle-h2tls   bytes_per_idle_h2_tls_user=%s (loadworker, %s users: %s KiB vs 1 user: %s KiB; goal <= 8192)' \
         "$(per_conn_bytes "$PAIR_MANY" "$PAIR_ONE" "$n")" "$n" "$PAIR_MANY" "$PAIR_ONE"
     echo "$line"

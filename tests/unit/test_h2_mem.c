@@ -321,7 +321,7 @@ static void test_carving(void **state)
     char *c = mem.malloc(16, mem.mem_user_data);
     assert_true(c < spare || c >= spare + sizeof spare);
     mem.free(c, mem.mem_user_data);
-    UNPOISON(spare, sizeof spare);
+    WORKER_UNPOISON(spare, sizeof spare);
     memset(spare, 0, sizeof spare);
     worker_h2_mem_init(&m, spare, sizeof spare);
     m.creating = true;
@@ -335,7 +335,7 @@ static void test_carving(void **state)
     assert_int_equal(e[63], 'y');
     mem.free(e, mem.mem_user_data);
     assert_int_equal(m.live, 0);
-    UNPOISON(spare, sizeof spare);
+    WORKER_UNPOISON(spare, sizeof spare);
 }
 
 /* Without a known buffer there is nothing to release; large blocks after creation are
